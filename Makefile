@@ -1,0 +1,138 @@
+# libconvert: non-recursive GNU Make, out-of-tree build.
+#   make            tools and libconvert.a in $(BUILD)
+#   make check      bootstrap deps, then unit, CLI, oracle and short fuzz tests
+#   make asan       the same tests built with ASan+UBSan in build/asan
+#   make demo       run the tools end to end on a bundled example
+#   make bench      speed and memory against cp/memcpy and the Python peers
+#   make fuzz       every libFuzzer harness for FUZZ_SECONDS each
+#   make install PREFIX=/usr/local
+BUILD   ?= build
+OPT     ?= -O2 -g
+WERROR  ?= 1
+PREFIX  ?= /usr/local
+FUZZ_SECONDS ?= 60
+CHECK_FUZZ_SECONDS ?= 15
+VENV    := build/venv
+PY      := $(VENV)/bin/python
+O       := $(BUILD)/obj
+Q       := $(if $(V),,@)
+
+WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wvla -Wformat=2 \
+        -Wpointer-arith -Wundef -Wwrite-strings -Wcast-qual -Wno-missing-field-initializers
+# Our flags live in XFLAGS so that a user's CFLAGS=... adds to them.
+XFLAGS := -std=c11 -D_POSIX_C_SOURCE=200809L -I. -MMD -MP -ffp-contract=off $(OPT) $(WARN) \
+          $(if $(filter 1,$(WERROR)),-Werror) \
+          $(if $(SAN),-fsanitize=$(SAN) -fno-sanitize-recover=all -fno-omit-frame-pointer)
+XLDFLAGS := $(if $(SAN),-fsanitize=$(SAN))
+LDLIBS  += -lcjson -lz -lpthread -lm
+
+LIB_SRC := $(sort $(wildcard libconvert/*.c formats/*.c quant/*.c infer/*.c))
+# ISA-specific kernels are added by the quant/ rules below, never by the wildcard.
+LIB_SRC := $(filter-out quant/avx2.c quant/neon.c,$(LIB_SRC))
+ifneq ($(findstring x86_64,$(shell $(CC) -dumpmachine)),)
+ifneq ($(wildcard quant/avx2.c),)
+LIB_SRC += quant/avx2.c
+XFLAGS  += -DLC_HAVE_AVX2=1
+# ISA flags for this one file only; nothing else may assume AVX2.
+$(O)/quant/avx2.o: XFLAGS += -mavx2 -mfma -mf16c
+endif
+endif
+ifneq ($(findstring aarch64,$(shell $(CC) -dumpmachine)),)
+ifneq ($(wildcard quant/neon.c),)
+LIB_SRC += quant/neon.c
+XFLAGS  += -DLC_HAVE_NEON=1
+endif
+endif
+
+LIB_OBJ := $(LIB_SRC:%.c=$(O)/%.o)
+TOOLS   := $(patsubst cmd/%.c,%,$(wildcard cmd/*.c))
+BINS    := $(TOOLS:%=$(BUILD)/bin/%)
+UNIT_SRC := $(wildcard tests/unit/*.c)
+FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
+HEADERS := $(filter-out %_impl.h,$(wildcard libconvert/*.h formats/*.h quant/*.h infer/*.h))
+
+.PHONY: all tools check test-unit test-cli test-py test-fuzz-short asan ubsan demo bench fuzz \
+        install clean bootstrap
+
+all: tools $(BUILD)/libconvert.a
+tools: $(BINS)
+
+$(O)/%.o: %.c
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(XFLAGS) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/libconvert.a: $(LIB_OBJ)
+	$(Q)rm -f $@; $(AR) rcs $@ $^
+
+$(BUILD)/bin/%: $(O)/cmd/%.o $(BUILD)/libconvert.a
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(XLDFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
+
+# Criterion tests: one binary for every tests/unit/*.c.
+$(BUILD)/unit-tests: $(UNIT_SRC:%.c=$(O)/%.o) $(BUILD)/libconvert.a
+	$(Q)$(CC) $(XLDFLAGS) $(LDFLAGS) $^ -lcriterion $(LDLIBS) -o $@
+$(O)/tests/unit/%.o: XFLAGS += -Wno-missing-prototypes -D_DEFAULT_SOURCE
+
+bootstrap:
+	$(Q)scripts/bootstrap.sh
+
+check: bootstrap
+	$(Q)$(MAKE) --no-print-directory all $(BUILD)/unit-tests
+	$(Q)$(MAKE) --no-print-directory test-unit test-cli test-py
+	$(Q)$(MAKE) --no-print-directory test-fuzz-short
+
+test-unit: $(BUILD)/unit-tests
+	$(Q)LC_FIXTURES=fixtures $(BUILD)/unit-tests --jobs 2
+
+test-cli: tools
+	$(Q)LC_BIN=$(BUILD)/bin scripts/run-cli-tests.sh tests/cli
+
+PY_TESTS := $(wildcard tests/integration/test_*.py)
+test-py: tools
+	$(Q)$(if $(PY_TESTS),LC_BIN=$(abspath $(BUILD)/bin) $(PY) -m pytest -q -p no:cacheprovider $(PY_TESTS),echo "py: no integration tests yet")
+
+# The sanitizer runs skip the short fuzz (check's own clang build covers it).
+asan: bootstrap
+	$(Q)$(MAKE) --no-print-directory BUILD=build/asan SAN=address,undefined \
+	    OPT='-O1 -g' all build/asan/unit-tests
+	$(Q)$(MAKE) --no-print-directory BUILD=build/asan SAN=address,undefined OPT='-O1 -g' \
+	    test-unit test-cli test-py
+ubsan: bootstrap
+	$(Q)$(MAKE) --no-print-directory BUILD=build/ubsan SAN=undefined all build/ubsan/unit-tests
+	$(Q)$(MAKE) --no-print-directory BUILD=build/ubsan SAN=undefined test-unit test-cli test-py
+
+# libFuzzer harnesses, built by clang with ASan+UBSan over the library sources.
+FUZZ_CC    ?= clang
+FUZZ_FLAGS := -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -I. -g -O1 -ffp-contract=off \
+              -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
+FUZZ_BINS  := $(FUZZ_SRC:tests/fuzz/%.c=build/fuzz/%)
+build/fuzz/%: tests/fuzz/%.c $(LIB_SRC) $(wildcard */*.h)
+	@mkdir -p $(@D)
+	$(Q)$(FUZZ_CC) $(FUZZ_FLAGS) $(filter-out quant/avx2.c,$(LIB_SRC)) $< $(LDLIBS) -o $@
+
+fuzz: $(FUZZ_BINS)
+	$(Q)LC_FUZZ_SECONDS=$(FUZZ_SECONDS) scripts/run-fuzz.sh $(FUZZ_BINS)
+test-fuzz-short: $(FUZZ_BINS)
+	$(Q)LC_FUZZ_SECONDS=$(CHECK_FUZZ_SECONDS) scripts/run-fuzz.sh $(FUZZ_BINS)
+
+demo: bootstrap
+	$(Q)$(MAKE) --no-print-directory tools
+	$(Q)LC_BIN=$(BUILD)/bin scripts/demo.sh
+
+bench: bootstrap
+	$(Q)$(MAKE) --no-print-directory tools
+	$(Q)LC_BIN=$(BUILD)/bin PY=$(PY) scripts/bench.sh
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig
+	install -m 755 $(BINS) $(DESTDIR)$(PREFIX)/bin/
+	install -m 644 $(BUILD)/libconvert.a $(DESTDIR)$(PREFIX)/lib/
+	for h in $(HEADERS); do install -D -m 644 $$h $(DESTDIR)$(PREFIX)/include/libconvert/$$h; done
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(shell sed -n 's/.*LC_VERSION "\(.*\)"/\1/p' libconvert/version.h)|' \
+	    scripts/libconvert.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/libconvert.pc
+
+clean:
+	rm -rf $(BUILD)/obj $(BUILD)/bin $(BUILD)/asan $(BUILD)/ubsan $(BUILD)/fuzz \
+	    $(BUILD)/libconvert.a $(BUILD)/unit-tests
+
+-include $(shell find $(O) -name '*.d' 2>/dev/null)

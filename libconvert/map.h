@@ -1,0 +1,26 @@
+/* libconvert/map.h: a read-only memory map of a whole file.
+ *
+ * An empty file maps to data == NULL, size == 0. The map is the owner of the bytes
+ * that zero-copy tensor views borrow. */
+#ifndef LC_LIBCONVERT_MAP_H
+#define LC_LIBCONVERT_MAP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "libconvert/error.h"
+
+typedef struct lc_map {
+    const uint8_t *data;
+    uint64_t       size;
+} lc_map;
+
+/* Maps PATH read-only. LC_E_IO (with errno's text) when it cannot be opened or mapped,
+ * LC_E_ARG when it is not a regular file. *out owns the map; lc_map_close() frees it. */
+lc_code lc_map_open(const char *path, lc_map **out, lc_error *err);
+/* NULL-safe; void * so it can be handed to lc_model_own. */
+void lc_map_close(void *map);
+/* Hints that the bytes will be read front to back once (readahead, early drop). */
+void lc_map_advise_sequential(const lc_map *m);
+
+#endif

@@ -1,0 +1,58 @@
+/* libconvert/model.h: the model, ordered tensors plus ordered typed metadata.
+ *
+ * Every reader produces one and every writer consumes one. The model owns its
+ * tensors' names, their lazy sources, its metadata, and any resources a reader
+ * hands it (maps, zip readers) through lc_model_own(); tensors' zero-copy views
+ * stay valid until lc_model_free(). Not thread-safe to modify; concurrent reads
+ * of tensor data are fine. */
+#ifndef LC_LIBCONVERT_MODEL_H
+#define LC_LIBCONVERT_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdbool.h>
+
+#include "libconvert/error.h"
+#include "libconvert/tensor.h"
+#include "libconvert/value.h"
+
+typedef struct lc_model lc_model;
+
+typedef struct lc_kv {
+    char    *key;   /* owned */
+    lc_value val;   /* owned */
+} lc_kv;
+
+/* NULL when out of memory. */
+lc_model *lc_model_new(void);
+/* Frees tensors, sources, metadata, then owned resources in reverse order. NULL-safe. */
+void lc_model_free(lc_model *m);
+
+/* Appends a tensor with a copy of `name`, computing nbytes from dtype and shape.
+ * LC_E_MALFORMED for a duplicate name (where = name), size errors as lc_shape_nbytes.
+ * On success *out (if not NULL) points at the new tensor, valid until lc_model_free;
+ * the caller then sets data or ops/ctx. */
+lc_code lc_model_add_tensor(lc_model *m, const char *name, lc_dtype dtype, uint32_t ndim,
+                            const uint64_t *shape, lc_tensor **out, lc_error *err);
+
+size_t     lc_model_tensor_count(const lc_model *m);
+lc_tensor *lc_model_tensor(const lc_model *m, size_t i);          /* NULL when out of range */
+lc_tensor *lc_model_find_tensor(const lc_model *m, const char *name);
+
+/* Appends or replaces metadata KEY, taking ownership of *val (even on failure; *val
+ * is cleared either way). Order of first insertion is kept. */
+lc_code lc_model_set_meta(lc_model *m, const char *key, lc_value *val, lc_error *err);
+/* Like set, but LC_E_MALFORMED if the key exists (readers use this to refuse duplicates). */
+lc_code lc_model_add_meta(lc_model *m, const char *key, lc_value *val, lc_error *err);
+size_t       lc_model_meta_count(const lc_model *m);
+const lc_kv *lc_model_meta(const lc_model *m, size_t i);
+const lc_value *lc_model_find_meta(const lc_model *m, const char *key);
+/* Convenience: a string value for KEY. */
+lc_code lc_model_set_meta_str(lc_model *m, const char *key, const char *s, lc_error *err);
+
+/* Hands a resource to the model: free_fn(res) runs at lc_model_free, after the
+ * tensors, in reverse order of handing. Takes ownership even on failure (then
+ * free_fn(res) runs at once). */
+lc_code lc_model_own(lc_model *m, void *res, void (*free_fn)(void *), lc_error *err);
+
+#endif

@@ -1,0 +1,35 @@
+/* libconvert/outfile.h: atomic output files.
+ *
+ * Bytes go to "OUT.tmp" in OUT's directory; lc_outfile_commit() flushes, fsyncs and
+ * renames it over OUT, so a reader never sees a partial OUT. lc_outfile_abort()
+ * (or a failed commit) removes the temporary file. While a file is open its temporary
+ * path is registered so that lc_outfile_cleanup_on_signal() can remove it when the
+ * process is interrupted. Writes are buffered. One thread per outfile. */
+#ifndef LC_LIBCONVERT_OUTFILE_H
+#define LC_LIBCONVERT_OUTFILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "libconvert/error.h"
+
+typedef struct lc_outfile lc_outfile;
+
+/* Creates PATH.tmp (replacing a stale one). LC_E_IO when it cannot. */
+lc_code lc_outfile_open(const char *path, lc_outfile **out, lc_error *err);
+lc_code lc_outfile_write(lc_outfile *f, const void *buf, size_t len, lc_error *err);
+/* Writes `len` zero bytes (padding). */
+lc_code lc_outfile_pad(lc_outfile *f, size_t len, lc_error *err);
+/* Bytes written so far. */
+uint64_t lc_outfile_tell(const lc_outfile *f);
+/* Flush, fsync, rename over the final path, free. On failure the temp file is removed.
+ * f is freed either way. */
+lc_code lc_outfile_commit(lc_outfile *f, lc_error *err);
+/* Close and remove the temp file; NULL-safe. */
+void lc_outfile_abort(lc_outfile *f);
+
+/* Installs SIGINT/SIGTERM/SIGHUP handlers that remove every open temp file and exit
+ * with 128+signal. Called by the tools, never by the library. */
+void lc_outfile_cleanup_on_signal(void);
+
+#endif

@@ -1,0 +1,24 @@
+/* libconvert/progress.h: progress on stderr for work that takes more than a second.
+ *
+ * Library code reports bytes done against a total; nothing is printed until a second
+ * has passed, and nothing at all when the reporter is disabled (stderr not a terminal,
+ * or -q). Every function accepts NULL, so library code never checks. Updates may come
+ * from several threads. */
+#ifndef LC_LIBCONVERT_PROGRESS_H
+#define LC_LIBCONVERT_PROGRESS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef struct lc_progress lc_progress;
+
+/* enabled = false gives a silent reporter. NULL when out of memory (also silent). */
+lc_progress *lc_progress_new(bool enabled);
+void lc_progress_free(lc_progress *p);
+/* Starts a phase: label ("writing out.safetensors") and total bytes (0: unknown). */
+void lc_progress_begin(lc_progress *p, const char *label, uint64_t total);
+void lc_progress_add(lc_progress *p, uint64_t bytes);
+/* Ends the phase, erasing the progress line if one was printed. */
+void lc_progress_end(lc_progress *p);
+
+#endif
