@@ -48,6 +48,9 @@ LIB_OBJ := $(LIB_SRC:%.c=$(O)/%.o)
 TOOLS   := $(patsubst cmd/%.c,%,$(wildcard cmd/*.c))
 BINS    := $(TOOLS:%=$(BUILD)/bin/%)
 UNIT_SRC := $(wildcard tests/unit/*.c)
+# Small test-only drivers (tests/tools/NAME.c -> $(BUILD)/test-bin/NAME) that the
+# oracle tests feed with data made by the real producers.
+TEST_TOOLS := $(patsubst tests/tools/%.c,$(BUILD)/test-bin/%,$(wildcard tests/tools/*.c))
 FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
 HEADERS := $(filter-out %_impl.h,$(wildcard libconvert/*.h formats/*.h quant/*.h infer/*.h))
 
@@ -55,7 +58,7 @@ HEADERS := $(filter-out %_impl.h,$(wildcard libconvert/*.h formats/*.h quant/*.h
         install clean bootstrap
 
 all: tools $(BUILD)/libconvert.a
-tools: $(BINS)
+tools: $(BINS) $(TEST_TOOLS)
 
 $(O)/%.o: %.c
 	@mkdir -p $(@D)
@@ -65,6 +68,10 @@ $(BUILD)/libconvert.a: $(LIB_OBJ)
 	$(Q)rm -f $@; $(AR) rcs $@ $^
 
 $(BUILD)/bin/%: $(O)/cmd/%.o $(BUILD)/libconvert.a
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(XLDFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
+
+$(BUILD)/test-bin/%: $(O)/tests/tools/%.o $(BUILD)/libconvert.a
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(XLDFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
@@ -89,7 +96,7 @@ test-cli: tools
 
 PY_TESTS := $(wildcard tests/integration/test_*.py)
 test-py: tools
-	$(Q)$(if $(PY_TESTS),LC_BIN=$(abspath $(BUILD)/bin) $(PY) -m pytest -q -p no:cacheprovider $(PY_TESTS),echo "py: no integration tests yet")
+	$(Q)$(if $(PY_TESTS),LC_BIN=$(abspath $(BUILD)/bin) LC_TEST_BIN=$(abspath $(BUILD)/test-bin) $(PY) -m pytest -q -p no:cacheprovider $(PY_TESTS),echo "py: no integration tests yet")
 
 # The sanitizer runs skip the short fuzz (check's own clang build covers it).
 asan: bootstrap

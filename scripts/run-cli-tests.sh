@@ -4,6 +4,7 @@
 set -u
 dir=${1:-tests/cli}
 : "${LC_BIN:?LC_BIN must name the folder with the built tools}"
+mkdir -p "$LC_BIN"
 export LC_BIN=$(cd "$LC_BIN" && pwd)
 export LC_ROOT=$(pwd)
 export PATH="$LC_BIN:$PATH"
