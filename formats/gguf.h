@@ -45,7 +45,7 @@ typedef struct lc_gguf_info {
  * the map (the model owns it). Metadata is added in file order with its GGUF types;
  * general.alignment stays an ordinary key. Every count, length, dimension and
  * offset is checked against the bytes left and for overflow before anything is
- * allocated. Codes: LC_E_IO (open/map), LC_E_TRUNCATED (a field or tensor data runs
+ * allocated. Codes: LC_E_NOTFOUND / LC_E_IO (open/map), LC_E_TRUNCATED (a field or tensor data runs
  * past the end), LC_E_MALFORMED (bad magic, unknown value type, duplicate key or
  * tensor, bad alignment, n_dims > 4, misplaced tensor offset, row not a multiple of
  * the block size), LC_E_OVERFLOW (count/size arithmetic, nesting too deep),
