@@ -118,6 +118,60 @@ def _empty_values_file():
     return bytes(b)
 
 
+# ---- bare safetensors inputs for safetensors2gguf, by safetensors' own serializer ----
+
+def _bare_files():
+    """{name: bytes}: one tensor of every safetensors dtype GGUF lacks or has, plus a
+    U64 file with a value GGUF's I64 cannot hold. Written by safetensors'
+    serialize_file (the Rust reference writer) from raw bytes."""
+    import tempfile
+    from safetensors import TensorSpec, serialize_file
+    rng = np.random.default_rng(99)
+    keep = []
+
+    def spec(dtype, shape, raw):
+        a = np.frombuffer(raw, dtype=np.uint8).copy()
+        keep.append(a)
+        return TensorSpec(dtype=dtype, shape=shape, data_ptr=a.ctypes.data, data_len=a.nbytes)
+
+    def rand(n):
+        return rng.integers(0, 256, n, dtype=np.uint8).tobytes()
+
+    # E5M2 NaNs other than 0x7e come back as 0x7e (f16 keeps no such payload): avoid them.
+    e5m2 = bytes(b if (b & 0x7f) not in (0x7d, 0x7f) else 0x11 for b in rand(12))
+    tensors = {
+        "bool": spec("bool", [3, 2], bytes(rng.integers(0, 2, 6, dtype=np.uint8))),
+        "u8": spec("uint8", [7], rand(7)),
+        "i8": spec("int8", [2, 2], rand(4)),
+        "u16": spec("uint16", [3], rand(6)),
+        "i16": spec("int16", [3], rand(6)),
+        "u32": spec("uint32", [2, 2], rand(16)),
+        "i32": spec("int32", [2], rand(8)),
+        "u64": spec("uint64", [2], struct.pack("<QQ", 2**63 - 1, 12345)),
+        "i64": spec("int64", [1], rand(8)),
+        "f16": spec("float16", [2, 3], np.arange(6, dtype=np.float16).tobytes()),
+        "bf16": spec("bfloat16", [4], rand(8)),
+        "f32": spec("float32", [2, 1, 2], np.linspace(-1, 1, 4, dtype=np.float32).tobytes()),
+        "f64": spec("float64", [2], np.array([1e300, -0.0]).tobytes()),
+        "f8_e4m3": spec("float8_e4m3fn", [12], rand(12)),
+        "f8_e5m2": spec("float8_e5m2", [3, 4], e5m2),
+        "scalar": spec("float32", [], np.float32(2.5).tobytes()),
+    }
+    out = {}
+    with tempfile.TemporaryDirectory() as d:
+        # One metadata key: safetensors orders two or more by a Rust HashMap, which
+        # would make the file differ from run to run.
+        for name, t, meta in (("bare_all_dtypes.safetensors", tensors, {"format": "np"}),
+                              ("bare_u64_big.safetensors",
+                               {"big": spec("uint64", [2], struct.pack("<QQ", 1, 2**63))},
+                               None)):
+            p = os.path.join(d, name)
+            serialize_file(t, p, meta)
+            with open(p, "rb") as f:
+                out[name] = f.read()
+    return out
+
+
 # ---- bad corpus, by hand with known offsets ----
 
 class B:
@@ -301,6 +355,10 @@ def main():
     for name, data in _writer_files().items():
         producer = "gguf-py GGUFWriter" + (" (version patched to 2)" if "v2" in name else "")
         files[os.path.join("fixtures", "gguf", name)] = (data, producer, gguf_version)
+    from importlib.metadata import version as _v
+    for name, data in _bare_files().items():
+        files[os.path.join("fixtures", "gguf", name)] = (
+            data, "safetensors serialize_file", _v("safetensors"))
     files[os.path.join("fixtures", "gguf", "empty_values.gguf")] = (
         _empty_values_file(), "scripts/make_gguf_fixtures.py (by hand)", "-")
     for name, data, _, _ in bad_cases():
