@@ -114,13 +114,14 @@ static double f16_to_f64(uint16_t h) {
     return (double)lc_f16_to_f32(h);
 }
 
-/* ml_dtypes' way to F16 from BF16 and F8: through F32, NaN -> sign|0x7e00. */
-static inline uint16_t f32_to_f16_md(float f) {
+/* ml_dtypes' way to F16 from BF16 and F8: through F32, NaN -> sign|0x7e00. 32 bits
+ * wide for the vectoriser, like lc_convert_f32_to_f16_wide. */
+static inline uint32_t f32_to_f16_md(float f) {
     const uint32_t x = lc_f32_to_bits(f);
-    const uint16_t nan = (uint16_t)(((x >> 16) & 0x8000u) | 0x7e00u);
-    const uint16_t h = lc_f32_to_f16(f);
-    const uint16_t m = (uint16_t)-(uint16_t)((x & 0x7fffffffu) > 0x7f800000u);
-    return (uint16_t)((nan & m) | (h & ~m));            /* masks: see lc_f32_to_f16 */
+    const uint32_t nan = ((x >> 16) & 0x8000u) | 0x7e00u;
+    const uint32_t h = lc_convert_f32_to_f16_wide(f);
+    const uint32_t m = -(uint32_t)((x & 0x7fffffffu) > 0x7f800000u);
+    return (nan & m) | (h & ~m);                        /* masks: see lc_f32_to_f16 */
 }
 
 /* ---- classification ---- */
@@ -212,13 +213,13 @@ bool lc_convert_is_lossless(lc_dtype from, lc_dtype to) {
 static void row_f32_f16(const uint8_t *s, uint8_t *d, size_t n) {
     size_t i = 0;
     for (; i + BLK <= n; i += BLK) {
-        uint32_t x[BLK];
+        uint32_t x[BLK], w[BLK];
         uint16_t y[BLK];
         memcpy(x, s + 4 * i, sizeof x);
         for (int k = 0; k < BLK; k++)
-            y[k] = lc_f32_to_f16(lc_bits_to_f32(LE32(x[k])));
+            w[k] = lc_convert_f32_to_f16_wide(lc_bits_to_f32(LE32(x[k])));
         for (int k = 0; k < BLK; k++)
-            y[k] = LE16(y[k]);
+            y[k] = LE16((uint16_t)w[k]);
         memcpy(d + 2 * i, y, sizeof y);
     }
     for (; i < n; i++)
@@ -271,13 +272,16 @@ static void row_bf16_f16(const uint8_t *s, uint8_t *d, size_t n) {
     size_t i = 0;
     for (; i + BLK <= n; i += BLK) {
         uint16_t x[BLK], y[BLK];
+        uint32_t w[BLK];
         memcpy(x, s + 2 * i, sizeof x);
         for (int k = 0; k < BLK; k++)
-            y[k] = LE16(f32_to_f16_md(lc_bf16_to_f32(LE16(x[k]))));
+            w[k] = f32_to_f16_md(lc_bf16_to_f32(LE16(x[k])));
+        for (int k = 0; k < BLK; k++)
+            y[k] = LE16((uint16_t)w[k]);
         memcpy(d + 2 * i, y, sizeof y);
     }
     for (; i < n; i++)
-        st16(d + 2 * i, f32_to_f16_md(lc_bf16_to_f32(ld16(s + 2 * i))));
+        st16(d + 2 * i, (uint16_t)f32_to_f16_md(lc_bf16_to_f32(ld16(s + 2 * i))));
 }
 
 static void row_f16_bf16(const uint8_t *s, uint8_t *d, size_t n) {
@@ -312,7 +316,7 @@ static void st_float(lc_dtype t, uint8_t *p, float f, bool md) {
     switch (t) {
     case LC_DT_F8_E5M2: p[0] = lc_f32_to_f8e5m2(f); break;
     case LC_DT_F8_E4M3: p[0] = lc_f32_to_f8e4m3(f); break;
-    case LC_DT_F16: st16(p, md ? f32_to_f16_md(f) : lc_f32_to_f16(f)); break;
+    case LC_DT_F16: st16(p, md ? (uint16_t)f32_to_f16_md(f) : lc_f32_to_f16(f)); break;
     case LC_DT_BF16: st16(p, lc_f32_to_bf16(f)); break;
     case LC_DT_F32: st32(p, lc_f32_to_bits(f)); break;
     default: st64(p, f64_bits((double)f)); break;
@@ -336,38 +340,45 @@ static void cvt_float(lc_dtype from, const uint8_t *s, lc_dtype to, uint8_t *d) 
 /* An integer as its low 64 bits plus whether it is negative. */
 typedef struct { uint64_t u; bool neg; } ival;
 
-static ival ld_int(lc_dtype t, const uint8_t *p) {
+/* An integer type's facts, looked up once per row rather than once per element. */
+typedef struct itype {
+    unsigned size;
+    bool     sign, is_bool;
+    uint64_t max;          /* largest value */
+} itype;
+
+static itype itype_of(lc_dtype t) {
+    const lc_dtype_info *d = lc_dtype_get(t);
+    itype it = { d->type_size, d->is_signed, t == LC_DT_BOOL, 1 };
+    if (!it.is_bool)
+        it.max = it.size == 8 ? (it.sign ? (uint64_t)INT64_MAX : UINT64_MAX)
+                              : (UINT64_C(1) << (8 * it.size - it.sign)) - 1;
+    return it;
+}
+
+static inline ival ld_int(const itype *it, const uint8_t *p) {
     ival v = { 0, false };
-    switch (t) {
-    case LC_DT_BOOL: v.u = p[0] != 0; break;
-    case LC_DT_U8: v.u = p[0]; break;
-    case LC_DT_I8: v.u = (uint64_t)(int64_t)(int8_t)p[0]; break;
-    case LC_DT_U16: v.u = ld16(p); break;
-    case LC_DT_I16: v.u = (uint64_t)(int64_t)(int16_t)ld16(p); break;
-    case LC_DT_U32: v.u = ld32(p); break;
-    case LC_DT_I32: v.u = (uint64_t)(int64_t)(int32_t)ld32(p); break;
+    switch (it->size) {
+    case 1: v.u = it->sign ? (uint64_t)(int64_t)(int8_t)p[0] : p[0]; break;
+    case 2: v.u = it->sign ? (uint64_t)(int64_t)(int16_t)ld16(p) : ld16(p); break;
+    case 4: v.u = it->sign ? (uint64_t)(int64_t)(int32_t)ld32(p) : ld32(p); break;
     default: v.u = ld64(p); break;
     }
-    v.neg = lc_dtype_get(t)->is_signed && (int64_t)v.u < 0;
+    if (it->is_bool)
+        v.u = v.u != 0;
+    v.neg = it->sign && (int64_t)v.u < 0;
     return v;
 }
 
-/* Stores v into an integer of `to`; false when it does not fit. */
-static bool st_int(lc_dtype to, uint8_t *p, ival v) {
-    const lc_dtype_info *ti = lc_dtype_get(to);
-    const unsigned bits = ti->type_size * 8;
-    if (to == LC_DT_BOOL) {
+/* Stores v into an integer of type `it`; false when it does not fit. */
+static inline bool st_int(const itype *it, uint8_t *p, ival v) {
+    if (it->is_bool) {
         p[0] = v.u != 0;
         return true;
     }
-    if (ti->is_signed) {
-        const uint64_t max = (UINT64_C(1) << (bits - 1)) - 1;
-        if (v.neg ? (int64_t)v.u < -(int64_t)max - 1 : v.u > max)
-            return false;
-    } else if (v.neg || (bits < 64 && v.u >> bits)) {
+    if (v.neg ? !it->sign || (int64_t)v.u < -(int64_t)it->max - 1 : v.u > it->max)
         return false;
-    }
-    switch (ti->type_size) {
+    switch (it->size) {
     case 1: p[0] = (uint8_t)v.u; break;
     case 2: st16(p, (uint16_t)v.u); break;
     case 4: st32(p, (uint32_t)v.u); break;
@@ -424,11 +435,14 @@ static lc_code convert_raw(lc_dtype from, const uint8_t *s, lc_dtype to, uint8_t
             d[i] = float_nonzero(from, s + i * fs);
         return LC_OK;
     }
-    for (size_t i = 0; i < n; i++) {          /* bool or int -> anything */
-        const ival v = ld_int(from, s + i * fs);
-        if (b == K_FLOAT) {
-            int_to_float(to, d + i * ts, v);
-        } else if (!st_int(to, d + i * ts, v)) {
+    const itype fi = itype_of(from), ti = itype_of(to);   /* bool or int -> anything */
+    if (b == K_FLOAT) {
+        for (size_t i = 0; i < n; i++)
+            int_to_float(to, d + i * ts, ld_int(&fi, s + i * fs));
+        return LC_OK;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (!st_int(&ti, d + i * ts, ld_int(&fi, s + i * fs))) {
             *bad = i;
             return LC_E_OVERFLOW;
         }
@@ -444,7 +458,8 @@ static lc_code convert_fail(lc_code rc, lc_dtype from, const uint8_t *s, lc_dtyp
         return lc_fail(err, rc, LC_NO_OFFSET, "no conversion from %s to %s",
                        lc_dtype_name(from), lc_dtype_name(to));
     const size_t fs = lc_dtype_get(from)->type_size;
-    const ival v = ld_int(from, s + bad * fs);
+    const itype fi = itype_of(from);
+    const ival v = ld_int(&fi, s + bad * fs);
     char num[24];
     if (v.neg)
         snprintf(num, sizeof num, "%" PRId64, (int64_t)v.u);
