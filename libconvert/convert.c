@@ -150,8 +150,8 @@ bool lc_convert_supported(lc_dtype from, lc_dtype to) {
     return !(a == K_FLOAT && b == K_INT);
 }
 
-/* Significant bits of a float format (implicit bit included), its largest finite
- * value's binary exponent and its smallest subnormal's; for ints, value bits. */
+/* Three facts per float format: significant bits (implicit bit included), the binary
+ * exponent of its largest finite value, and that of its smallest subnormal. */
 static int float_digits(lc_dtype t) {
     switch (t) {
     case LC_DT_F8_E5M2: return 3;

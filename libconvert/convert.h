@@ -17,6 +17,9 @@
  *   f16, bf16 -> f32  payload shifted up unchanged (no quieting), as numpy and
  *                ml_dtypes do.
  *   f8 -> f32    sign | 0x7fc00000 (ml_dtypes).
+ * Other pairs in lc_convert: within F16/F32/F64 as numpy (F64 -> F16 rounds once);
+ * with BF16 or F8 as ml_dtypes, which goes through F32 (F64 -> BF16 rounds twice) and
+ * sends a NaN into F16 as sign|0x7e00.
  * E4M3 is the "FN" variant: no infinities, 0x7f and 0xff are NaN, max 448. */
 #ifndef LC_LIBCONVERT_CONVERT_H
 #define LC_LIBCONVERT_CONVERT_H

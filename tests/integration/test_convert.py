@@ -179,10 +179,13 @@ def float_inputs(frm):
         return f32_probe()[::8]
     rng = np.random.default_rng(7)
     r = rng.integers(0, 1 << 64, size=400_000, dtype=np.uint64)
-    # also doubles near the narrow formats' ties, where one rounding and two differ
-    near = (np.arange(-1200, 1200, dtype=np.int64) << 52).astype(np.uint64) & np.uint64(0x7ff << 52)
-    t = (near[:, None] | np.array([1 << 41, (1 << 41) + 1, (1 << 41) - 1, 1 << 44, (1 << 44) + 1,
-                                   (1 << 28) + 1, 3 << 41, 0xfffffffffffff], dtype=np.uint64)).ravel()
+    # also doubles at and just past the ties of every narrower format (mantissa bit
+    # 41: F16, 44: BF16, 48: E4M3, 49: E5M2, 28: F32), where rounding once or twice differ
+    exps = np.arange(2048, dtype=np.uint64) << np.uint64(52)
+    mant = [1 << 41, (1 << 41) + 1, (1 << 41) - 1, 3 << 41, 1 << 44, (1 << 44) + 1,
+            (1 << 44) + (1 << 28), 1 << 48, (1 << 48) + 1, 1 << 49, (1 << 49) + (1 << 28),
+            (1 << 28) + 1, 0xfffffffffffff]
+    t = (exps[:, None] | np.array(mant, dtype=np.uint64)[None, :]).ravel()
     s = np.array([0x7ff0000000000001, 0x7ff8000000000000, 0xfff0000000000400, 0x7ff0000000000000,
                   0, 1 << 63], dtype=np.uint64)
     return np.concatenate([r, t, t | np.uint64(1 << 63), s]).view(np.float64)
@@ -253,7 +256,7 @@ def test_int_to_float(frm, to, tmp_path):
             k = np.arange(24, i.bits - 1 if i.min < 0 else i.bits, dtype=np.uint64)
             base = np.left_shift(np.uint64(1), k)
             near = np.concatenate([base + (base >> np.uint64(s)) + np.uint64(d)
-                                   for s in (4, 8, 11, 12, 24) for d in (0, 1)])
+                                   for s in (3, 4, 8, 11, 12, 24) for d in (0, 1)])
             a = np.concatenate([a, near.astype(NP[frm])])
     got = run(frm, to, a, tmp_path)
     assert_bits_equal(got, reference(a, to), f"{frm}->{to}")
