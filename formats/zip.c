@@ -361,7 +361,8 @@ static lc_code read_central(lc_zip *z, lc_rd *r, size_t i, char **name_out, lc_e
     const uint8_t *name, *extra;
     LC_TRY(lc_rd_bytes(r, nlen, &name, "entry name"));
     LC_TRY(lc_rd_bytes(r, xlen, &extra, "extra field"));
-    r->pos += clen;
+    const uint8_t *comment;
+    LC_TRY(lc_rd_bytes(r, clen, &comment, "entry comment"));
     LC_TRY(check_name(name, nlen, f->name, err));
     memcpy(*name_out, name, nlen);
     (*name_out)[nlen] = '\0';
