@@ -95,8 +95,9 @@ lc_code lc_zip_entry_verify_crc(const lc_zip *z, const lc_zip_entry *e, lc_error
 
 typedef struct lc_zip_reader lc_zip_reader;
 
-/* Starts a sequential read of E from its first byte. LC_E_NOMEM. *out owned by the
- * caller, freed with lc_zip_reader_close. One reader belongs to one thread. */
+/* Starts a sequential read of E from its first byte. LC_E_NOMEM, LC_E_ARG when E is
+ * not one of z's entries. *out is owned by the caller, freed with lc_zip_reader_close,
+ * and must not outlive z. One reader belongs to one thread. */
 lc_code lc_zip_reader_open(const lc_zip *z, const lc_zip_entry *e, lc_zip_reader **out,
                            lc_error *err);
 /* Fills dst with up to len bytes; *got < len only at the end of the entry (0 after it).

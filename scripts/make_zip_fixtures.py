@@ -194,7 +194,8 @@ def bad_corpus():
         b = patch(patch(base, l2 + 18, "<I", size), l2 + 22, "<I", size)
         b = patch(patch(b, c2 + 20, "<I", size), c2 + 24, "<I", size)
         out[name] = b
-    out["malformed-count-lie-huge"] = patch(patch(base, end + 8, "<H", 0xffff), end + 10, "<H", 0xffff)
+    out["malformed-count-lie-huge"] = patch(patch(base, end + 8, "<H", 0xffff),
+                                            end + 10, "<H", 0xffff)
     out["malformed-count-lie-plus-one"] = patch(patch(base, end + 8, "<H", 3), end + 10, "<H", 3)
     out["malformed-count-lie-minus-one"] = patch(patch(base, end + 8, "<H", 1), end + 10, "<H", 1)
     out["unsupported-multi-disk"] = patch(base, end + 4, "<H", 1)

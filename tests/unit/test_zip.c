@@ -14,6 +14,7 @@
  * (crc 37), central 49, end 96. DUP: two entries "a" at 0 and 33, central 66 and 113
  * (local offset 155, name 159), end 160. Generated once by a struct.pack script. */
 #include <criterion/criterion.h>
+#include <pthread.h>
 #include <string.h>
 
 #include "formats/zip.h"
@@ -657,4 +658,46 @@ Test(zip, open_by_path_sets_path) {
     cr_assert_eq(lc_zip_open("/nonexistent.zip", &z, &err), LC_E_NOTFOUND);
     cr_assert_null(z);
     cr_assert_str_eq(err.path, "/nonexistent.zip");
+}
+
+/* pread from several threads: the DEFLATE cache is shared, so this exercises the lock
+ * and the restart logic (every thread moves the cached stream around). */
+typedef struct {
+    const lc_zip *z;
+    int seed;
+    int bad;
+} pread_job;
+
+static void *pread_worker(void *arg) {
+    pread_job *j = arg;
+    const lc_zip_entry *e = lc_zip_find(j->z, "d");
+    unsigned r = (unsigned)j->seed;
+    for (int k = 0; k < 300; k++) {
+        r = r * 1103515245u + 12345u;
+        uint64_t off = (r >> 9) % 20, len = 1 + (r >> 16) % 3;
+        char b[4];
+        lc_error err = {0};
+        if (lc_zip_entry_pread(j->z, e, off, b, (size_t)len, &err) != LC_OK ||
+            memcmp(b, "hello hello hello hello" + off, (size_t)len) != 0)
+            j->bad++;
+    }
+    return NULL;
+}
+
+Test(zip, pread_from_threads) {
+    buf x = MK(DEFL);
+    x.b[30] = x.b[87] = 'd';
+    lc_zip *z = opens(&x);
+    cr_assert_not_null(lc_zip_find(z, "d"));
+    pread_job jobs[4];
+    pthread_t t[4];
+    for (int i = 0; i < 4; i++) {
+        jobs[i] = (pread_job){ z, i + 1, 0 };
+        cr_assert_eq(pthread_create(&t[i], NULL, pread_worker, &jobs[i]), 0);
+    }
+    for (int i = 0; i < 4; i++) {
+        pthread_join(t[i], NULL);
+        cr_assert_eq(jobs[i].bad, 0, "thread %d had %d bad reads", i, jobs[i].bad);
+    }
+    lc_zip_close(z);
 }
