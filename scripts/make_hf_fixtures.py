@@ -54,7 +54,8 @@ def producer_of(fn):
     """Which library wrote a file (the rest are transformers' save_pretrained)."""
     if fn.endswith(".safetensors"):
         return "safetensors"
-    return {"tokenizer.model": "sentencepiece", "tokenizer.json": "tokenizers"}.get(
+    return {"tokenizer.model": "sentencepiece", "tokenizer.json": "tokenizers",
+             "model.safetensors.index.json": "make_hf_fixtures.py"}.get(
         fn, "transformers")
 
 
