@@ -8,9 +8,10 @@
  *      names tokenizer_config.json lacks (what transformers does when loading).
  *   2. config.json "<t>_token_id" integers fill the ids still unset; then
  *      generation_config.json bos/eos/pad (an integer, or the first of a list).
- *   3. add_bos/add_eos: tokenizer.json's post_processor (TemplateProcessing "single":
- *      first special token == bos -> add_bos, last == eos -> add_eos; RobertaProcessing
- *      -> both and add_sep), then tokenizer_config.json "add_<t>_token" booleans.
+ *   3. add_bos/add_eos/add_sep: tokenizer.json's post_processor (TemplateProcessing
+ *      "single": first special token == bos -> add_bos, last == eos -> add_eos; "pair":
+ *      "A <sep|eos> B" -> add_sep; RobertaProcessing -> all three), then
+ *      tokenizer_config.json "add_<t>_token" booleans.
  *   4. chat_template: tokenizer_config.json's string, else chat_template.jinja.
  * Keys written: tokenizer.ggml.{bos,eos,unknown,seperator,padding,mask}_token_id (u32;
  * gguf-py spells "seperator"), tokenizer.ggml.add_{bos,eos,sep}_token (bool),
@@ -52,6 +53,35 @@ static void set_id(special *s, int t, int64_t id, uint64_t n_vocab) {
 
 static bool same(const char *a, const char *b) { return a && b && strcmp(a, b) == 0; }
 
+/* The "id" of item i of a TemplateProcessing list when it is of kind KIND
+ * ("SpecialToken" or "Sequence"), else NULL. */
+static const char *piece_id(const cJSON *list, int i, const char *kind) {
+    const cJSON *k = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(list, i), kind);
+    return token_name(cJSON_GetObjectItemCaseSensitive(k, "id"));
+}
+
+/* The "pair" template decides add_sep: strip the single template's leading and trailing
+ * special tokens, then "A <sep|eos> [<sep|eos>] B" means a separator is added. */
+static void from_pair(const cJSON *pair, const char *first, const char *last, special *s) {
+    int lo = 0, hi = cJSON_GetArraySize(pair);
+    if (first && hi > 0 && same(piece_id(pair, 0, "SpecialToken"), first))
+        lo = 1;
+    if (last && hi > lo && same(piece_id(pair, hi - 1, "SpecialToken"), last))
+        hi--;
+    if (hi - lo < 3 || !same(piece_id(pair, lo, "Sequence"), "A") ||
+        !same(piece_id(pair, hi - 1, "Sequence"), "B"))
+        return;
+    const char *mid = piece_id(pair, lo + 1, "SpecialToken");
+    bool sep_like = same(mid, s->name[SEP]) || same(mid, s->name[EOS]);
+    bool add = mid && sep_like && !last;
+    if (hi - lo == 4) {
+        const char *mid2 = piece_id(pair, lo + 2, "SpecialToken");
+        if (same(mid2, s->name[SEP]) || same(mid2, s->name[EOS]))
+            add = true;
+    }
+    s->add[SEP] = add;
+}
+
 /* Step 3's post_processor part. */
 static void from_post_processor(const cJSON *tj, special *s) {
     const cJSON *pp = cJSON_GetObjectItemCaseSensitive(tj, "post_processor");
@@ -71,15 +101,13 @@ static void from_post_processor(const cJSON *tj, special *s) {
         int n = cJSON_GetArraySize(single);
         if (n < 2)
             continue;
-        const char *first = token_name(cJSON_GetObjectItemCaseSensitive(
-            cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(single, 0), "SpecialToken"), "id"));
-        const char *last = token_name(cJSON_GetObjectItemCaseSensitive(
-            cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(single, n - 1), "SpecialToken"),
-            "id"));
+        const char *first = piece_id(single, 0, "SpecialToken");
+        const char *last = piece_id(single, n - 1, "SpecialToken");
         if (first)
             s->add[BOS] = same(first, s->name[BOS]) || same(first, s->name[CLS]);
         if (last)
             s->add[EOS] = same(last, s->name[EOS]);
+        from_pair(cJSON_GetObjectItemCaseSensitive(one, "pair"), first, last, s);
     }
 }
 

@@ -36,7 +36,7 @@ static void put_value(const lc_value *v) {
     switch (v->type) {
     case LC_VT_STRING: put_str(v->str.ptr, v->str.len); break;
     case LC_VT_BOOL:   fputs(v->b ? "true" : "false", stdout); break;
-    case LC_VT_F32:    printf("%.9g", v->f); break;
+    case LC_VT_F32:    printf("%.17g", v->f); break;  /* exact: f holds a float */
     case LC_VT_F64:    printf("%.17g", v->f); break;
     case LC_VT_I8: case LC_VT_I16: case LC_VT_I32: case LC_VT_I64:
         printf("%lld", (long long)v->i);
