@@ -54,6 +54,8 @@ def producer_of(fn):
     """Which library wrote a file (the rest are transformers' save_pretrained)."""
     if fn.endswith(".safetensors"):
         return "safetensors"
+    if fn.endswith(".model"):
+        return "sentencepiece"
     return {"tokenizer.model": "sentencepiece", "tokenizer.json": "tokenizers",
              "model.safetensors.index.json": "make_hf_fixtures.py"}.get(
         fn, "transformers")
@@ -159,6 +161,20 @@ def make_llama_spm(out):
     save_shards(out, w, "bfloat16", [sorted(w)])
 
 
+def make_spm_seed(out):
+    """fixtures/spm/tiny.model: a small real tokenizer.model (identity normaliser, so no
+    charsmap) to seed the protobuf fuzzer."""
+    tmp, cwd = tempfile.mkdtemp(), os.getcwd()
+    os.chdir(tmp)
+    spm.SentencePieceTrainer.train(
+        input=CORPUS, model_prefix="tiny", vocab_size=120, model_type="unigram",
+        normalization_rule_name="identity", user_defined_symbols=["<u>"],
+        control_symbols=["<c>"], character_coverage=1.0, num_threads=1, minloglevel=2)
+    os.chdir(cwd)
+    shutil.copy(os.path.join(tmp, "tiny.model"), os.path.join(out, "tiny.model"))
+    shutil.rmtree(tmp)
+
+
 def train_bpe(pattern, specials, added, vocab_size, bos_template):
     tok = Tokenizer(models.BPE())
     tok.pre_tokenizer = pre_tokenizers.Sequence([
@@ -243,8 +259,12 @@ def main():
         shutil.rmtree(out, ignore_errors=True)
         os.makedirs(out)
         make(out)
+    seed = os.path.join(os.path.dirname(root.rstrip("/")), "spm")
+    shutil.rmtree(seed, ignore_errors=True)
+    os.makedirs(seed)
+    make_spm_seed(seed)
     # MANIFEST.tsv rows (file, producer, producer_version, sha256) for fixtures/MANIFEST.tsv.
-    for dirpath, _, files in sorted(os.walk(root)):
+    for dirpath, _, files in sorted(list(os.walk(root)) + list(os.walk(seed))):
         for fn in sorted(files):
             path = os.path.join(dirpath, fn)
             with open(path, "rb") as f:
