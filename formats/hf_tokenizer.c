@@ -100,9 +100,14 @@ lc_code lc_hf_vocab_set_added(lc_hf_vocab *v, uint64_t i, const char *content, b
  * path (score -1000). Ids past the vocabulary are skipped, as there. */
 static lc_code apply_added(const char *dir, lc_hf_vocab *v, lc_error *err) {
     cJSON *j = NULL;
+    const char *file = "added_tokens.json";
     lc_code rc;
-    LC_TRY(lc_hf_json_load(dir, "added_tokens.json", true, &j, err));
+    LC_TRY(lc_hf_json_load(dir, file, true, &j, err));
     const cJSON *it;
+    if (j && !cJSON_IsObject(j)) {
+        rc = lc_fail(err, LC_E_MALFORMED, LC_NO_OFFSET, "added_tokens.json is not an object");
+        goto done;
+    }
     cJSON_ArrayForEach(it, j) {
         int64_t id;
         if ((rc = lc_hf_json_int(it, "added_tokens.json id", 0, INT64_MAX, &id, err)) != LC_OK)
@@ -116,13 +121,18 @@ static lc_code apply_added(const char *dir, lc_hf_vocab *v, lc_error *err) {
     }
     cJSON_Delete(j);
     j = NULL;
-    LC_TRY(lc_hf_json_load(dir, "tokenizer_config.json", true, &j, err));
+    file = "tokenizer_config.json";
+    LC_TRY(lc_hf_json_load(dir, file, true, &j, err));
     const cJSON *dec = cJSON_GetObjectItemCaseSensitive(j, "added_tokens_decoder");
+    if (dec && !cJSON_IsObject(dec)) {
+        rc = lc_fail(err, LC_E_MALFORMED, LC_NO_OFFSET, "added_tokens_decoder is not an object");
+        goto done;
+    }
     cJSON_ArrayForEach(it, dec) {
         char *end;
         unsigned long long id = strtoull(it->string, &end, 10);
         const cJSON *content = cJSON_GetObjectItemCaseSensitive(it, "content");
-        if (*it->string == '\0' || *end != '\0' || !cJSON_IsString(content)) {
+        if (*it->string < '0' || *it->string > '9' || *end != '\0' || !cJSON_IsString(content)) {
             rc = lc_fail(err, LC_E_MALFORMED, LC_NO_OFFSET,
                          "added_tokens_decoder entry \"%.40s\" needs a numeric key and a content",
                          it->string);
@@ -137,6 +147,11 @@ static lc_code apply_added(const char *dir, lc_hf_vocab *v, lc_error *err) {
     rc = LC_OK;
 done:
     cJSON_Delete(j);
+    if (rc != LC_OK) {
+        char path[4096];
+        if (lc_hf_path(path, sizeof path, dir, file, NULL) == LC_OK)
+            lc_err_context(err, path, NULL);
+    }
     return rc;
 }
 

@@ -300,3 +300,36 @@ def test_permutation_matches_converter(tmp_path, tensor, heads):
     assert np.array_equal(got, want)
     subprocess.run(args + [str(fwd), str(back), "inverse"], check=True)
     assert back.read_bytes() == src.read_bytes()
+
+
+def test_spm_added_tokens_json_and_bad_decoder_entry(tmp_path):
+    folder = tmp_path / "s"
+    shutil.copytree(HF / "llama-spm", folder)
+    (folder / "added_tokens.json").write_text(json.dumps({"<extra>": 7, "<far>": 100000}))
+    d = dump(folder)
+    assert val(d, "tokenizer.ggml.tokens")[7] == "<extra>"
+    assert val(d, "tokenizer.ggml.token_type")[7] == USER_DEFINED
+    assert val(d, "tokenizer.ggml.scores")[7] == -1000.0
+    tc = json.loads((folder / "tokenizer_config.json").read_text())
+    tc["added_tokens_decoder"]["x"] = {"content": "<x>"}
+    (folder / "tokenizer_config.json").write_text(json.dumps(tc))
+    out = subprocess.run([str(DUMP), str(folder)], capture_output=True, text=True)
+    assert out.returncode == 1
+    assert out.stderr.startswith("malformed:") and "tokenizer_config.json" in out.stderr
+
+
+def test_generation_config_fills_ids_config_json_lacks(tmp_path):
+    """Our extension over SpecialVocab: generation_config.json is the last source."""
+    folder = tmp_path / "g"
+    shutil.copytree(HF / "llama-bpe", folder)
+    cfg = json.loads((folder / "config.json").read_text())
+    del cfg["bos_token_id"], cfg["eos_token_id"]
+    (folder / "config.json").write_text(json.dumps(cfg))
+    tc = json.loads((folder / "tokenizer_config.json").read_text())
+    del tc["eos_token"]
+    (folder / "tokenizer_config.json").write_text(json.dumps(tc))
+    (folder / "special_tokens_map.json").write_text("{}")
+    gen = json.loads((folder / "generation_config.json").read_text())
+    d = dump(folder)
+    assert val(d, "tokenizer.ggml.bos_token_id") == 360          # from tokenizer_config
+    assert val(d, "tokenizer.ggml.eos_token_id") == gen["eos_token_id"][0] == 361
