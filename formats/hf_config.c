@@ -163,45 +163,48 @@ lc_code lc_hf_config_load(const char *dir, lc_hf_config *out, lc_error *err) {
     cJSON_Delete(root);
     if (rc == LC_OK)
         *out = c;
-    if (lc_hf_path(path, sizeof path, dir, "config.json", NULL) == LC_OK)
+    if (lc_hf_json_path(path, sizeof path, dir, "config.json", NULL) == LC_OK)
         lc_err_context(err, path, NULL);
     return rc;
 }
 
-/* "<arch>.<suffix>" into buf. */
-static const char *akey(char *buf, size_t cap, const lc_hf_config *c, const char *suffix) {
-    snprintf(buf, cap, "%s.%s", c->arch_name, suffix);
-    return buf;
+/* Sets "<arch>.<suffix>" to a u32 (f32 when is_f32). */
+static lc_code put(lc_model *m, const lc_hf_config *c, const char *suffix, double v, bool is_f32,
+                   lc_error *err) {
+    char key[96];
+    snprintf(key, sizeof key, "%s.%s", c->arch_name, suffix);
+    return is_f32 ? lc_hf_json_meta_f32(m, key, v, err)
+                  : lc_hf_json_meta_u32(m, key, (uint64_t)v, err);
 }
 
 lc_code lc_hf_config_to_gguf(const lc_hf_config *c, const char *name, lc_model *m,
                              lc_error *err) {
-    char k[96];
+    /* In the order llama.cpp's converter adds them. */
+    const struct { const char *suffix; double v; bool is_f32; } keys[] = {
+        { "block_count", c->block_count, false },
+        { "context_length", c->context_length, false },
+        { "embedding_length", c->embedding_length, false },
+        { "feed_forward_length", c->feed_forward_length, false },
+        { "attention.head_count", c->head_count, false },
+        { "attention.head_count_kv", c->head_count_kv, false },
+        { "rope.freq_base", c->rope_theta, true },
+        { "attention.layer_norm_rms_epsilon", c->rms_eps, true },
+        { "vocab_size", c->vocab_size, false },
+        { "rope.dimension_count", c->head_dim, false },
+    };
     LC_TRY(lc_model_set_meta_str(m, "general.architecture", c->arch_name, err));
     if (name)
         LC_TRY(lc_model_set_meta_str(m, "general.name", name, err));
-    LC_TRY(lc_hf_meta_u32(m, akey(k, sizeof k, c, "block_count"), c->block_count, err));
-    LC_TRY(lc_hf_meta_u32(m, akey(k, sizeof k, c, "context_length"), c->context_length, err));
-    LC_TRY(lc_hf_meta_u32(m, akey(k, sizeof k, c, "embedding_length"), c->embedding_length,
-                          err));
-    LC_TRY(lc_hf_meta_u32(m, akey(k, sizeof k, c, "feed_forward_length"),
-                          c->feed_forward_length, err));
-    LC_TRY(lc_hf_meta_u32(m, akey(k, sizeof k, c, "attention.head_count"), c->head_count, err));
-    LC_TRY(lc_hf_meta_u32(m, akey(k, sizeof k, c, "attention.head_count_kv"), c->head_count_kv,
-                          err));
-    LC_TRY(lc_hf_meta_f32(m, akey(k, sizeof k, c, "rope.freq_base"), c->rope_theta, err));
-    LC_TRY(lc_hf_meta_f32(m, akey(k, sizeof k, c, "attention.layer_norm_rms_epsilon"),
-                          c->rms_eps, err));
-    LC_TRY(lc_hf_meta_u32(m, akey(k, sizeof k, c, "vocab_size"), c->vocab_size, err));
-    LC_TRY(lc_hf_meta_u32(m, akey(k, sizeof k, c, "rope.dimension_count"), c->head_dim, err));
-    if (c->rope_scaling) {
-        LC_TRY(lc_model_set_meta_str(m, akey(k, sizeof k, c, "rope.scaling.type"),
-                                     c->rope_scaling, err));
-        LC_TRY(lc_hf_meta_f32(m, akey(k, sizeof k, c, "rope.scaling.factor"),
-                              c->rope_scaling_factor, err));
-        if (c->rope_scaling_orig_ctx)
-            LC_TRY(lc_hf_meta_u32(m, akey(k, sizeof k, c, "rope.scaling.original_context_length"),
-                                  c->rope_scaling_orig_ctx, err));
-    }
+    for (size_t i = 0; i < sizeof keys / sizeof *keys; i++)
+        LC_TRY(put(m, c, keys[i].suffix, keys[i].v, keys[i].is_f32, err));
+    if (!c->rope_scaling)
+        return LC_OK;
+    char key[96];
+    snprintf(key, sizeof key, "%s.rope.scaling.type", c->arch_name);
+    LC_TRY(lc_model_set_meta_str(m, key, c->rope_scaling, err));
+    LC_TRY(put(m, c, "rope.scaling.factor", c->rope_scaling_factor, true, err));
+    if (c->rope_scaling_orig_ctx)
+        LC_TRY(put(m, c, "rope.scaling.original_context_length", c->rope_scaling_orig_ctx, false,
+                   err));
     return LC_OK;
 }

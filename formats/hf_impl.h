@@ -27,21 +27,21 @@ lc_code lc_hf_json_load(const char *dir, const char *name, bool optional, cJSON 
                         lc_error *err);
 
 /* Joins DIR/NAME into buf; LC_E_ARG when it does not fit. */
-lc_code lc_hf_path(char *buf, size_t cap, const char *dir, const char *name, lc_error *err);
+lc_code lc_hf_json_path(char *buf, size_t cap, const char *dir, const char *name, lc_error *err);
 /* True when DIR/NAME is an existing regular file. */
-bool lc_hf_file_exists(const char *dir, const char *name);
+bool lc_hf_json_exists(const char *dir, const char *name);
 
 /* A JSON number that is an integer in [lo, hi]. LC_E_MALFORMED otherwise (key named). */
 lc_code lc_hf_json_int(const cJSON *j, const char *key, int64_t lo, int64_t hi, int64_t *v,
                        lc_error *err);
 
 /* Sets metadata KEY on m to a scalar or a string (the GGUF types gguf-py writes). */
-lc_code lc_hf_meta_u32(lc_model *m, const char *key, uint64_t v, lc_error *err);
-lc_code lc_hf_meta_f32(lc_model *m, const char *key, double v, lc_error *err);
-lc_code lc_hf_meta_bool(lc_model *m, const char *key, bool v, lc_error *err);
+lc_code lc_hf_json_meta_u32(lc_model *m, const char *key, uint64_t v, lc_error *err);
+lc_code lc_hf_json_meta_f32(lc_model *m, const char *key, double v, lc_error *err);
+lc_code lc_hf_json_meta_bool(lc_model *m, const char *key, bool v, lc_error *err);
 
 
-/* ---- shared by hf_tokenizer.c, hf_bpe.c and hf_special.c ---- */
+/* ---- the vocabulary (hf_vocab.c), shared by hf_tokenizer.c, hf_bpe.c, hf_special.c ---- */
 /* GGUF token types (tokenizer.ggml.token_type, i32), equal to SentencePiece's. */
 enum { LC_TOK_NORMAL = 1, LC_TOK_UNKNOWN = 2, LC_TOK_CONTROL = 3, LC_TOK_USER_DEFINED = 4,
        LC_TOK_UNUSED = 5, LC_TOK_BYTE = 6 };

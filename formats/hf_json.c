@@ -26,17 +26,17 @@ lc_code lc_hf_json_parse(const char *buf, size_t len, cJSON **out, lc_error *err
     return LC_OK;
 }
 
-lc_code lc_hf_path(char *buf, size_t cap, const char *dir, const char *name, lc_error *err) {
+lc_code lc_hf_json_path(char *buf, size_t cap, const char *dir, const char *name, lc_error *err) {
     int n = snprintf(buf, cap, "%s/%s", dir, name);
     if (n < 0 || (size_t)n >= cap)
         return lc_fail(err, LC_E_ARG, LC_NO_OFFSET, "path %s/%s is too long", dir, name);
     return LC_OK;
 }
 
-bool lc_hf_file_exists(const char *dir, const char *name) {
+bool lc_hf_json_exists(const char *dir, const char *name) {
     char path[4096];
     struct stat st;
-    if (lc_hf_path(path, sizeof path, dir, name, NULL) != LC_OK)
+    if (lc_hf_json_path(path, sizeof path, dir, name, NULL) != LC_OK)
         return false;
     return stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
@@ -46,8 +46,8 @@ lc_code lc_hf_json_load(const char *dir, const char *name, bool optional, cJSON 
     char path[4096];
     lc_map *map = NULL;
     *out = NULL;
-    LC_TRY(lc_hf_path(path, sizeof path, dir, name, err));
-    if (!lc_hf_file_exists(dir, name)) {
+    LC_TRY(lc_hf_json_path(path, sizeof path, dir, name, err));
+    if (!lc_hf_json_exists(dir, name)) {
         if (optional)
             return LC_OK;
         lc_code rc = lc_fail(err, LC_E_NOTFOUND, LC_NO_OFFSET, "%s is missing", name);
@@ -73,17 +73,17 @@ lc_code lc_hf_json_int(const cJSON *j, const char *key, int64_t lo, int64_t hi, 
     return LC_OK;
 }
 
-lc_code lc_hf_meta_u32(lc_model *m, const char *key, uint64_t v, lc_error *err) {
+lc_code lc_hf_json_meta_u32(lc_model *m, const char *key, uint64_t v, lc_error *err) {
     lc_value val = lc_value_uint(LC_VT_U32, v);
     return lc_model_set_meta(m, key, &val, err);
 }
 
-lc_code lc_hf_meta_f32(lc_model *m, const char *key, double v, lc_error *err) {
+lc_code lc_hf_json_meta_f32(lc_model *m, const char *key, double v, lc_error *err) {
     lc_value val = lc_value_float(LC_VT_F32, (double)(float)v);
     return lc_model_set_meta(m, key, &val, err);
 }
 
-lc_code lc_hf_meta_bool(lc_model *m, const char *key, bool v, lc_error *err) {
+lc_code lc_hf_json_meta_bool(lc_model *m, const char *key, bool v, lc_error *err) {
     lc_value val = lc_value_bool(v);
     return lc_model_set_meta(m, key, &val, err);
 }

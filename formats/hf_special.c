@@ -143,9 +143,9 @@ static void from_ids(const cJSON *j, special *s, uint64_t n_vocab, bool lists, b
 static lc_code jinja(const char *dir, lc_model *m, lc_error *err) {
     char path[4096];
     lc_map *map = NULL;
-    if (!lc_hf_file_exists(dir, "chat_template.jinja"))
+    if (!lc_hf_json_exists(dir, "chat_template.jinja"))
         return LC_OK;
-    LC_TRY(lc_hf_path(path, sizeof path, dir, "chat_template.jinja", err));
+    LC_TRY(lc_hf_json_path(path, sizeof path, dir, "chat_template.jinja", err));
     LC_TRY(lc_map_open(path, &map, err));
     lc_value v;
     lc_code rc = lc_value_string(&v, (const char *)map->data, (size_t)map->size, err);
@@ -158,14 +158,14 @@ static lc_code jinja(const char *dir, lc_model *m, lc_error *err) {
 static lc_code write_keys(const special *s, lc_model *m, lc_error *err) {
     for (int t = 0; t < NTYPES; t++)
         if (ID_KEY[t] && s->id[t] >= 0)
-            LC_TRY(lc_hf_meta_u32(m, ID_KEY[t], (uint64_t)s->id[t], err));
+            LC_TRY(lc_hf_json_meta_u32(m, ID_KEY[t], (uint64_t)s->id[t], err));
     static const struct { int t; const char *key; } ADD[] = {
         { BOS, "tokenizer.ggml.add_bos_token" }, { EOS, "tokenizer.ggml.add_eos_token" },
         { SEP, "tokenizer.ggml.add_sep_token" },
     };
     for (size_t i = 0; i < sizeof ADD / sizeof *ADD; i++)
         if (s->add[ADD[i].t] >= 0)
-            LC_TRY(lc_hf_meta_bool(m, ADD[i].key, s->add[ADD[i].t] != 0, err));
+            LC_TRY(lc_hf_json_meta_bool(m, ADD[i].key, s->add[ADD[i].t] != 0, err));
     return LC_OK;
 }
 

@@ -38,7 +38,7 @@ static lc_code put(char *buf, size_t cap, const char *s, lc_error *err) {
     return LC_OK;
 }
 
-lc_code lc_hf_tensor_name(const char *hf, uint32_t n_layers, char *buf, size_t cap,
+lc_code lc_hf_tensors_name(const char *hf, uint32_t n_layers, char *buf, size_t cap,
                           lc_hf_role *role, lc_error *err) {
     for (size_t i = 0; i < sizeof TOP / sizeof *TOP; i++) {
         if (strcmp(hf, TOP[i].hf) == 0) {
@@ -54,7 +54,8 @@ lc_code lc_hf_tensor_name(const char *hf, uint32_t n_layers, char *buf, size_t c
         /* Plain decimal, no sign, no leading zeros, at most 9 digits (no overflow). */
         for (; *p >= '0' && *p <= '9' && digits < 10; p++, digits++)
             n = n * 10 + (uint64_t)(*p - '0');
-        bool ok = digits >= 1 && digits <= 9 && *p == '.' && !(digits > 1 && p[-(long)digits] == '0');
+        const char *first = hf + sizeof prefix - 1;
+        bool ok = digits >= 1 && digits <= 9 && *p == '.' && !(digits > 1 && *first == '0');
         for (size_t i = 0; ok && i < sizeof LAYER / sizeof *LAYER; i++) {
             if (strcmp(p + 1, LAYER[i].hf) != 0)
                 continue;
@@ -74,7 +75,7 @@ lc_code lc_hf_tensor_name(const char *hf, uint32_t n_layers, char *buf, size_t c
                    "tensor %.100s has no GGUF name for this architecture", hf);
 }
 
-uint64_t lc_hf_permute_row(uint64_t row, uint64_t rows, uint32_t heads, bool inverse) {
+uint64_t lc_hf_tensors_permute_row(uint64_t row, uint64_t rows, uint32_t heads, bool inverse) {
     const uint64_t per = rows / heads, half = per / 2;
     const uint64_t h = row / per, r = row % per;
     if (!inverse)    /* GGUF row h*per + 2i + j  <-  HF row h*per + j*half + i */
@@ -102,7 +103,7 @@ static lc_code view_read(void *ctx, const lc_tensor *t, uint64_t off, void *dst,
         /* One contiguous piece of one output row per step. */
         const uint64_t row = off / v->row_bytes, in = off % v->row_bytes;
         const uint64_t take = v->row_bytes - in < len ? v->row_bytes - in : len;
-        const uint64_t from = lc_hf_permute_row(row, v->rows, v->heads, v->inverse);
+        const uint64_t from = lc_hf_tensors_permute_row(row, v->rows, v->heads, v->inverse);
         LC_TRY(lc_tensor_read(v->src, from * v->row_bytes + in, out, (size_t)take, err));
         out += take;
         off += take;
@@ -135,7 +136,7 @@ static lc_code attach(lc_tensor *dst, const lc_tensor *src, uint32_t heads, bool
     return LC_OK;
 }
 
-lc_code lc_hf_permute_attach(lc_tensor *dst, const lc_tensor *src, uint32_t heads, bool inverse,
+lc_code lc_hf_tensors_permute(lc_tensor *dst, const lc_tensor *src, uint32_t heads, bool inverse,
                              lc_error *err) {
     if (src->ndim < 1 || heads == 0 || src->shape[0] % ((uint64_t)heads * 2) != 0)
         return lc_fail(err, LC_E_MALFORMED, LC_NO_OFFSET,
@@ -144,6 +145,6 @@ lc_code lc_hf_permute_attach(lc_tensor *dst, const lc_tensor *src, uint32_t head
     return attach(dst, src, heads, inverse, err);
 }
 
-lc_code lc_hf_forward_attach(lc_tensor *dst, const lc_tensor *src, lc_error *err) {
+lc_code lc_hf_tensors_forward(lc_tensor *dst, const lc_tensor *src, lc_error *err) {
     return attach(dst, src, 0, false, err);
 }

@@ -37,22 +37,22 @@ typedef enum lc_hf_role {
  * LC_E_UNSUPPORTED naming the tensor when it is not in the table above,
  * LC_E_MALFORMED when the layer index is not below n_layers (0: unchecked),
  * LC_E_ARG when buf is too small. buf is untouched for LC_HF_ROLE_DROP. */
-lc_code lc_hf_tensor_name(const char *hf, uint32_t n_layers, char *buf, size_t cap,
+lc_code lc_hf_tensors_name(const char *hf, uint32_t n_layers, char *buf, size_t cap,
                           lc_hf_role *role, lc_error *err);
 
 /* The source row that permuted row `row` reads (inverse: the GGUF -> HF direction).
  * rows must be a multiple of 2 * heads. */
-uint64_t lc_hf_permute_row(uint64_t row, uint64_t rows, uint32_t heads, bool inverse);
+uint64_t lc_hf_tensors_permute_row(uint64_t row, uint64_t rows, uint32_t heads, bool inverse);
 
 /* Makes dst a lazy, permuted view of src: reads of any byte range of dst are served
  * from src row by row, nothing is materialised. dst must have src's dtype and shape
  * (LC_E_ARG otherwise); the first dimension must be a multiple of 2 * heads
  * (LC_E_MALFORMED). src is borrowed: it (and its model) must outlive dst's model. */
-lc_code lc_hf_permute_attach(lc_tensor *dst, const lc_tensor *src, uint32_t heads, bool inverse,
+lc_code lc_hf_tensors_permute(lc_tensor *dst, const lc_tensor *src, uint32_t heads, bool inverse,
                              lc_error *err);
 
 /* Makes dst a lazy view that forwards reads to src unchanged (same rules as above);
  * for src tensors whose own source belongs to another model. */
-lc_code lc_hf_forward_attach(lc_tensor *dst, const lc_tensor *src, lc_error *err);
+lc_code lc_hf_tensors_forward(lc_tensor *dst, const lc_tensor *src, lc_error *err);
 
 #endif

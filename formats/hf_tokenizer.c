@@ -13,86 +13,6 @@
 #include "libconvert/alloc.h"
 #include "libconvert/map.h"
 
-/* ---- the vocabulary arrays ---- */
-
-lc_code lc_hf_vocab_init(lc_hf_vocab *v, uint64_t n, lc_error *err) {
-    memset(v, 0, sizeof *v);
-    lc_code rc = lc_value_array(&v->tokens, LC_VT_STRING, n, err);
-    if (rc == LC_OK)
-        rc = lc_value_array(&v->scores, LC_VT_F32, n, err);
-    if (rc == LC_OK)
-        rc = lc_value_array(&v->types, LC_VT_I32, n, err);
-    if (rc != LC_OK) {
-        lc_hf_vocab_clear(v);
-        return rc;
-    }
-    v->n = n;
-    for (uint64_t i = 0; i < n && rc == LC_OK; i++) {
-        char pad[32];
-        int len = snprintf(pad, sizeof pad, "[PAD%" PRIu64 "]", i);
-        rc = lc_hf_vocab_set(v, i, pad, (size_t)len, -10000.0, LC_TOK_UNUSED, err);
-    }
-    if (rc != LC_OK)
-        lc_hf_vocab_clear(v);
-    return rc;
-}
-
-void lc_hf_vocab_clear(lc_hf_vocab *v) {
-    lc_value_clear(&v->tokens);
-    lc_value_clear(&v->scores);
-    lc_value_clear(&v->types);
-    v->n = 0;
-}
-
-lc_code lc_hf_vocab_set(lc_hf_vocab *v, uint64_t i, const char *text, size_t len, double score,
-                        int type, lc_error *err) {
-    lc_value s;
-    LC_TRY(lc_value_string(&s, text, len, err));
-    lc_value_clear(&v->tokens.arr.items[i]);
-    v->tokens.arr.items[i] = s;
-    v->scores.arr.items[i] = lc_value_float(LC_VT_F32, (double)(float)score);
-    v->types.arr.items[i] = lc_value_int(LC_VT_I32, type);
-    return LC_OK;
-}
-
-/* llama.cpp's does_token_look_special: names some models ship as non-special. */
-static bool looks_special(const char *t) {
-    size_t n = strlen(t);
-    static const char *const names[] = { "<pad>", "<mask>", "<2mass>", "[@BOS@]" };
-    for (size_t i = 0; i < sizeof names / sizeof *names; i++)
-        if (strcmp(t, names[i]) == 0)
-            return true;
-    /* "<|...|>", "<｜...｜>" (fullwidth bar, U+FF5C) and "<unused...>" */
-    if (n >= 4 && strncmp(t, "<|", 2) == 0 && strcmp(t + n - 2, "|>") == 0)
-        return true;
-    if (n >= 8 && strncmp(t, "<\xef\xbd\x9c", 4) == 0 && strcmp(t + n - 4, "\xef\xbd\x9c>") == 0)
-        return true;
-    return strncmp(t, "<unused", 7) == 0 && t[n - 1] == '>';
-}
-
-lc_code lc_hf_vocab_set_added(lc_hf_vocab *v, uint64_t i, const char *content, bool special,
-                              double score, lc_error *err) {
-    if (special || looks_special(content))
-        return lc_hf_vocab_set(v, i, content, strlen(content), score, LC_TOK_CONTROL, err);
-    /* User-defined tokens are matched before normalisation, so store them with
-     * SentencePiece's U+2581 (e2 96 81) already turned back into spaces. */
-    size_t n = strlen(content), o = 0;
-    char *buf = lc_malloc(n + 1);
-    if (!buf)
-        return lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory");
-    for (size_t k = 0; k < n; k++) {
-        if (k + 3 <= n && memcmp(content + k, "\xe2\x96\x81", 3) == 0) {
-            buf[o++] = ' ';
-            k += 2;
-        } else {
-            buf[o++] = content[k];
-        }
-    }
-    lc_code rc = lc_hf_vocab_set(v, i, buf, o, score, LC_TOK_USER_DEFINED, err);
-    lc_free(buf);
-    return rc;
-}
-
 /* ---- overrides shared by both paths ---- */
 
 /* tokenizer_config.json added_tokens_decoder {"<id>": {"content", "special"}} and the
@@ -149,7 +69,7 @@ done:
     cJSON_Delete(j);
     if (rc != LC_OK) {
         char path[4096];
-        if (lc_hf_path(path, sizeof path, dir, file, NULL) == LC_OK)
+        if (lc_hf_json_path(path, sizeof path, dir, file, NULL) == LC_OK)
             lc_err_context(err, path, NULL);
     }
     return rc;
@@ -175,7 +95,7 @@ static lc_code spm_to_gguf(const char *dir, const lc_hf_config *cfg, lc_model *m
     lc_hf_spm *spm = NULL;
     lc_hf_vocab v = { 0 };
     lc_code rc;
-    LC_TRY(lc_hf_path(path, sizeof path, dir, "tokenizer.model", err));
+    LC_TRY(lc_hf_json_path(path, sizeof path, dir, "tokenizer.model", err));
     if ((rc = lc_map_open(path, &map, err)) != LC_OK)
         goto done;
     if ((rc = lc_hf_spm_parse(map->data, map->size, 0, &spm, err)) != LC_OK)
@@ -216,7 +136,7 @@ static lc_code bpe_to_gguf(const char *dir, const lc_hf_config *cfg, const char 
     lc_value merges = { 0 };
     lc_code rc;
     char path[4096];
-    LC_TRY(lc_hf_path(path, sizeof path, dir, "tokenizer.json", err));
+    LC_TRY(lc_hf_json_path(path, sizeof path, dir, "tokenizer.json", err));
     if ((rc = lc_hf_json_load(dir, "tokenizer.json", false, &tj, err)) != LC_OK)
         goto done;
     if (!pre && (rc = lc_hf_bpe_pre(tj, &pre, err)) != LC_OK)
@@ -243,9 +163,9 @@ done:
 
 lc_code lc_hf_tokenizer_to_gguf(const char *dir, const lc_hf_config *cfg, const char *pre,
                                 lc_model *m, lc_error *err) {
-    if (lc_hf_file_exists(dir, "tokenizer.model"))
+    if (lc_hf_json_exists(dir, "tokenizer.model"))
         return spm_to_gguf(dir, cfg, m, err);
-    if (lc_hf_file_exists(dir, "tokenizer.json"))
+    if (lc_hf_json_exists(dir, "tokenizer.json"))
         return bpe_to_gguf(dir, cfg, pre, m, err);
     lc_code rc = lc_fail(err, LC_E_NOTFOUND, LC_NO_OFFSET,
                          "the folder has neither tokenizer.model nor tokenizer.json");
@@ -253,7 +173,7 @@ lc_code lc_hf_tokenizer_to_gguf(const char *dir, const lc_hf_config *cfg, const 
     return rc;
 }
 
-lc_code lc_hf_pre_identify(const char *json, size_t len, const char **name, lc_error *err) {
+lc_code lc_hf_tokenizer_pre(const char *json, size_t len, const char **name, lc_error *err) {
     cJSON *tj;
     LC_TRY(lc_hf_json_parse(json, len, &tj, err));
     lc_code rc = lc_hf_bpe_pre(tj, name, err);

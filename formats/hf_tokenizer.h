@@ -35,6 +35,6 @@ lc_code lc_hf_tokenizer_to_gguf(const char *dir, const lc_hf_config *cfg, const 
 /* Identifies tokenizer.ggml.pre from tokenizer.json text: "llama-bpe" (Llama 3 split
  * regex + byte-level), "qwen2" (Qwen2 regex + byte-level), "gpt-2" (byte-level with its
  * own regex). *name is static. LC_E_UNSUPPORTED when the structure is not one of these. */
-lc_code lc_hf_pre_identify(const char *json, size_t len, const char **name, lc_error *err);
+lc_code lc_hf_tokenizer_pre(const char *json, size_t len, const char **name, lc_error *err);
 
 #endif

@@ -96,7 +96,7 @@ static int names(unsigned n_layers) {
         char out[128];
         lc_hf_role role;
         lc_error err = { 0 };
-        if (lc_hf_tensor_name(line, n_layers, out, sizeof out, &role, &err) != LC_OK)
+        if (lc_hf_tensors_name(line, n_layers, out, sizeof out, &role, &err) != LC_OK)
             return fail(&err);
         static const char *const ROLE[] = { "plain", "q", "k", "drop" };
         printf("%s\t%s\t%s\n", line, role == LC_HF_ROLE_DROP ? "-" : out, ROLE[role]);
@@ -124,7 +124,7 @@ static int permute(char **argv, bool inverse) {
         lc_model_add_tensor(m, "dst", LC_DT_U8, 2, shape, &dst, &err) != LC_OK)
         return fail(&err);
     src->data = in;
-    if (lc_hf_permute_attach(dst, src, heads, inverse, &err) != LC_OK)
+    if (lc_hf_tensors_permute(dst, src, heads, inverse, &err) != LC_OK)
         return fail(&err);
     /* Chunks of 7 bytes cross row boundaries at every offset. */
     for (size_t off = 0; off < n; off += 7)

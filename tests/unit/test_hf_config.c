@@ -112,7 +112,7 @@ Test(hf_tokenizer, pre_identification) {
     for (size_t i = 0; i < sizeof ok / sizeof *ok; i++) {
         const char *name = NULL;
         lc_error err = { 0 };
-        cr_assert_eq(lc_hf_pre_identify(ok[i].json, strlen(ok[i].json), &name, &err), LC_OK,
+        cr_assert_eq(lc_hf_tokenizer_pre(ok[i].json, strlen(ok[i].json), &name, &err), LC_OK,
                      "case %zu: %s", i, err.msg);
         cr_assert_str_eq(name, ok[i].name);
     }
@@ -124,7 +124,7 @@ Test(hf_tokenizer, pre_identification) {
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         const char *name = NULL;
         lc_error err = { 0 };
-        cr_assert_eq(lc_hf_pre_identify(bad[i], strlen(bad[i]), &name, &err), LC_E_UNSUPPORTED);
+        cr_assert_eq(lc_hf_tokenizer_pre(bad[i], strlen(bad[i]), &name, &err), LC_E_UNSUPPORTED);
         cr_assert_not_null(strstr(err.msg, "--pre"));
     }
 }

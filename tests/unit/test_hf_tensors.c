@@ -7,7 +7,7 @@
 
 static lc_code map(const char *hf, uint32_t n, char *out, lc_hf_role *role, lc_error *err) {
     memset(err, 0, sizeof *err);
-    return lc_hf_tensor_name(hf, n, out, 64, role, err);
+    return lc_hf_tensors_name(hf, n, out, 64, role, err);
 }
 
 Test(hf_tensors, maps_every_llama_name) {
@@ -71,8 +71,8 @@ Test(hf_tensors, layer_past_block_count_and_small_buffer) {
     cr_assert_eq(map("model.layers.4.mlp.up_proj.weight", 4, out, &role, &err), LC_E_MALFORMED);
     cr_assert_eq(map("model.layers.3.mlp.up_proj.weight", 4, out, &role, &err), LC_OK);
     memset(&err, 0, sizeof err);
-    cr_assert_eq(lc_hf_tensor_name("lm_head.weight", 0, out, 13, &role, &err), LC_E_ARG);
-    cr_assert_eq(lc_hf_tensor_name("lm_head.weight", 0, out, 14, &role, &err), LC_OK);
+    cr_assert_eq(lc_hf_tensors_name("lm_head.weight", 0, out, 13, &role, &err), LC_E_ARG);
+    cr_assert_eq(lc_hf_tensors_name("lm_head.weight", 0, out, 14, &role, &err), LC_OK);
 }
 
 /* 8 rows, 2 heads: per head 4 rows [a0 a1 b0 b1] (rotate-half halves a, b) become
@@ -80,14 +80,14 @@ Test(hf_tensors, layer_past_block_count_and_small_buffer) {
 Test(hf_tensors, permute_row_hand_case) {
     static const uint64_t fwd[8] = { 0, 2, 1, 3, 4, 6, 5, 7 };
     for (uint64_t r = 0; r < 8; r++) {
-        cr_assert_eq(lc_hf_permute_row(r, 8, 2, false), fwd[r], "row %llu",
+        cr_assert_eq(lc_hf_tensors_permute_row(r, 8, 2, false), fwd[r], "row %llu",
                      (unsigned long long)r);
-        cr_assert_eq(lc_hf_permute_row(fwd[r], 8, 2, true), r);
+        cr_assert_eq(lc_hf_tensors_permute_row(fwd[r], 8, 2, true), r);
     }
     /* 12 rows, 1 head: [a0..a5 b0..b5] -> [a0 b0 a1 b1 ...] */
     static const uint64_t one[12] = { 0, 6, 1, 7, 2, 8, 3, 9, 4, 10, 5, 11 };
     for (uint64_t r = 0; r < 12; r++)
-        cr_assert_eq(lc_hf_permute_row(r, 12, 1, false), one[r]);
+        cr_assert_eq(lc_hf_tensors_permute_row(r, 12, 1, false), one[r]);
 }
 
 Test(hf_tensors, permuted_view_reads_any_range) {
@@ -104,8 +104,8 @@ Test(hf_tensors, permuted_view_reads_any_range) {
     cr_assert_eq(lc_model_add_tensor(m, "dst", LC_DT_F32, 2, shape, &dst, &err), LC_OK);
     cr_assert_eq(lc_model_add_tensor(m, "back", LC_DT_F32, 2, shape, &back, &err), LC_OK);
     src->data = (const uint8_t *)src_data;
-    cr_assert_eq(lc_hf_permute_attach(dst, src, 2, false, &err), LC_OK);
-    cr_assert_eq(lc_hf_permute_attach(back, dst, 2, true, &err), LC_OK);
+    cr_assert_eq(lc_hf_tensors_permute(dst, src, 2, false, &err), LC_OK);
+    cr_assert_eq(lc_hf_tensors_permute(back, dst, 2, true, &err), LC_OK);
     float all[8][3];
     cr_assert_eq(lc_tensor_read(dst, 0, all, sizeof all, &err), LC_OK);
     static const int want_row[8] = { 0, 2, 1, 3, 4, 6, 5, 7 };
@@ -131,10 +131,10 @@ Test(hf_tensors, permute_refuses_bad_shapes) {
     cr_assert_eq(lc_model_add_tensor(m, "a", LC_DT_F16, 1, s6, &a, &err), LC_OK);
     cr_assert_eq(lc_model_add_tensor(m, "b", LC_DT_F16, 1, s6, &b, &err), LC_OK);
     cr_assert_eq(lc_model_add_tensor(m, "c", LC_DT_F16, 1, s4, &c, &err), LC_OK);
-    cr_assert_eq(lc_hf_permute_attach(b, a, 2, false, &err), LC_E_MALFORMED); /* 6 % 4 */
+    cr_assert_eq(lc_hf_tensors_permute(b, a, 2, false, &err), LC_E_MALFORMED); /* 6 % 4 */
     memset(&err, 0, sizeof err);
-    cr_assert_eq(lc_hf_permute_attach(b, a, 3, false, &err), LC_OK);          /* 6 % 6 */
+    cr_assert_eq(lc_hf_tensors_permute(b, a, 3, false, &err), LC_OK);          /* 6 % 6 */
     memset(&err, 0, sizeof err);
-    cr_assert_eq(lc_hf_forward_attach(c, a, &err), LC_E_ARG);                /* shapes */
+    cr_assert_eq(lc_hf_tensors_forward(c, a, &err), LC_E_ARG);                /* shapes */
     lc_model_free(m);
 }
