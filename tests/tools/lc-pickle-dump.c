@@ -6,7 +6,8 @@
  *   None True False 12 bigint(<two's complement bytes, LE hex>) float(%.17g | nan)
  *   "json-escaped str" b'hex' bytearray(hex) (a, b) [a, b] {k: v} OrderedDict{k: v}
  *   set{a} frozenset{a} global(mod.name) reduce(f, args) newobj/OP(cls, args[, kw])
- *   persid(pid), then ".state(s)" after a BUILD. A non-empty container reached twice
+ *   persid(pid), then ".state(s)" after a BUILD. --scan prints one line per global:
+ *   offset, opcode (hex), module, name, allowed|forbidden, tab-separated. A non-empty container reached twice
  *   is printed "#N=..." the first time and "@N" after, so shared and cyclic values
  *   print once. */
 #include <getopt.h>
@@ -128,7 +129,7 @@ static void dump(pv *v) {
 }
 static void on_ref(void *ctx, const lc_pickle_ref *r) {
     (void)ctx;
-    printf("0x%" PRIx64 " %02x %s.%s %s\n", r->offset, r->opcode, r->module, r->name,
+    printf("0x%" PRIx64 "\t%02x\t%s\t%s\t%s\n", r->offset, r->opcode, r->module, r->name,
            r->allowed ? "allowed" : "forbidden");
 }
 static void usage(FILE *f) { fprintf(f, "usage: lc-pickle-dump [--scan] FILE\n"); }
