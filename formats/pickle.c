@@ -422,7 +422,8 @@ static lc_code build_from_mark(vm *m, uint8_t kind) {
     uint64_t start = 0;
     lc_pickle_val *c;
     LC_TRY(pop_mark(m, &start));
-    LC_TRY(build(m, kind, m->stack + start, m->sn - start, &c));
+    /* The stack array may not exist yet when the frame is empty. */
+    LC_TRY(build(m, kind, m->sn > start ? m->stack + start : NULL, m->sn - start, &c));
     m->sn = start;
     return push(m, c);
 }
@@ -726,7 +727,7 @@ static lc_code step(vm *m, const lc_pickle_op *op, bool *stop) {
         if (v->kind != want)
             return FAIL(m, LC_E_MALFORMED, "opcode 0x%02x targets a %s, not a %s", op->code,
                         lc_pickle_kind_name(v->kind), lc_pickle_kind_name(want));
-        lc_pickle_val **items = m->stack + start; /* still intact above sn */
+        lc_pickle_val **items = cnt ? m->stack + start : NULL; /* still intact above sn */
         if (want == LC_PICKLE_DICT && cnt % 2)
             return FAIL(m, LC_E_MALFORMED, "SETITEMS has an odd number (%" PRIu64 ") of items",
                         cnt);
