@@ -76,6 +76,7 @@ typedef struct vm {
     uint64_t        mcap, mcount;
     uint64_t        max_values, nvalues;
     uint64_t        eq_budget;
+    uint32_t        seed;   /* per load, so crafted keys cannot all collide */
 } vm;
 
 #define FAIL(m, code, ...) lc_fail((m)->err, (code), (m)->at, __VA_ARGS__)
@@ -88,7 +89,7 @@ static bool is_scalar(const lc_pickle_val *v) {
 
 static lc_code oom(vm *m, uint64_t n) {
     lc_pickle_op_arena *a = &m->p->a;
-    if (a->total + n > a->limit || n > a->limit)
+    if (n > a->limit || a->total > a->limit - n)
         return FAIL(m, LC_E_OVERFLOW, "values would take more than %" PRIu64 " bytes", a->limit);
     return FAIL(m, LC_E_NOMEM, "out of memory for pickle values");
 }
@@ -221,7 +222,7 @@ static lc_code hash_of(vm *m, lc_pickle_val *v, uint32_t *h) {
                     lc_pickle_kind_name(v->kind));
     switch (v->kind) {
     case LC_PICKLE_STR: case LC_PICKLE_BYTES: case LC_PICKLE_BIGINT:
-        v->hash = fnv(v->u.s.p, v->u.s.n, v->kind);
+        v->hash = fnv(v->u.s.p, v->u.s.n, m->seed ^ v->kind);
         break;
     case LC_PICKLE_TUPLE: {
         /* Tuples are built bottom-up from finished values, so this recursion is as deep
@@ -369,9 +370,12 @@ static lc_code map_put(vm *m, lc_pickle_val *c, lc_pickle_val *key, lc_pickle_va
         LC_TRY(rehash(m, c, icap));
     }
     uint64_t step = c->kind == LC_PICKLE_DICT ? 2 : 1, mask = c->u.c.icap - 1;
-    uint64_t j = h & mask;
+    uint64_t j = h & mask, probes = 0;
     m->eq_budget = 1u << 16;
     while (c->u.c.idx[j]) {
+        /* Load stays under 1/2, so long runs mean keys crafted to collide. */
+        if (++probes > 4096)
+            return FAIL(m, LC_E_OVERFLOW, "more than 4096 colliding dict keys or set items");
         uint64_t e = c->u.c.idx[j] - 1;
         int eq = key_eq(m, c->u.c.v[e * step], key);
         if (eq < 0)
@@ -884,6 +888,8 @@ lc_code lc_pickle_load(const uint8_t *buf, uint64_t len, const lc_pickle_opts *o
     m->err = err;
     m->r = lc_rd_init(buf, len, o->base_offset, err);
     m->max_values = o->max_values ? o->max_values : LC_PICKLE_MAX_VALUES;
+    /* The heap address varies per run (ASLR); only speed under attack depends on it. */
+    m->seed = mix64((uint64_t)(uintptr_t)m);
     if (m->max_values > UINT32_MAX - 1)
         m->max_values = UINT32_MAX - 1;
     bool stop = false;

@@ -79,7 +79,8 @@ typedef struct lc_pickle_opts {
  * checked at the GLOBAL/STACK_GLOBAL/INST/EXT opcode, before later bytes are read),
  * LC_E_TRUNCATED (an argument or the pickle runs past len), LC_E_MALFORMED (unknown
  * opcode, unbalanced MARK, stack underflow, memo index never set, wrong value kinds,
- * invalid UTF-8, no STOP, trailing bytes), LC_E_OVERFLOW (a limit above),
+ * invalid UTF-8, unhashable key, trailing bytes; a missing STOP is LC_E_TRUNCATED),
+ * LC_E_OVERFLOW (a limit above, or thousands of colliding dict keys),
  * LC_E_UNSUPPORTED (protocol > 5, out-of-band buffers), LC_E_NOMEM. Offsets are the
  * opcode's (or the field's, for truncation) plus o->base_offset. o may be NULL. */
 lc_code lc_pickle_load(const uint8_t *buf, uint64_t len, const lc_pickle_opts *o,
@@ -142,7 +143,8 @@ const lc_pickle_val *const *lc_pickle_items(const lc_pickle_val *v, lc_pickle_ki
 size_t               lc_pickle_dict_len(const lc_pickle_val *v);
 const lc_pickle_val *lc_pickle_dict_key(const lc_pickle_val *v, size_t i);
 const lc_pickle_val *lc_pickle_dict_value(const lc_pickle_val *v, size_t i);
-/* The value under the str key `key`, or NULL. */
+/* The value under the str key `key`, or NULL. A linear search: to visit every entry
+ * of a big dict, walk it with lc_pickle_dict_key/value instead. */
 const lc_pickle_val *lc_pickle_dict_get(const lc_pickle_val *v, const char *key);
 /* True for a dict made by collections.OrderedDict. */
 bool lc_pickle_dict_ordered(const lc_pickle_val *v);

@@ -41,6 +41,8 @@ struct arena_block {
 #define ARENA_BLOCK ((uint64_t)64 << 10)
 
 void *lc_pickle_op_alloc(lc_pickle_op_arena *a, uint64_t n) {
+    if (n > a->limit) /* also keeps the rounding below from wrapping */
+        return NULL;
     n = (n + 15) & ~(uint64_t)15;
     if (n == 0)
         n = 16;
@@ -509,7 +511,11 @@ lc_code lc_pickle_op_name(lc_pickle_op_arena *a, const lc_pickle_op *op, const u
  * called, but keeping the list to data-shaped names keeps the tree we hand to walkers
  * to shapes they know. numpy: training checkpoints hold numpy scalars (scalar + dtype)
  * and arrays (_reconstruct + ndarray + dtype), under numpy.core (numpy 1) or
- * numpy._core (numpy 2). */
+ * numpy._core (numpy 2). Left out on purpose, so refused by name: quantized tensors
+ * (_rebuild_qtensor, the Q*Storage classes, torch.per_tensor_affine...), sparse and
+ * nested tensors, builtins.slice/complex/getattr, copyreg._reconstructor (it
+ * instantiates arbitrary classes), and every torch function that is not a rebuild
+ * helper (torch.load, torch.hub.load). */
 static const char *const k_allowed[][2] = {
     {"collections", "OrderedDict"},
     {"builtins", "set"}, {"builtins", "frozenset"}, {"builtins", "bytearray"},

@@ -171,6 +171,16 @@ def test_torch_shaped_tree(tmp_path):
     assert dump_of(data, tmp_path) == want
 
 
+@pytest.mark.parametrize("proto", range(6))
+def test_state_dict_metadata_is_build_state(proto, tmp_path):
+    # torch's state_dict() is an OrderedDict carrying a _metadata attribute: pickle
+    # writes it as BUILD state after the items, and we keep it on the dict.
+    sd = collections.OrderedDict(w=1)
+    sd._metadata = collections.OrderedDict([("", {"version": 1})])
+    want = 'OrderedDict{"w": 1}.state({"_metadata": OrderedDict{"": {"version": 1}}})\n'
+    assert dump_of(pickle.dumps(sd, protocol=proto), tmp_path) == want
+
+
 # ---- hostile corpus: refused, named, nothing run ----
 
 @pytest.mark.parametrize("row", HOSTILE, ids=lambda r: r["file"])

@@ -132,7 +132,7 @@ static void on_ref(void *ctx, const lc_pickle_ref *r) {
     printf("0x%" PRIx64 "\t%02x\t%s\t%s\t%s\n", r->offset, r->opcode, r->module, r->name,
            r->allowed ? "allowed" : "forbidden");
 }
-static void usage(FILE *f) { fprintf(f, "usage: lc-pickle-dump [--scan] FILE\n"); }
+static void usage(FILE *f) { fprintf(f, "usage: lc-pickle-dump [-q] [--scan] FILE\n"); }
 
 int main(int argc, char **argv) {
     static const struct option longopts[] = { LC_CLI_LONGOPTS, {"scan", no_argument, NULL, 's'},
@@ -156,8 +156,10 @@ int main(int argc, char **argv) {
             g_label = lc_calloc(lc_pickle_count(p), sizeof *g_label);
             g_in[0] = 0; /* singletons share id 0 and are never labelled */
             count(lc_pickle_root(p));
-            dump(lc_pickle_root(p));
-            putchar('\n');
+            if (!cli.quiet) { /* -q: load only, for timing */
+                dump(lc_pickle_root(p));
+                putchar('\n');
+            }
             lc_free(g_in);
             lc_free(g_label);
         }
