@@ -501,7 +501,8 @@ static lc_code reduce(vm *m, lc_pickle_val *fn, lc_pickle_val *args, lc_pickle_v
     if ((set || fset) && (n == 0 || (n == 1 && iterable(a0))))
         return build(m, set ? LC_PICKLE_SET : LC_PICKLE_FROZENSET, n ? a0->u.c.v : NULL,
                      n ? a0->u.c.n : 0, out);
-    if (global_is(fn, "builtins", "bytearray") && (n == 0 || (n == 1 && a0->kind == LC_PICKLE_BYTES)))
+    if (global_is(fn, "builtins", "bytearray") &&
+        (n == 0 || (n == 1 && a0->kind == LC_PICKLE_BYTES)))
         return new_blob(m, LC_PICKLE_BYTEARRAY, n ? a0->u.s.p : "", n ? a0->u.s.n : 0, out);
     if (global_is(fn, "builtins", "bytes") && n == 0)
         return new_blob(m, LC_PICKLE_BYTES, "", 0, out);

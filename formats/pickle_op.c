@@ -235,7 +235,8 @@ lc_code lc_pickle_op_read(lc_rd *r, lc_pickle_op *op, lc_error *err) {
     case OP_INT:
     case OP_LONG:
         LC_TRY(read_line(r, &op->p, &op->n, op->code == OP_INT ? "INT" : "LONG"));
-        if (op->code == OP_INT && op->n == 2 && op->p[0] == '0' && (op->p[1] == '0' || op->p[1] == '1'))
+        if (op->code == OP_INT && op->n == 2 && op->p[0] == '0' &&
+            (op->p[1] == '0' || op->p[1] == '1'))
             return LC_OK; /* "00" False, "01" True: the VM reads the text */
         if (op->code == OP_LONG && op->n && op->p[op->n - 1] == 'L')
             op->n--;

@@ -5,14 +5,19 @@
 Every file is named <code>-<what>.bin, <code> being the lc_code name our loader must
 return. Hostile payloads ("forbidden-*") are real pickle.dumps() of objects whose
 __reduce__ runs something, or hand-assembled opcodes where pickle.dumps cannot make
-the shape (INST/OBJ/NEWOBJ/BUILD tricks, names from the memo, a broken pickle). Each,
-if a real unpickler ran it in the current directory, would create the marker file
-lc-marker-<what> there (or remove the folder lc-victim); tests/integration/test_pickle.py
-checks that our tools never do, and proves with CPython that the safe ones really do.
+the shape (INST/OBJ/NEWOBJ/BUILD tricks, names from the memo, a broken pickle). Most,
+if a real unpickler ran them in the current directory, would create the marker file
+lc-marker-<what> there (or remove the folder lc-victim); a few need a module that is
+absent here (nt, pip, torch) or stop short of running anything (NEWOBJ alone, EXT,
+a dotted name) and are kept to check that the name itself is refused.
+tests/integration/test_pickle.py checks that our tools never create a marker, and
+proves with CPython that the payloads marked provable really do.
 
-Also appends its rows to fixtures/MANIFEST.tsv, and writes fixtures/bad/pickle/EXPECT.tsv: file, code, the offset our loader must
-report, and the global the message must name (or "-"). Run from the repo root with the
-project venv: build/venv/bin/python scripts/make_hostile_pickles.py
+Also replaces its rows in fixtures/MANIFEST.tsv, and writes fixtures/bad/pickle/EXPECT.tsv:
+file, code, the offset our loader must report, the global the message must name (or
+"-"), and whether the payload is safe to run in CPython to prove it live (1/0).
+Run from the repo root with the project venv:
+    build/venv/bin/python scripts/make_hostile_pickles.py
 """
 import collections
 import hashlib

@@ -15,7 +15,8 @@ static size_t walk(const lc_pickle_val *v, int depth) {
     for (size_t i = 0; it && i < n && i < 16; i++)
         sum += walk(it[i], depth + 1);
     for (size_t i = 0; i < lc_pickle_dict_len(v) && i < 16; i++)
-        sum += walk(lc_pickle_dict_key(v, i), depth + 1) + walk(lc_pickle_dict_value(v, i), depth + 1);
+        sum += walk(lc_pickle_dict_key(v, i), depth + 1) +
+               walk(lc_pickle_dict_value(v, i), depth + 1);
     sum += walk(lc_pickle_callable(v), depth + 1) + walk(lc_pickle_args(v), depth + 1);
     sum += walk(lc_pickle_kwargs(v), depth + 1) + walk(lc_pickle_state(v), depth + 1);
     sum += walk(lc_pickle_persid(v), depth + 1);

@@ -6,10 +6,10 @@
  *   None True False 12 bigint(<two's complement bytes, LE hex>) float(%.17g | nan)
  *   "json-escaped str" b'hex' bytearray(hex) (a, b) [a, b] {k: v} OrderedDict{k: v}
  *   set{a} frozenset{a} global(mod.name) reduce(f, args) newobj/OP(cls, args[, kw])
- *   persid(pid), then ".state(s)" after a BUILD. --scan prints one line per global:
- *   offset, opcode (hex), module, name, allowed|forbidden, tab-separated. A non-empty container reached twice
+ *   persid(pid), then ".state(s)" after a BUILD. A non-empty container reached twice
  *   is printed "#N=..." the first time and "@N" after, so shared and cyclic values
- *   print once. */
+ *   print once. --scan prints one line per global: offset, opcode (hex), module, name,
+ *   allowed|forbidden, tab-separated. -q loads without printing (for timing). */
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>

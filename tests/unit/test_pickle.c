@@ -45,7 +45,9 @@ Test(pickle, malformed_negative_length) {
 Test(pickle, malformed_int_text) { expect_fail(B("I0x10\n."), LC_E_MALFORMED, 0); }
 Test(pickle, malformed_leading_zero) { expect_fail(B("I017\n."), LC_E_MALFORMED, 0); }
 Test(pickle, malformed_string_unquoted) { expect_fail(B("Sabc\n."), LC_E_MALFORMED, 0); }
-Test(pickle, malformed_reduce_args) { expect_fail(B("ccollections\nOrderedDict\nK\x01R."), LC_E_MALFORMED, 27); }
+Test(pickle, malformed_reduce_args) {
+    expect_fail(B("ccollections\nOrderedDict\nK\x01R."), LC_E_MALFORMED, 27);
+}
 Test(pickle, malformed_stack_global_kinds) { expect_fail(B("K\x01K\x02\x93."), LC_E_MALFORMED, 4); }
 Test(pickle, malformed_build_on_list) { expect_fail(B("]}b."), LC_E_MALFORMED, 2); }
 Test(pickle, malformed_unhashable) { expect_fail(B("\x8f(]\x85\x90."), LC_E_MALFORMED, 4); }
@@ -67,7 +69,9 @@ Test(pickle, unsupported_protocol) { expect_fail(B("\x80\x06N."), LC_E_UNSUPPORT
 Test(pickle, unsupported_buffer) { expect_fail(B("\x80\x05N\x98."), LC_E_UNSUPPORTED, 3); }
 Test(pickle, unsupported_lone_surrogate) { expect_fail(B("Va\\ud800\n."), LC_E_UNSUPPORTED, 0); }
 Test(pickle, forbidden_global) { expect_fail(B("N0cos\nsystem\n."), LC_E_FORBIDDEN, 2); }
-Test(pickle, forbidden_before_later_error) { expect_fail(B("cos\nsystem\n\xff"), LC_E_FORBIDDEN, 0); }
+Test(pickle, forbidden_before_later_error) {
+    expect_fail(B("cos\nsystem\n\xff"), LC_E_FORBIDDEN, 0);
+}
 Test(pickle, forbidden_ext) { expect_fail(B("\x82\x01."), LC_E_FORBIDDEN, 0); }
 Test(pickle, forbidden_stack_global) {
     expect_fail(B("\x8c\x02os\x8c\x06system\x93."), LC_E_FORBIDDEN, 12);
@@ -88,7 +92,8 @@ Test(pickle, base_offset_is_added) {
 }
 
 Test(pickle, nomem_at_every_allocation) {
-    static const uint8_t b[] = "\x80\x02" "ccollections\nOrderedDict\n)R(X\x01\0\0\0a]K\x01" "aK\x02\x8aG"
+    static const uint8_t b[] = "\x80\x02" "ccollections\nOrderedDict\n)R(X\x01\0\0\0a]"
+                               "K\x01" "aK\x02\x8aG"
                                "\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c\x0d\x0e\x0f\x10"
                                "\x11\x12\x13\x14\x15\x16\x17\x18\x19\x1a\x1b\x1c\x1d\x1e\x1f\x20"
                                "\x21\x22\x23\x24\x25\x26\x27\x28\x29\x2a\x2b\x2c\x2d\x2e\x2f\x30"
@@ -204,8 +209,8 @@ Test(pickle, ints_every_form) {
 Test(pickle, protocol0_text) {
     lc_pickle *p;
     lc_error err;
-    cr_assert_eq(load(B("(S'a\\'b\\x41\\101\\n'\nVx\\u20ac\\\\u0041\\U0001F600\nF-1.5\nl."), &p, &err),
-                 LC_OK, "%s", err.msg);
+    cr_assert_eq(load(B("(S'a\\'b\\x41\\101\\n'\n" "Vx\\u20ac\\\\u0041\\U0001F600\n"
+                        "F-1.5\nl."), &p, &err), LC_OK, "%s", err.msg);
     size_t n;
     const lc_pickle_val *const *it = lc_pickle_items(lc_pickle_root(p), LC_PICKLE_LIST, &n);
     cr_assert_eq(n, 3);
