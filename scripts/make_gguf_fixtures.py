@@ -19,6 +19,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GOOD = os.path.join(ROOT, "fixtures", "gguf")
 BAD = os.path.join(ROOT, "fixtures", "bad", "gguf")
 MANIFEST = os.path.join(ROOT, "fixtures", "MANIFEST.tsv")
+PYV = "python=" + sys.version.split()[0]
 
 
 # ---- good files, by gguf-py ----
@@ -360,10 +361,10 @@ def main():
         files[os.path.join("fixtures", "gguf", name)] = (
             data, "safetensors serialize_file", _v("safetensors"))
     files[os.path.join("fixtures", "gguf", "empty_values.gguf")] = (
-        _empty_values_file(), "scripts/make_gguf_fixtures.py (by hand)", "-")
+        _empty_values_file(), "scripts/make_gguf_fixtures.py (by hand)", PYV)
     for name, data, _, _ in bad_cases():
         files[os.path.join("fixtures", "bad", "gguf", name)] = (
-            data, "scripts/make_gguf_fixtures.py (by hand)", "-")
+            data, "scripts/make_gguf_fixtures.py (by hand)", PYV)
     bad = 0
     for rel, (data, _, _) in files.items():
         p = os.path.join(ROOT, rel)
@@ -374,17 +375,19 @@ def main():
             _write(p, data)
     if check:
         sys.exit(1 if bad else 0)
-    # Replace this script's rows in the manifest, keep everyone else's.
+    # Replace this script's rows in the manifest (paths relative to fixtures/), keep
+    # everyone else's.
+    mine = ("gguf/", "bad/gguf/")
     rows = []
     if os.path.exists(MANIFEST):
         with open(MANIFEST) as f:
-            rows = [l for l in f.read().splitlines()
-                    if l and not l.startswith(("fixtures/gguf/", "fixtures/bad/gguf/"))]
+            rows = [l for l in f.read().splitlines() if l and not l.startswith(mine)]
     if not rows or not rows[0].startswith("file\t"):
         rows.insert(0, "file\tproducer\tproducer_version\tsha256")
     for rel in sorted(files):
         data, producer, version = files[rel]
-        rows.append("\t".join([rel, producer, version, hashlib.sha256(data).hexdigest()]))
+        rows.append("\t".join([os.path.relpath(rel, "fixtures"), producer, version,
+                                hashlib.sha256(data).hexdigest()]))
     with open(MANIFEST, "w") as f:
         f.write("\n".join(rows) + "\n")
     print("wrote %d files" % len(files))
