@@ -169,10 +169,20 @@ typedef struct entry {
     uint64_t    key_at, shape_at, offs_at; /* file offsets for messages */
 } entry;
 
+/* Names come from the file: control bytes become '?' so the error stays one line. */
+static void ctx_name(lc_error *err, const char *name) {
+    char safe[128];
+    size_t i = 0;
+    for (; name && name[i] && i < sizeof safe - 1; i++)
+        safe[i] = (unsigned char)name[i] < 0x20 || name[i] == 0x7f ? '?' : name[i];
+    safe[i] = '\0';
+    lc_err_context(err, NULL, safe);
+}
+
 static lc_code fail_at(lc_error *err, lc_code code, uint64_t at, const char *where,
                        const char *msg) {
     lc_fail(err, code, at, "%s", msg);
-    lc_err_context(err, NULL, where);
+    ctx_name(err, where);
     return code;
 }
 
@@ -191,7 +201,7 @@ static lc_code parse_entry(hdr *h, const cJSON *item, entry *e, lc_error *err) {
             e->dtype = lc_dtype_from_st_name(f->valuestring, strlen(f->valuestring));
             if (e->dtype == LC_DT_INVALID) {
                 lc_fail(err, LC_E_UNSUPPORTED, val_at, "unknown dtype '%.32s'", f->valuestring);
-                lc_err_context(err, NULL, nm);
+                ctx_name(err, nm);
                 return LC_E_UNSUPPORTED;
             }
         } else if (strcmp(f->string, "shape") == 0 && !have_shape) {
@@ -204,7 +214,7 @@ static lc_code parse_entry(hdr *h, const cJSON *item, entry *e, lc_error *err) {
                 if (e->ndim == LC_MAX_DIMS) {
                     lc_fail(err, LC_E_UNSUPPORTED, val_at, "shape has more than %d dimensions",
                             LC_MAX_DIMS);
-                    lc_err_context(err, NULL, nm);
+                    ctx_name(err, nm);
                     return LC_E_UNSUPPORTED;
                 }
                 lc_code rc = read_uint(h, d, d_at, "a dimension", &e->shape[e->ndim++], err);
@@ -224,14 +234,14 @@ static lc_code parse_entry(hdr *h, const cJSON *item, entry *e, lc_error *err) {
                 return fail_at(err, rc, 0, nm, "");
         } else {
             lc_fail(err, LC_E_MALFORMED, key_at, "duplicate or unknown field '%.40s'", f->string);
-            lc_err_context(err, NULL, nm);
+            ctx_name(err, nm);
             return LC_E_MALFORMED;
         }
     }
     if (!have_dtype || !have_shape || !have_offs) {
         lc_fail(err, LC_E_MALFORMED, at, "tensor entry lacks %s",
                 !have_dtype ? "dtype" : !have_shape ? "shape" : "data_offsets");
-        lc_err_context(err, NULL, nm);
+        ctx_name(err, nm);
         return LC_E_MALFORMED;
     }
     return LC_OK;
@@ -283,7 +293,7 @@ static lc_code check_layout(const entry *const *order, size_t count, uint64_t n,
                     "ends (%" PRIu64 "): %s", e->begin, e->end, start,
                     e->end < e->begin ? "end before begin" : e->begin > start ? "a hole" :
                     "an overlap");
-            lc_err_context(err, NULL, e->name);
+            ctx_name(err, e->name);
             return LC_E_MALFORMED;
         }
         start = e->end;
@@ -304,7 +314,7 @@ static lc_code check_layout(const entry *const *order, size_t count, uint64_t n,
             lc_fail(err, LC_E_MALFORMED, e->offs_at,
                     "data holds %" PRIu64 " bytes but %s %s needs %" PRIu64,
                     e->end - e->begin, info->name, e->ndim ? "of this shape" : "scalar", nbytes);
-            lc_err_context(err, NULL, e->name);
+            ctx_name(err, e->name);
             return LC_E_MALFORMED;
         }
     }
@@ -316,7 +326,7 @@ static lc_code check_layout(const entry *const *order, size_t count, uint64_t n,
                 lc_fail(err, LC_E_TRUNCATED, data_at + e->begin,
                         "data [%" PRIu64 ", %" PRIu64 ") runs past the end of the %" PRIu64
                         "-byte file", e->begin, e->end, size);
-                lc_err_context(err, NULL, e->name);
+                ctx_name(err, e->name);
                 return LC_E_TRUNCATED;
             }
         }
@@ -515,7 +525,8 @@ static lc_code merge_shard(lc_model *all, lc_model *shard, const char *shard_pat
         if (!w || w->shard_no != shard_no) {
             lc_fail(err, LC_E_MISMATCH, t->file_offset, "tensor is in this shard but the index "
                     "%s", w ? "places it in another shard" : "does not list it");
-            lc_err_context(err, shard_path, t->name);
+            lc_err_context(err, shard_path, NULL);
+            ctx_name(err, t->name);
             return LC_E_MISMATCH;
         }
         w->found = true;
@@ -639,7 +650,8 @@ lc_code lc_safetensors_load_index(const char *index_json_path_or_dir, lc_model *
         if (!wm[k].found) {
             lc_fail(err, LC_E_MISMATCH, LC_NO_OFFSET, "the index places the tensor in %s, which "
                     "does not hold it", wm[k].shard);
-            lc_err_context(err, index, wm[k].name);
+            lc_err_context(err, index, NULL);
+            ctx_name(err, wm[k].name);
             rc = LC_E_MISMATCH;
             goto done;
         }
@@ -817,7 +829,7 @@ lc_code lc_safetensors_write(const lc_model *m, const char *path, const lc_st_wr
     lc_progress_begin(progress, path, total);
     for (size_t i = 0; i < n; i++)
         if ((rc = write_tensor(f, order[i], &chunk, progress, err)) != LC_OK) {
-            lc_err_context(err, NULL, order[i]->name);
+            ctx_name(err, order[i]->name);
             goto done;
         }
     lc_progress_end(progress);

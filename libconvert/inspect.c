@@ -102,9 +102,18 @@ static lc_code text_report(FILE *f, const lc_model *m, const lc_inspect_info *in
     }
     LC_TRY(lc_json_printf(b, err, "tensors:  %zu (%" PRIu64 " bytes of data)\n", n,
                           total_bytes(m)));
+    /* Columns as wide as the longest quoted name, within reason. */
+    int w = 4;
+    for (size_t i = 0; i < n && w < 64; i++) {
+        lc_json_buf nm = {0};
+        const lc_tensor *t = lc_model_tensor(m, i);
+        LC_TRY(lc_json_put_string(&nm, t->name, strlen(t->name), err));
+        w = (int)nm.len > w ? ((int)nm.len < 64 ? (int)nm.len : 64) : w;
+        lc_json_buf_free(&nm);
+    }
     if (n)
-        LC_TRY(lc_json_printf(b, err, "  %-40s %-8s %-20s %12s %12s\n", "name", "dtype", "shape",
-                              "bytes", "offset"));
+        LC_TRY(lc_json_printf(b, err, "  %-*s %-8s %-20s %12s %12s\n", w, "name", "dtype",
+                              "shape", "bytes", "offset"));
     for (size_t i = 0; i < n; i++) {
         const lc_tensor *t = lc_model_tensor(m, i);
         lc_json_buf nm = {0}, sh = {0};
@@ -113,7 +122,7 @@ static lc_code text_report(FILE *f, const lc_model *m, const lc_inspect_info *in
             rc = put_shape(&sh, t, err);
         if (rc == LC_OK) {
             /* The quoted, escaped name: safe on a terminal whatever the file says. */
-            rc = lc_json_printf(b, err, "  %-40s %-8s %-20s %12" PRIu64 " ", nm.data,
+            rc = lc_json_printf(b, err, "  %-*s %-8s %-20s %12" PRIu64 " ", w, nm.data,
                                 lc_dtype_name(t->dtype), sh.data, t->nbytes);
         }
         lc_json_buf_free(&nm);
