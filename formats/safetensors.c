@@ -28,7 +28,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "libconvert/alloc.h"
 #include "libconvert/inspect.h"
@@ -773,20 +775,58 @@ static lc_code build_header(const lc_model *m, const lc_tensor *const *order, si
     return LC_OK;
 }
 
-/* Streams one tensor's bytes: in the kernel when they are unchanged bytes of a
- * mapped file, else straight from a zero-copy view, else through a bounded buffer. */
+/* The mapped file a tensor is an unchanged view of, or NULL. */
+static const lc_map *view_map(const lc_tensor *t) {
+    const lc_map *m = t->ops == &g_view_ops ? t->ctx : NULL;
+    return m && m->fd >= 0 ? m : NULL;
+}
+
+/* Below this many bytes a run is cheaper to copy from the map through the output
+ * buffer than with a copy_file_range call of its own. */
+#define KERNEL_COPY_MIN (256u << 10)
+
+/* Copies [off, off + len) of a mapped file without touching the map: big runs in
+ * the kernel (copy_file_range), small ones with pread through a bounded buffer.
+ * Reading through the mapping instead would count every touched page in RSS, and
+ * with large folios a few scattered small tensors map most of the file. */
+static lc_code copy_run(lc_outfile *f, const lc_map *src, uint64_t off, uint64_t len,
+                        uint8_t **chunk, lc_progress *progress, lc_error *err) {
+    if (len >= KERNEL_COPY_MIN) {
+        for (uint64_t done = 0; done < len;) {
+            uint64_t k = len - done < 64u << 20 ? len - done : 64u << 20;
+            LC_TRY(lc_outfile_copy_from(f, src->fd, off + done, k, err));
+            done += k;
+            lc_progress_add(progress, k);
+        }
+        return LC_OK;
+    }
+    if (!*chunk && !(*chunk = lc_malloc(CHUNK)))
+        return lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory for a %u-byte buffer",
+                       CHUNK);
+    for (uint64_t done = 0; done < len;) {
+        ssize_t k = pread(src->fd, *chunk, (size_t)(len - done), (off_t)(off + done));
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            return lc_fail(err, k < 0 ? LC_E_IO : LC_E_TRUNCATED, off + done,
+                           "cannot read the input: %s", k < 0 ? strerror(errno) : "it shrank");
+        LC_TRY(lc_outfile_write(f, *chunk, (size_t)k, err));
+        done += (uint64_t)k;
+    }
+    lc_progress_add(progress, len);
+    return LC_OK;
+}
+
+/* Streams one tensor that is not a view of a mapped file: straight from a zero-copy
+ * view, else through a bounded buffer with lc_tensor_read. */
 static lc_code write_tensor(lc_outfile *f, const lc_tensor *t, uint8_t **chunk,
                             lc_progress *progress, lc_error *err) {
-    const lc_map *src = t->ops == &g_view_ops ? t->ctx : NULL;
     for (uint64_t done = 0; done < t->nbytes;) {
         uint64_t left = t->nbytes - done;
-        size_t len = left < (uint64_t)CHUNK * 16 ? (size_t)left : (size_t)CHUNK * 16;
-        if (src && src->fd >= 0) {
-            LC_TRY(lc_outfile_copy_from(f, src->fd, t->file_offset + done, len, err));
-        } else if (t->data) {
+        size_t len = left < CHUNK ? (size_t)left : CHUNK;
+        if (t->data) {
             LC_TRY(lc_outfile_write(f, t->data + done, len, err));
         } else {
-            len = len < CHUNK ? len : CHUNK;
             if (!*chunk && !(*chunk = lc_malloc(CHUNK)))
                 return lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory for a %u-byte "
                                "buffer", CHUNK);
@@ -827,11 +867,21 @@ lc_code lc_safetensors_write(const lc_model *m, const char *path, const lc_st_wr
         (rc = lc_outfile_write(f, h.data, h.len, err)) != LC_OK)
         goto done;
     lc_progress_begin(progress, path, total);
-    for (size_t i = 0; i < n; i++)
-        if ((rc = write_tensor(f, order[i], &chunk, progress, err)) != LC_OK) {
+    for (size_t i = 0, j; i < n; i = j) {
+        /* Tensors that sit back to back in the same mapped file, as they do when a
+         * reference-written file is rewritten, are copied as one run. */
+        const lc_map *src = view_map(order[i]);
+        uint64_t len = order[i]->nbytes;
+        for (j = i + 1; src && j < n && view_map(order[j]) == src &&
+                        order[j]->file_offset == order[i]->file_offset + len; j++)
+            len += order[j]->nbytes;
+        rc = src ? copy_run(f, src, order[i]->file_offset, len, &chunk, progress, err)
+                 : write_tensor(f, order[i], &chunk, progress, err);
+        if (rc != LC_OK) {
             ctx_name(err, order[i]->name);
             goto done;
         }
+    }
     lc_progress_end(progress);
     rc = lc_outfile_commit(f, err);
     f = NULL;

@@ -73,9 +73,12 @@ typedef struct lc_st_write_opts {
  * safetensors' serialize_file writes for the same tensors and metadata in the same
  * metadata order (the reference's own metadata order is a Rust HashMap's, so it is
  * not reproducible when there are two or more keys). Streams: the header is built
- * from the IR, then each tensor is copied with copy_file_range when it is an
- * unchanged view of a mapped safetensors file, or read with lc_tensor_read in 4 MiB
- * chunks. opts and progress may be NULL.
+ * from the IR first; tensors that are unchanged views of a loaded safetensors file
+ * are copied from its descriptor (back-to-back ones as one run: copy_file_range for
+ * runs of 256 KiB and more, pread through a 4 MiB buffer below that), so their
+ * bytes never enter the process; others are read with lc_tensor_read in 4 MiB
+ * chunks. Memory stays bounded by the header and one chunk. opts and progress may
+ * be NULL.
  * Codes: LC_E_UNSUPPORTED (a dtype safetensors lacks, non-string metadata without
  * stringify_meta, a name that is not UTF-8), LC_E_OVERFLOW (header above the limit),
  * LC_E_IO, and whatever a tensor's source reports (where = tensor). */
