@@ -77,5 +77,7 @@ m_cp, m_cps, m_ours = (statistics.median(x) for x in (cp, cps, ours))
 size_mib = os.path.getsize(src) / (1 << 20)
 print(f"safetensors rewrite of {size_mib:.0f} MiB (median of 3): cp {m_cp:.3f} s, "
       f"cp+sync {m_cps:.3f} s, safetensors-rewrite {m_ours:.3f} s")
+print("  samples: cp " + " ".join(f"{x:.3f}" for x in cp) + "; cp+sync " +
+      " ".join(f"{x:.3f}" for x in cps) + "; ours " + " ".join(f"{x:.3f}" for x in ours))
 print(f"  ratio to cp {m_ours / m_cp:.2f}x, to cp+sync {m_ours / m_cps:.2f}x (target <= 1.3x); "
       f"peak RSS {max(rss) / 1024:.1f} MiB (target <= 64 MiB)")

@@ -227,3 +227,26 @@ def test_sharded_mismatch(case, tmp_path):
     p = run(os.path.join(BIN, "safetensors-rewrite"), "-q", str(d), out, check=False)
     assert p.returncode == 1 and culprit in p.stderr and len(p.stderr.splitlines()) == 1
     assert not os.path.exists(out) and not os.path.exists(out + ".tmp")
+
+
+def test_big_tensors_take_the_kernel_copy_path(tmp_path):
+    """Runs of 256 KiB and more go through copy_file_range; both paths must agree."""
+    rng = np.random.default_rng(5)
+    t = {"big.a": rng.standard_normal((300, 1024)).astype(np.float32),   # 1.2 MB
+         "big.b": rng.standard_normal((200, 1024)).astype(np.float16),
+         "small": rng.standard_normal((7,)).astype(np.float32)}
+    src = str(tmp_path / "src.safetensors")
+    save_file(t, src, metadata={"format": "pt"})
+    out = str(tmp_path / "out.safetensors")
+    run(os.path.join(BIN, "safetensors-rewrite"), "-q", src, out)
+    with open(src, "rb") as a, open(out, "rb") as b:
+        assert a.read() == b.read()
+    # the same tensors with the header and the data in another order
+    scr = str(tmp_path / "scr.safetensors")
+    spec = {k: ({"float32": "float32", "float16": "float16"}[v.dtype.name], list(v.shape),
+                v.tobytes()) for k, v in t.items()}
+    scrambled_file(scr, spec, {"format": "pt"}, random.Random(1))
+    out2 = str(tmp_path / "out2.safetensors")
+    run(os.path.join(BIN, "safetensors-rewrite"), "-q", scr, out2)
+    with open(src, "rb") as a, open(out2, "rb") as b:
+        assert a.read() == b.read()
