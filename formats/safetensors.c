@@ -793,7 +793,7 @@ static lc_code copy_run(lc_outfile *f, const lc_map *src, uint64_t off, uint64_t
                         uint8_t **chunk, lc_progress *progress, lc_error *err) {
     if (len >= KERNEL_COPY_MIN) {
         for (uint64_t done = 0; done < len;) {
-            uint64_t k = len - done < 64u << 20 ? len - done : 64u << 20;
+            uint64_t k = len - done < 16u << 20 ? len - done : 16u << 20;
             LC_TRY(lc_outfile_copy_from(f, src->fd, off + done, k, err));
             done += k;
             lc_progress_add(progress, k);
