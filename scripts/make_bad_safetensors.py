@@ -3,9 +3,12 @@
 must refuse. <code> is the lc_code name our reader answers with (tests/cli checks
 that each one fails cleanly; the fuzzer starts from them). Deterministic; no
 randomness. Run: python3 scripts/make_bad_safetensors.py
+Their rows in fixtures/MANIFEST.tsv (paths relative to fixtures/) are replaced.
 """
+import hashlib
 import os
 import struct
+import sys
 
 OUT = "fixtures/bad/safetensors"
 
@@ -111,6 +114,19 @@ def main():
     for name, data in CASES.items():
         with open(os.path.join(OUT, name + ".bin"), "wb") as f:
             f.write(data)
+    manifest = "fixtures/MANIFEST.tsv"
+    rows = []
+    if os.path.exists(manifest):
+        with open(manifest) as f:
+            rows = [r for r in f.read().splitlines() if r and not r.startswith("bad/safetensors/")]
+    if not rows or not rows[0].startswith("file\t"):
+        rows.insert(0, "file\tproducer\tproducer_version\tsha256")
+    version = "python=" + sys.version.split()[0]
+    for name in sorted(CASES):
+        digest = hashlib.sha256(CASES[name]).hexdigest()
+        rows.append(f"bad/safetensors/{name}.bin\tscripts/make_bad_safetensors.py\t{version}\t{digest}")
+    with open(manifest, "w") as f:
+        f.write("\n".join(rows) + "\n")
     print(f"wrote {len(CASES)} files to {OUT}")
 
 

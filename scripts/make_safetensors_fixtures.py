@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Writes fixtures/safetensors/ with the real producer (safetensors' serialize_file,
-the function behind safetensors.numpy.save_file), fixed seeds, and appends their
-rows to fixtures/MANIFEST.tsv (file, producer, producer_version, sha256).
+the function behind safetensors.numpy.save_file), fixed seeds, and replaces their
+rows in fixtures/MANIFEST.tsv (file relative to fixtures/, producer, producer_version,
+sha256).
 
 numpy has no bfloat16 or float8, so those tensors are handed to serialize_file as
 raw bytes through TensorSpec(dtype="bfloat16" / "float8_e4m3fn" / "float8_e5m2"),
@@ -138,7 +139,7 @@ def main():
     rows = []
     if os.path.exists(manifest):
         with open(manifest) as f:
-            rows = [r for r in f.read().splitlines() if r and not r.startswith(OUT + "/")]
+            rows = [r for r in f.read().splitlines() if r and not r.startswith("safetensors/")]
     if not rows or not rows[0].startswith("file\t"):
         rows.insert(0, "file\tproducer\tproducer_version\tsha256")
     for path, prod in made:
@@ -146,7 +147,7 @@ def main():
             digest = hashlib.sha256(f.read()).hexdigest()
         version = safetensors.__version__ if prod.startswith("safetensors") else \
             f"python {sys.version.split()[0]}"
-        rows.append(f"{path}\t{prod}\t{version}\t{digest}")
+        rows.append(f"{os.path.relpath(path, 'fixtures')}\t{prod}\t{version}\t{digest}")
     with open(manifest, "w") as f:
         f.write("\n".join(rows) + "\n")
 
