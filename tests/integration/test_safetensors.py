@@ -250,3 +250,27 @@ def test_big_tensors_take_the_kernel_copy_path(tmp_path):
     run(os.path.join(BIN, "safetensors-rewrite"), "-q", scr, out2)
     with open(src, "rb") as a, open(out2, "rb") as b:
         assert a.read() == b.read()
+
+
+@pytest.mark.parametrize("dtype", ["f32", "f16", "bf16"])
+def test_rewrite_dtype_matches_numpy_cast(dtype, tmp_path):
+    """--dtype casts float tensors as numpy / ml_dtypes do; the file is what save_file
+    writes for the cast arrays (integers untouched)."""
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    src = os.path.join(FIX, "tiny_llama.safetensors")
+    with safe_open(src, framework="numpy") as f:
+        arrays = {k: f.get_tensor(k) for k in f.keys()}
+        meta = f.metadata()
+    target = {"f32": np.float32, "f16": np.float16, "bf16": ml_dtypes.bfloat16}[dtype]
+    want = str(tmp_path / "want.safetensors")
+    keep, specs = [], {}
+    for k, a in arrays.items():
+        c = np.ascontiguousarray(a.astype(target))
+        keep.append(c)
+        specs[k] = TensorSpec(dtype={"f32": "float32", "f16": "float16", "bf16": "bfloat16"}[dtype],
+                              shape=list(c.shape), data_ptr=c.ctypes.data, data_len=c.nbytes)
+    serialize_file(specs, want, metadata=meta)
+    out = str(tmp_path / "out.safetensors")
+    run(os.path.join(BIN, "safetensors-rewrite"), "-q", "--dtype", dtype, src, out)
+    with open(want, "rb") as a, open(out, "rb") as b:
+        assert a.read() == b.read()
