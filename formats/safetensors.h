@@ -42,7 +42,11 @@
  * Offsets in errors are file offsets: of the length field for length errors, of
  * the offending byte for UTF-8 and JSON syntax, and of the offending JSON value
  * (its first byte) for every per-entry error; `where` names the tensor or key.
- * On failure *out is NULL. */
+ * Stricter than the reference on purpose (it accepts these): duplicate metadata
+ * keys, "__metadata__": null, unknown fields in a tensor entry, dtypes the IR lacks
+ * (F4, F6_*, F8_E8M0, the FNUZ types, C64), more than LC_MAX_DIMS dimensions, and
+ * \u0000 inside names. On failure *out is NULL. Thread-safe for different files,
+ * except that cJSON records its last error position in a global. */
 lc_code lc_safetensors_load(const char *path, lc_model **out, lc_error *err);
 /* Same, and *header_len (if not NULL) receives N on success. */
 lc_code lc_safetensors_load_hdr(const char *path, lc_model **out, uint64_t *header_len,
