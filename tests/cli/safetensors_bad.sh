@@ -28,6 +28,7 @@ done
 model-inspect >/dev/null 2>&1; [ $? -eq 2 ] || { echo "model-inspect without FILE"; fail=1; }
 safetensors-rewrite a >/dev/null 2>&1; [ $? -eq 2 ] || { echo "rewrite with one arg"; fail=1; }
 safetensors-rewrite --bogus a b >/dev/null 2>&1; [ $? -eq 2 ] || { echo "unknown option"; fail=1; }
+safetensors-rewrite --dtype q4 a b >/dev/null 2>&1; [ $? -eq 2 ] || { echo "bad --dtype"; fail=1; }
 model-inspect --help | grep -q "usage: model-inspect" || { echo "model-inspect --help"; fail=1; }
 safetensors-rewrite --version | grep -q "libconvert" || { echo "rewrite --version"; fail=1; }
 # A missing input names the file; no output appears.

@@ -472,3 +472,76 @@ Test(st_any, detects_safetensors_and_refuses_gguf) {
     unlink(p);
     rmdir(g_dir);
 }
+
+/* A 300 KiB tensor takes the copy_file_range path; from tmpfs to /tmp the kernel
+ * answers EXDEV and lc_outfile_copy_from falls back to pread. Same bytes either way. */
+static void roundtrip_big(const char *in_dir) {
+    static uint8_t data[300 << 10];
+    for (size_t i = 0; i < sizeof data; i++)
+        data[i] = (uint8_t)(i * 7 + 3);
+    char j[128];
+    snprintf(j, sizeof j, "{\"w\":{\"dtype\":\"U8\",\"shape\":[%zu],\"data_offsets\":[0,%zu]}}",
+             sizeof data, sizeof data);
+    size_t n = strlen(j);
+    char in[160], out[160];
+    snprintf(in, sizeof in, "%s/lc-st-in-%d.safetensors", in_dir, (int)getpid());
+    mkscratch();
+    snprintf(out, sizeof out, "%s/out.safetensors", g_dir);
+    FILE *f = fopen(in, "wb");
+    cr_assert_not_null(f);
+    uint8_t len8[8];
+    lc_store_le64(len8, n);
+    fwrite(len8, 1, 8, f);
+    fwrite(j, 1, n, f);
+    fwrite(data, 1, sizeof data, f);
+    fclose(f);
+    lc_model *m;
+    lc_error err = {0};
+    cr_assert_eq(lc_safetensors_load(in, &m, &err), LC_OK, "%s", err.msg);
+    cr_assert_eq(lc_safetensors_write(m, out, NULL, NULL, &err), LC_OK, "%s", err.msg);
+    lc_model_free(m);
+    lc_model *back;
+    cr_assert_eq(lc_safetensors_load(out, &back, &err), LC_OK, "%s", err.msg);
+    cr_assert_eq(lc_model_tensor(back, 0)->nbytes, sizeof data);
+    cr_assert_arr_eq(lc_model_tensor(back, 0)->data, data, sizeof data);
+    lc_model_free(back);
+    unlink(in);
+    unlink(out);
+    rmdir(g_dir);
+}
+
+Test(st_write, big_tensor_kernel_copy) { roundtrip_big("/tmp"); }
+
+Test(st_write, big_tensor_copy_across_file_systems) {
+    if (access("/dev/shm", W_OK) != 0)
+        cr_skip_test("no /dev/shm");
+    roundtrip_big("/dev/shm");
+}
+
+Test(st_write, out_of_memory_leaves_no_file) {
+    const char *j = "{\"__metadata__\":{\"k\":\"v\"},"
+                    "\"w\":{\"dtype\":\"U8\",\"shape\":[2],\"data_offsets\":[0,2]}}";
+    size_t size = make(j, zeros, 2);
+    lc_model *m;
+    lc_error err = {0};
+    cr_assert_eq(lc_safetensors_load_mem(g_file, size, &m, &err), LC_OK);
+    mkscratch();
+    char path[128], tmp[140];
+    snprintf(path, sizeof path, "%s/o.safetensors", g_dir);
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    for (long nth = 1; nth < 40; nth++) {
+        lc_error e = {0};
+        lc_alloc_fail_after(nth);
+        lc_code rc = lc_safetensors_write(m, path, NULL, NULL, &e);
+        lc_alloc_fail_after(0);
+        cr_assert_neq(access(tmp, F_OK), 0, "temp file left after allocation %ld", nth);
+        if (rc == LC_OK)
+            break;
+        cr_assert_eq(rc, LC_E_NOMEM, "allocation %ld: %s", nth, lc_code_name(rc));
+        cr_assert_neq(access(path, F_OK), 0);
+    }
+    cr_assert_eq(access(path, F_OK), 0);
+    lc_model_free(m);
+    unlink(path);
+    rmdir(g_dir);
+}
