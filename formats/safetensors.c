@@ -332,10 +332,47 @@ static lc_code check_layout(const entry *const *order, size_t count, uint64_t n,
                 return LC_E_TRUNCATED;
             }
         }
+        return lc_fail(err, LC_E_TRUNCATED, data_at, "tensor data runs past the end of the file");
     }
     if (want < size)
         return lc_fail(err, LC_E_MALFORMED, want,
                        "%" PRIu64 " bytes follow the last tensor's data", size - want);
+    return LC_OK;
+}
+
+/* Steps 1-3 of the order above: the length, the header in the file, UTF-8, the
+ * token offsets, then cJSON with nothing but whitespace after the object. */
+static lc_code read_json(const uint8_t *buf, uint64_t size, hdr *h, cJSON **root,
+                         lc_error *err) {
+    if (size < 8)
+        return lc_fail(err, LC_E_TRUNCATED, 0, "file of %" PRIu64 " bytes has no 8-byte header "
+                       "length", size);
+    uint64_t n = lc_load_le64(buf);
+    if (n > LC_SAFETENSORS_MAX_HEADER)
+        return lc_fail(err, LC_E_OVERFLOW, 0, "header length %" PRIu64 " is above the limit of "
+                       "%u", n, LC_SAFETENSORS_MAX_HEADER);
+    if (n > size - 8)
+        return lc_fail(err, LC_E_TRUNCATED, 0, "header of %" PRIu64 " bytes runs past the end of "
+                       "the %" PRIu64 "-byte file", n, size);
+    h->text = buf + 8;
+    h->n = n;
+    size_t good = lc_json_utf8_valid_prefix(h->text, (size_t)n);
+    if (good != n)
+        return lc_fail(err, LC_E_MALFORMED, TEXT_AT + good, "header is not valid UTF-8");
+    LC_TRY(lex(h, err));
+    const char *end = NULL;
+    *root = cJSON_ParseWithLengthOpts((const char *)h->text, (size_t)n, &end, 0);
+    if (!*root) {
+        uint64_t at = end ? (uint64_t)((const uint8_t *)end - h->text) : 0;
+        return lc_fail(err, LC_E_MALFORMED, TEXT_AT + at, "header is not valid JSON");
+    }
+    for (uint64_t i = (uint64_t)((const uint8_t *)end - h->text); i < n; i++)
+        if (h->text[i] != ' ' && h->text[i] != '\t' && h->text[i] != '\n' && h->text[i] != '\r')
+            return lc_fail(err, LC_E_MALFORMED, TEXT_AT + i, "text follows the header's JSON "
+                           "value");
+    uint64_t root_at = tok_next(h);
+    if (!cJSON_IsObject(*root))
+        return lc_fail(err, LC_E_MALFORMED, root_at, "header is not a JSON object");
     return LC_OK;
 }
 
@@ -351,48 +388,9 @@ static lc_code parse(const uint8_t *buf, uint64_t size, const lc_map *map, lc_mo
     lc_model *m = NULL;
     *out = NULL;
 
-    if (size < 8) {
-        rc = lc_fail(err, LC_E_TRUNCATED, 0, "file of %" PRIu64 " bytes has no 8-byte header "
-                     "length", size);
+    if ((rc = read_json(buf, size, &h, &root, err)) != LC_OK)
         goto done;
-    }
-    uint64_t n = lc_load_le64(buf);
-    if (n > LC_SAFETENSORS_MAX_HEADER) {
-        rc = lc_fail(err, LC_E_OVERFLOW, 0, "header length %" PRIu64 " is above the limit of %u",
-                     n, LC_SAFETENSORS_MAX_HEADER);
-        goto done;
-    }
-    if (n > size - 8) {
-        rc = lc_fail(err, LC_E_TRUNCATED, 0, "header of %" PRIu64 " bytes runs past the end of the "
-                     "%" PRIu64 "-byte file", n, size);
-        goto done;
-    }
-    h.text = buf + 8;
-    h.n = n;
-    size_t good = lc_json_utf8_valid_prefix(h.text, (size_t)n);
-    if (good != n) {
-        rc = lc_fail(err, LC_E_MALFORMED, TEXT_AT + good, "header is not valid UTF-8");
-        goto done;
-    }
-    if ((rc = lex(&h, err)) != LC_OK)
-        goto done;
-    const char *end = NULL;
-    root = cJSON_ParseWithLengthOpts((const char *)h.text, (size_t)n, &end, 0);
-    if (!root) {
-        uint64_t at = end ? (uint64_t)((const uint8_t *)end - h.text) : 0;
-        rc = lc_fail(err, LC_E_MALFORMED, TEXT_AT + at, "header is not valid JSON");
-        goto done;
-    }
-    for (uint64_t i = (uint64_t)((const uint8_t *)end - h.text); i < n; i++)
-        if (h.text[i] != ' ' && h.text[i] != '\t' && h.text[i] != '\n' && h.text[i] != '\r') {
-            rc = lc_fail(err, LC_E_MALFORMED, TEXT_AT + i, "text follows the header's JSON value");
-            goto done;
-        }
-    uint64_t root_at = tok_next(&h);
-    if (!cJSON_IsObject(root)) {
-        rc = lc_fail(err, LC_E_MALFORMED, root_at, "header is not a JSON object");
-        goto done;
-    }
+    const uint64_t n = h.n;
     if (!(m = lc_model_new())) {
         rc = lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory");
         goto done;
