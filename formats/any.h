@@ -3,8 +3,9 @@
  * The one place that knows every reader. Detection, in order: a directory or a
  * name ending in ".index.json" is a sharded safetensors checkpoint; "GGUF" magic
  * is GGUF; a zip ("PK\3\4") or a pickle (0x80, protocol <= 5, and no '{' at byte
- * 8 where a safetensors header would start) is a PyTorch checkpoint; anything else goes to the safetensors reader, the one format with
- * no magic, whose own checks then explain what is wrong. Readers not built yet
+ * 8 where a safetensors header would start) is a PyTorch checkpoint; anything
+ * else goes to the safetensors reader, the one format with no magic, whose own
+ * checks then explain what is wrong. Readers not built yet
  * answer LC_E_UNSUPPORTED naming the format. */
 #ifndef LC_FORMATS_ANY_H
 #define LC_FORMATS_ANY_H

@@ -587,8 +587,8 @@ lc_code lc_safetensors_load_index(const char *index_json_path_or_dir, lc_model *
         goto done;
     }
     const char *end = NULL;
-    root = map->size ? cJSON_ParseWithLengthOpts((const char *)map->data, (size_t)map->size, &end, 0)
-                     : NULL;
+    if (map->size)
+        root = cJSON_ParseWithLengthOpts((const char *)map->data, (size_t)map->size, &end, 0);
     const cJSON *wmap = cJSON_GetObjectItemCaseSensitive(root, "weight_map");
     if (!root || !cJSON_IsObject(wmap)) {
         uint64_t at = root || !end ? LC_NO_OFFSET : (uint64_t)((const uint8_t *)end - map->data);

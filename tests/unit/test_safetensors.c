@@ -166,7 +166,8 @@ Test(st_read, missing_field) {
     expect_json_fail(j, zeros, 1, LC_E_MALFORMED, at(j, "{\"dtype"), "w");
 }
 Test(st_read, duplicate_field) {
-    const char *j = "{\"w\":{\"dtype\":\"U8\",\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1]}}";
+    const char *j = "{\"w\":{\"dtype\":\"U8\",\"dtype\":\"U8\",\"shape\":[1],"
+                    "\"data_offsets\":[0,1]}}";
     expect_json_fail(j, zeros, 1, LC_E_MALFORMED, at(j, "\"dtype\":\"U8\",\"shape"), "w");
 }
 Test(st_read, unknown_field) {
@@ -217,7 +218,8 @@ Test(st_read, not_starting_at_zero) {
 }
 Test(st_read, end_before_begin) {
     const char *j = "{\"a\":{\"dtype\":\"U8\",\"shape\":[0],\"data_offsets\":[0,0]},"
-                    "\"b\":{\"dtype\":\"U8\",\"shape\":[0],\"data_offsets\":[0,18446744073709551615]}}";
+                    "\"b\":{\"dtype\":\"U8\",\"shape\":[0],"
+                    "\"data_offsets\":[0,18446744073709551615]}}";
     /* sorted by (begin, end): a, b; b's size check fails: 2^64-1 bytes for 0 elements */
     expect_json_fail(j, NULL, 0, LC_E_MALFORMED, at(j, "[0,1844"), "b");
 }
