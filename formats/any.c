@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "formats/gguf.h"
 #include "formats/safetensors.h"
 
 static bool ends_with(const char *s, const char *tail) {
@@ -38,9 +39,15 @@ lc_code lc_model_open_any_info(const char *path, lc_model **out, lc_any_info *in
         close(fd);
     }
     const char *other = NULL;
-    if (memcmp(magic, "GGUF", 4) == 0)
-        other = "gguf";
-    else if (memcmp(magic, "PK\3\4", 4) == 0)
+    if (memcmp(magic, "GGUF", 4) == 0) {
+        lc_gguf_info gi;
+        info->format = "gguf";
+        lc_code rc = lc_gguf_load_ex(path, out, &gi, err);
+        if (rc == LC_OK)
+            info->header_size = gi.data_offset; /* header, metadata, infos and padding */
+        return rc;
+    }
+    if (memcmp(magic, "PK\3\4", 4) == 0)
         other = "pth";
     else if (magic[8] != '{' && magic[0] == 0x80 && magic[1] <= 5)
         other = "pth"; /* a legacy pickle; a safetensors length may start 0x80 too */
