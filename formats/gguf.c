@@ -619,16 +619,20 @@ static lc_code write_header(lc_outfile *f, const lc_model *m, uint32_t align, lc
     return pad_to(f, align, err);
 }
 
-/* Streams one tensor through buf (cap bytes), then pads it. */
+/* Streams one tensor through buf (cap bytes), then pads it. *from_source tells a
+ * failed read of the tensor's source (whose offset is in the source file) apart. */
 static lc_code write_data(lc_outfile *f, const lc_tensor *t, uint8_t *buf, size_t cap,
-                          uint32_t align, lc_progress *p, lc_error *err) {
+                          uint32_t align, lc_progress *p, bool *from_source, lc_error *err) {
     for (uint64_t off = 0; off < t->nbytes;) {
         const size_t n = t->nbytes - off < cap ? (size_t)(t->nbytes - off) : cap;
         if (t->data) {
             /* A zero-copy view goes straight to the file: one copy fewer. */
             LC_TRY(lc_outfile_write(f, t->data + off, n, err));
         } else {
-            LC_TRY(lc_tensor_read(t, off, buf, n, err));
+            if (lc_tensor_read(t, off, buf, n, err) != LC_OK) {
+                *from_source = true;
+                return err ? err->code : LC_E_IO;
+            }
             LC_TRY(lc_outfile_write(f, buf, n, err));
         }
         lc_progress_add(p, n);
@@ -644,6 +648,7 @@ lc_code lc_gguf_write(const lc_model *m, const char *path, const lc_gguf_write_o
     uint8_t *buf = NULL;
     uint32_t align;
     uint64_t total;
+    bool from_source = false;
     lc_code rc;
     if ((rc = check_model(m, &align, &total, err)) != LC_OK)
         goto done;
@@ -658,7 +663,7 @@ lc_code lc_gguf_write(const lc_model *m, const char *path, const lc_gguf_write_o
     lc_progress_begin(p, "writing GGUF", total);
     for (size_t i = 0; i < lc_model_tensor_count(m); i++) {
         const lc_tensor *t = lc_model_tensor(m, i);
-        if ((rc = write_data(f, t, buf, cap, align, p, err)) != LC_OK) {
+        if ((rc = write_data(f, t, buf, cap, align, p, &from_source, err)) != LC_OK) {
             lc_err_context(err, NULL, t->name);
             break;
         }
@@ -671,6 +676,7 @@ lc_code lc_gguf_write(const lc_model *m, const char *path, const lc_gguf_write_o
 done:
     lc_outfile_abort(f);
     lc_free(buf);
-    lc_err_context(err, path, NULL);
+    if (!from_source)
+        lc_err_context(err, path, NULL);
     return rc;
 }

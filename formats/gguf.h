@@ -74,8 +74,10 @@ typedef struct lc_gguf_write_opts {
  * The alignment is the model's general.alignment (must be a u32 power of two, else
  * LC_E_ARG) or 32. LC_E_UNSUPPORTED (where = tensor name) for a dtype GGUF lacks,
  * more than 4 dimensions, or a name of 64 bytes or more (ggml cannot load it);
- * LC_E_ARG for an array whose items do not all have its element type; LC_E_IO and
- * source read errors pass through. O and P may be NULL. On failure no file is left. */
+ * LC_E_ARG for an array whose items do not all have its element type; LC_E_IO. A
+ * failed read of a tensor's source passes through with where = tensor name and the
+ * source's offset but no path (the caller knows which file it read: add it with
+ * lc_err_context). O and P may be NULL. On failure no file is left. */
 lc_code lc_gguf_write(const lc_model *m, const char *path, const lc_gguf_write_opts *o,
                       lc_progress *p, lc_error *err);
 

@@ -26,6 +26,7 @@ int main(int argc, char **argv) {
     char line[1024];
     if (lc_gguf_load(argv[i], &m, &err) != LC_OK ||
         lc_gguf_write(m, argv[i + 1], &o, NULL, &err) != LC_OK) {
+        lc_err_context(&err, argv[i], NULL);
         lc_err_format(&err, line, sizeof line);
         fprintf(stderr, "lc-gguf-copy: %s: %s\n", lc_code_name(err.code), line);
         lc_model_free(m);
