@@ -190,6 +190,12 @@ Test(gguf, tensor_info_errors) {
     one_tensor(&g, 2, 4, 0, 0, &nd, &ne, &ty, &of);
     lc_error e;
     cr_assert_eq(load(&g, &e), LC_OK, "%s", e.msg);
+    one_tensor(&g, 2, 0, 0, 0, &nd, &ne, &ty, &of);   /* ggml allows ne = 0 */
+    lc_model *m;
+    cr_assert_eq(lc_gguf_load_mem(g.b, g.n, &m, &e), LC_OK, "%s", e.msg);
+    cr_assert_eq(lc_model_tensor(m, 0)->nbytes, 0);
+    cr_assert(lc_model_tensor(m, 0)->shape[0] == 2 && lc_model_tensor(m, 0)->shape[1] == 0);
+    lc_model_free(m);
     one_tensor(&g, 5, 4, 0, 0, &nd, &ne, &ty, &of);
     EXPECT(&g, LC_E_MALFORMED, nd);
     one_tensor(&g, 2, (uint64_t)1 << 63, 0, 0, &nd, &ne, &ty, &of);
@@ -420,4 +426,27 @@ Test(gguf, writer_refusals) {
     cr_assert_eq(lc_gguf_write(m, path, NULL, NULL, &err), LC_E_ARG);
     cr_assert_eq(access(path, F_OK), -1);
     lc_model_free(m);
+}
+
+/* The writer under every allocation failure: NOMEM, and no file or temp file left. */
+Test(gguf, writer_out_of_memory_leaves_nothing) {
+    lc_model *m;
+    lc_error err = { 0 };
+    cr_assert_eq(lc_gguf_load(fixture("tensors.gguf"), &m, &err), LC_OK);
+    const char *path = tmp_path("oom.gguf");
+    char tmp[320];
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    for (long n = 1;; n++) {
+        memset(&err, 0, sizeof err);
+        lc_alloc_fail_after(n);
+        lc_code rc = lc_gguf_write(m, path, NULL, NULL, &err);
+        lc_alloc_fail_after(0);
+        if (rc == LC_OK)
+            break;
+        cr_assert_eq(rc, LC_E_NOMEM, "allocation %ld: %s", n, err.msg);
+        cr_assert_eq(access(path, F_OK), -1);
+        cr_assert_eq(access(tmp, F_OK), -1);
+    }
+    lc_model_free(m);
+    unlink(path);
 }
