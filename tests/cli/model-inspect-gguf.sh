@@ -27,7 +27,8 @@ assert list(j["metadata"]) == keys, (list(j["metadata"]), keys)
 assert j["metadata"]["t.i64"] == -(2**63)
 assert j["metadata"]["t.arr_nested3"] == [[["x"], ["y", "z"]], [["w"]]]
 PY
-if model-inspect "$LC_ROOT/fixtures/bad/gguf/malformed-duplicate-key.bin" > /dev/null 2> err.txt; then
+bad=$LC_ROOT/fixtures/bad/gguf/malformed-duplicate-key.bin
+if model-inspect "$bad" > /dev/null 2> err.txt; then
     echo "bad file accepted"; exit 1
 else
     test $? -eq 1
