@@ -211,39 +211,15 @@ static lc_code parse_header(lc_rd *r, lc_gguf_info *info) {
     return LC_OK;
 }
 
-/* Duplicate keys are found through this open-addressing index of metadata numbers
- * (+1, 0 = empty) rather than lc_model_find_meta, whose linear scan would make a file
- * of many small keys quadratic. It is sized from the checked count, at most half full. */
-typedef struct key_index {
-    size_t *slot;
-    size_t  mask;
-} key_index;
-
-static uint64_t hash_key(const char *s) {
-    uint64_t h = 1469598103934665603ull; /* FNV-1a */
-    for (; *s; s++)
-        h = (h ^ (uint8_t)*s) * 1099511628211ull;
-    return h;
-}
-
-/* The slot holding KEY, or the empty slot where it belongs. */
-static size_t key_slot(const key_index *ix, const lc_model *m, const char *key) {
-    size_t s = (size_t)hash_key(key) & ix->mask;
-    while (ix->slot[s] && strcmp(lc_model_meta(m, ix->slot[s] - 1)->key, key) != 0)
-        s = (s + 1) & ix->mask;
-    return s;
-}
-
 /* One metadata entry; a failure names the key in err->where once it is known. */
-static lc_code parse_kv(lc_rd *r, lc_model *m, key_index *ix, lc_gguf_info *info) {
+static lc_code parse_kv(lc_rd *r, lc_model *m, lc_gguf_info *info) {
     const uint64_t key_at = lc_rd_at(r);
     char *key = NULL;
     lc_value val = lc_value_uint(LC_VT_U8, 0);
     lc_code rc = read_name(r, &key, "metadata key");
     if (rc != LC_OK)
         return rc;
-    const size_t slot = key_slot(ix, m, key);
-    if (ix->slot[slot]) {
+    if (lc_model_find_meta(m, key)) {   /* hashed: many keys stay linear */
         rc = lc_fail(r->err, LC_E_MALFORMED, key_at, "duplicate metadata key");
         goto done;
     }
@@ -267,8 +243,7 @@ static lc_code parse_kv(lc_rd *r, lc_model *m, key_index *ix, lc_gguf_info *info
         }
         info->alignment = (uint32_t)val.u;
     }
-    if ((rc = lc_model_add_meta(m, key, &val, r->err)) == LC_OK)
-        ix->slot[slot] = lc_model_meta_count(m);
+    rc = lc_model_add_meta(m, key, &val, r->err);
 done:
     lc_value_clear(&val);
     if (rc != LC_OK)
@@ -379,22 +354,14 @@ static lc_code parse(const uint8_t *buf, uint64_t size, lc_model *m, lc_gguf_inf
                      lc_error *err) {
     lc_rd r = lc_rd_init(buf, size, 0, err);
     uint64_t *off_at = NULL;
-    key_index ix = { NULL, 0 };
     lc_code rc;
     memset(info, 0, sizeof *info);
     info->alignment = LC_GGUF_DEFAULT_ALIGNMENT;
     if ((rc = parse_header(&r, info)) != LC_OK)
         return rc;
-    /* n_kv * 13 <= size was checked, so the index is bounded by the file too. */
-    size_t cap = 16;
-    while (cap / 2 < info->n_kv)
-        cap *= 2;
-    if (!(ix.slot = lc_calloc(cap, sizeof *ix.slot)))
-        return lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory");
-    ix.mask = cap - 1;
     for (uint64_t i = 0; i < info->n_kv; i++)
-        if ((rc = parse_kv(&r, m, &ix, info)) != LC_OK)
-            goto done;
+        if ((rc = parse_kv(&r, m, info)) != LC_OK)
+            return rc;
     /* n_tensors * 24 <= size was checked, so this allocation is bounded by the file. */
     if (info->n_tensors &&
         !(off_at = lc_malloc_array((size_t)info->n_tensors, sizeof *off_at))) {
@@ -428,7 +395,6 @@ static lc_code parse(const uint8_t *buf, uint64_t size, lc_model *m, lc_gguf_inf
         t->data = buf + start;
     }
 done:
-    lc_free(ix.slot);
     lc_free(off_at);
     return rc;
 }
