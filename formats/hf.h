@@ -1,0 +1,66 @@
+/* formats/hf.h: a Hugging Face model folder as a GGUF model llama.cpp runs, and back.
+ *
+ * The folder (transformers' save_pretrained layout):
+ *  1. config.json: architecture and hyperparameters (hf_config.h).
+ *  2. model.safetensors, or model.safetensors.index.json + its shards.
+ *  3. tokenizer.model (SentencePiece) or tokenizer.json (BPE), tokenizer_config.json,
+ *     special_tokens_map.json, generation_config.json (hf_tokenizer.h).
+ * The GGUF model built from it follows llama.cpp's convert_hf_to_gguf.py (as vendored
+ * by llama-cpp-python 0.3.36) key by key and byte by byte, except where hf.c's comment
+ * "Differences from convert_hf_to_gguf.py" says otherwise:
+ *  - keys: general.architecture, general.type = "model", general.sampling.* from
+ *    generation_config.json, general.name (the folder name in title form),
+ *    general.size_label (parameter count, e.g. "1.2M"), the <arch>.* hyperparameters,
+ *    general.file_type, general.quantization_version = 2, tokenizer.*;
+ *  - tensors: GGUF names, llama Q/K rows permuted (qwen2 not), rotary_emb.inv_freq
+ *    dropped, 1-D tensors, norms and non-".weight" tensors F32, the rest the out type
+ *    (Q8_0 falls back to F16 for rows that are not a multiple of 32), rope_freqs.weight
+ *    for rope scaling type llama3.
+ * Every tensor stays lazy: lc_gguf_write streams it, so memory is bounded by a chunk. */
+#ifndef LC_FORMATS_HF_H
+#define LC_FORMATS_HF_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "libconvert/error.h"
+#include "libconvert/model.h"
+
+/* llama.cpp's LlamaFileType values, written as general.file_type (u32). */
+enum { LC_HF_FTYPE_F32 = 0, LC_HF_FTYPE_F16 = 1, LC_HF_FTYPE_Q8_0 = 7, LC_HF_FTYPE_BF16 = 32 };
+
+typedef struct lc_hf_opts {
+    lc_dtype    outtype;    /* F32, F16, BF16, Q8_0, or LC_DT_INVALID for auto: the dtype
+                             * of the first 2-D+ source tensor if BF16/F16, else F16 */
+    const char *pre;        /* tokenizer.ggml.pre override (BPE), or NULL */
+    bool        vocab_only; /* metadata only, no tensors */
+    FILE       *plan;       /* when not NULL, one line per tensor: "hf -> gguf ..." */
+} lc_hf_opts;
+
+/* Builds in *out the GGUF model for the HF folder DIR (see above). *out owns the
+ * loaded safetensors maps. Codes: LC_E_NOTFOUND (no config.json, no weights, no
+ * tokenizer), LC_E_UNSUPPORTED (architecture, rope scaling, tensor name, pre-tokenizer
+ * without o->pre, a source dtype that is not a number), LC_E_MISMATCH (a required
+ * tensor missing or with a shape other than config.json implies; where = tensor),
+ * LC_E_MALFORMED / LC_E_TRUNCATED from the files (path in err). On failure *out is
+ * NULL. */
+lc_code lc_hf_to_gguf(const char *dir, const lc_hf_opts *o, lc_model **out, lc_error *err);
+
+/* The GGUF naming convention's default file name for a model made by lc_hf_to_gguf:
+ * "<Name>-<SizeLabel>-<ENCODING>.gguf" (spaces and '/' in the name become '-'), or
+ * "<Name>-vocab.gguf" with vocab_only. LC_E_ARG when cap is too small. */
+lc_code lc_hf_default_name(const lc_model *m, bool vocab_only, char *buf, size_t cap,
+                           lc_error *err);
+
+/* The way back: from a GGUF model with general.architecture llama or qwen2 (as
+ * lc_hf_to_gguf writes) builds *out with HF tensor names, the inverse Q/K permutation
+ * (llama), every tensor cast or dequantized to `dtype` (F32, F16, BF16; LC_DT_INVALID
+ * keeps F32/F16/BF16 tensors as they are and dequantizes others to F32), and no
+ * metadata. rope_freqs.weight is dropped. Takes ownership of in, even on failure.
+ * LC_E_UNSUPPORTED for another architecture, an unknown tensor name or a block type
+ * without a dequantizer; LC_E_MALFORMED for missing hyperparameter keys. */
+lc_code lc_hf_from_gguf(lc_model *in, lc_dtype dtype, lc_model **out, lc_error *err);
+
+#endif
