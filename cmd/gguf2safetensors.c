@@ -1,29 +1,46 @@
-/* cmd/gguf2safetensors.c: a GGUF file's plain tensors into a .safetensors file.
- * Dtypes recorded by safetensors2gguf are restored; other metadata goes to
- * __metadata__ (non-string values as their JSON text). Quantized tensors are refused
- * until dequantization lands. */
+/* cmd/gguf2safetensors.c: a GGUF file into a .safetensors file. A model GGUF
+ * (general.architecture llama or qwen2) gets its Hugging Face tensor names back, the
+ * inverse Q/K permutation and --dtype (block types dequantized), no metadata. Any other
+ * GGUF is a container: dtypes recorded by safetensors2gguf are restored; other metadata
+ * goes to __metadata__ (non-string values as their JSON text). */
 #include <getopt.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "formats/gguf.h"
 #include "formats/gguf_bare.h"
+#include "formats/hf.h"
 #include "formats/safetensors.h"
 #include "libconvert/cli.h"
 
 static void usage(FILE *f) {
-    fprintf(f, "usage: gguf2safetensors [-q] IN.gguf OUT.safetensors\n"
-               "  Writes the tensors of IN to a safetensors file, restoring the dtypes that\n"
-               "  safetensors2gguf widened; metadata goes to __metadata__ (non-strings as\n"
-               "  JSON text). Quantized tensors are not supported yet.\n"
+    fprintf(f, "usage: gguf2safetensors [-q] [--dtype f32|f16|bf16] IN.gguf OUT.safetensors\n"
+               "  A llama/qwen2 model GGUF: Hugging Face tensor names, Q/K rows un-permuted,\n"
+               "  every tensor as --dtype (default: f32/f16/bf16 kept, blocks dequantized to\n"
+               "  f32). Any other GGUF: its tensors, restoring the dtypes safetensors2gguf\n"
+               "  widened; metadata goes to __metadata__ (non-strings as JSON text).\n"
                "  -q, --quiet  no progress; -h, --help  this text; --version the version\n");
 }
 
 int main(int argc, char **argv) {
-    static const struct option longopts[] = { LC_CLI_LONGOPTS, { NULL, 0, NULL, 0 } };
+    enum { OPT_DTYPE = 0x2000 };
+    static const struct option longopts[] = {
+        LC_CLI_LONGOPTS, { "dtype", required_argument, NULL, OPT_DTYPE }, { NULL, 0, NULL, 0 },
+    };
     lc_cli cli;
     lc_cli_init(&cli, argv[0]);
+    lc_dtype dtype = LC_DT_INVALID;
     int opt;
     while ((opt = getopt_long(argc, argv, LC_CLI_SHORTOPTS, longopts, NULL)) != -1) {
+        if (opt == OPT_DTYPE) {
+            dtype = strcmp(optarg, "f32") == 0 ? LC_DT_F32 : strcmp(optarg, "f16") == 0
+                  ? LC_DT_F16 : strcmp(optarg, "bf16") == 0 ? LC_DT_BF16 : LC_DT_COUNT;
+            if (dtype == LC_DT_COUNT) {
+                fprintf(stderr, "%s: --dtype must be f32, f16 or bf16\n", cli.prog);
+                return LC_EXIT_USAGE;
+            }
+            continue;
+        }
         int rc = lc_cli_option(&cli, opt, optarg, usage);
         if (rc >= 0)
             return rc;
@@ -37,10 +54,24 @@ int main(int argc, char **argv) {
     lc_model *in = NULL, *m = NULL;
     const lc_st_write_opts o = { .stringify_meta = true };
     int status = LC_EXIT_OK;
-    if (lc_gguf_load(argv[optind], &in, &err) != LC_OK ||
-        lc_gguf_bare_decode(in, &m, &err) != LC_OK ||   /* takes in */
-        lc_safetensors_write(m, argv[optind + 1], &o, cli.progress, &err) != LC_OK)
+    lc_code rc = lc_gguf_load(argv[optind], &in, &err);
+    if (rc == LC_OK) {
+        const lc_value *a = lc_model_find_meta(in, "general.architecture");
+        if (a && a->type == LC_VT_STRING)
+            rc = lc_hf_from_gguf(in, dtype, &m, &err);      /* takes in */
+        else if (dtype != LC_DT_INVALID) {
+            rc = lc_fail(&err, LC_E_ARG, LC_NO_OFFSET, "--dtype needs a model GGUF "
+                         "(general.architecture llama or qwen2)");
+            lc_model_free(in);
+        } else
+            rc = lc_gguf_bare_decode(in, &m, &err);         /* takes in */
+    }
+    if (rc == LC_OK)
+        rc = lc_safetensors_write(m, argv[optind + 1], &o, cli.progress, &err);
+    if (rc != LC_OK) {
+        lc_err_context(&err, argv[optind], NULL);
         status = lc_cli_report(&cli, &err);
+    }
     lc_model_free(m);
     lc_cli_finish(&cli);
     return status;
