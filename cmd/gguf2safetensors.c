@@ -1,8 +1,8 @@
 /* cmd/gguf2safetensors.c: a GGUF file into a .safetensors file. A model GGUF
- * (general.architecture llama or qwen2) gets its Hugging Face tensor names back, the
- * inverse Q/K permutation and --dtype (block types dequantized), no metadata. Any other
- * GGUF is a container: dtypes recorded by safetensors2gguf are restored; other metadata
- * goes to __metadata__ (non-string values as their JSON text). */
+ * (general.architecture and token_embd.weight) gets its Hugging Face tensor names
+ * back, the inverse Q/K permutation and --dtype (block types dequantized), no
+ * metadata. Any other GGUF is a container: dtypes recorded by safetensors2gguf are
+ * restored; other metadata goes to __metadata__ (non-string values as JSON text). */
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
@@ -56,12 +56,14 @@ int main(int argc, char **argv) {
     int status = LC_EXIT_OK;
     lc_code rc = lc_gguf_load(argv[optind], &in, &err);
     if (rc == LC_OK) {
-        const lc_value *a = lc_model_find_meta(in, "general.architecture");
-        if (a && a->type == LC_VT_STRING)
+        /* A model (it has the token embedding) goes back to HF; anything else is a
+         * container, even with an architecture key. */
+        if (lc_model_find_meta(in, "general.architecture") &&
+            lc_model_find_tensor(in, "token_embd.weight"))
             rc = lc_hf_from_gguf(in, dtype, &m, &err);      /* takes in */
         else if (dtype != LC_DT_INVALID) {
             rc = lc_fail(&err, LC_E_ARG, LC_NO_OFFSET, "--dtype needs a model GGUF "
-                         "(general.architecture llama or qwen2)");
+                         "(general.architecture and token_embd.weight)");
             lc_model_free(in);
         } else
             rc = lc_gguf_bare_decode(in, &m, &err);         /* takes in */
