@@ -516,6 +516,50 @@ static uint32_t ftype_id(lc_dtype t) {
     }
 }
 
+/* lc_hf_config_to_gguf's keys, less the two only convert_hf_to_gguf.py's LlamaModel
+ * writes (vocab_size, rope.dimension_count) when the architecture is qwen2. */
+static lc_code add_config_keys(const conv *c, lc_model *m, lc_error *err) {
+    lc_model *tmp = lc_model_new();
+    if (!tmp)
+        return lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory");
+    lc_code rc = lc_hf_config_to_gguf(&c->cfg, NULL, tmp, err);
+    for (size_t i = 0; rc == LC_OK && i < lc_model_meta_count(tmp); i++) {
+        const lc_kv *kv = lc_model_meta(tmp, i);
+        if (c->cfg.arch == LC_HF_ARCH_QWEN2 && (ends_with(kv->key, ".vocab_size") ||
+                                                ends_with(kv->key, ".rope.dimension_count")))
+            continue;
+        lc_value v;
+        rc = lc_value_copy(&v, &kv->val, err);
+        if (rc == LC_OK)
+            rc = lc_model_set_meta(m, kv->key, &v, err);
+    }
+    lc_model_free(tmp);
+    return rc;
+}
+
+/* gguf-py's SpecialVocab: a ByteLevel post-processor in tokenizer.json sets add_bos and
+ * add_eos to false unless something set them (hf_special.c lacks this rule; it belongs
+ * there, and this goes away when it has it). */
+static lc_code add_bytelevel_defaults(const char *dir, lc_model *m, lc_error *err) {
+    cJSON *tj;
+    LC_TRY(lc_hf_json_load(dir, "tokenizer.json", true, &tj, err));
+    const cJSON *pp = cJSON_GetObjectItemCaseSensitive(tj, "post_processor");
+    const cJSON *list = cJSON_GetObjectItemCaseSensitive(pp, "processors");
+    bool bytelevel = false;
+    for (const cJSON *one = cJSON_IsArray(list) ? list->child : pp; one;
+         one = cJSON_IsArray(list) ? one->next : NULL) {
+        const cJSON *type = cJSON_GetObjectItemCaseSensitive(one, "type");
+        bytelevel |= cJSON_IsString(type) && strcmp(type->valuestring, "ByteLevel") == 0;
+    }
+    cJSON_Delete(tj);
+    static const char *const keys[] = { "tokenizer.ggml.add_bos_token",
+                                        "tokenizer.ggml.add_eos_token" };
+    for (size_t i = 0; bytelevel && i < 2; i++)
+        if (!lc_model_find_meta(m, keys[i]))
+            LC_TRY(lc_hf_json_meta_bool(m, keys[i], false, err));
+    return LC_OK;
+}
+
 static lc_code add_keys(conv *c, lc_error *err) {
     lc_model *m = c->out;
     char name[256], label[32], key[96];
@@ -553,7 +597,7 @@ static lc_code add_keys(conv *c, lc_error *err) {
         LC_TRY(lc_hf_json_meta_u32(m, key, c->cfg.head_dim, err));
     }
     LC_TRY(lc_hf_json_meta_u32(m, "general.file_type", ftype_id(c->ftype), err));
-    LC_TRY(lc_hf_config_to_gguf(&c->cfg, NULL, m, err));
+    LC_TRY(add_config_keys(c, m, err));
     LC_TRY(lc_hf_json_meta_u32(m, "general.quantization_version", 2, err));
     if (c->cfg.arch == LC_HF_ARCH_LLAMA) {
         cJSON *tc;
@@ -564,7 +608,8 @@ static lc_code add_keys(conv *c, lc_error *err) {
         cJSON_Delete(tc);
         LC_TRY(rc);
     }
-    return lc_hf_tokenizer_to_gguf(c->dir, &c->cfg, c->o->pre, m, err);
+    LC_TRY(lc_hf_tokenizer_to_gguf(c->dir, &c->cfg, c->o->pre, m, err));
+    return add_bytelevel_defaults(c->dir, m, err);
 }
 
 /* Reads config.json; a llama3 rope_scaling (which lc_hf_config refuses because it
