@@ -23,9 +23,16 @@
  *     reference keeps the top payload bits and sets the quiet bit. Weights hold no NaN.
  *   - Key order within <arch>.* follows hf_config.c (rope scaling last).
  * Tensor order: rope_freqs.weight first (when made), then the source's order. */
+/* _DEFAULT_SOURCE for madvise(MADV_DONTNEED): posix_madvise's DONTNEED is a no-op in
+ * glibc. */
+#define _DEFAULT_SOURCE 1
+
 #include "formats/hf.h"
 
 #include <inttypes.h>
+#include <stdatomic.h>
+#include <sys/mman.h>
+#include <unistd.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -124,6 +131,76 @@ static lc_code qsrc_attach(lc_tensor *dst, const lc_tensor *src, lc_dtype qtype,
     dst->ops = &QSRC_OPS;
     dst->ctx = q;
     dst->file_offset = LC_NO_OFFSET;
+    return LC_OK;
+}
+
+/* ---- a lazy view of a mapped tensor that gives its pages back as it goes ----
+ *
+ * A mapped page the process has touched counts in its RSS until unmapped, so copying
+ * a 1.5 GiB model out of one map would show 1.5 GiB peak RSS. This view copies from
+ * the map and, once the reads have moved DROP_LAG past a range, tells the kernel it
+ * may drop those pages from the process (MADV_DONTNEED: a later touch refaults them
+ * from the page cache, so a reader that goes back still sees the same bytes). */
+
+#define DROP_LAG (1u << 20)
+
+typedef struct drop {
+    const uint8_t *base;          /* the tensor's bytes in the map */
+    uint64_t nbytes;
+    _Atomic uint64_t dropped;     /* pages before base + dropped were given back */
+} drop;
+
+static uintptr_t page_down(uintptr_t a) {
+    static uintptr_t mask;
+    if (!mask) {
+        long ps = sysconf(_SC_PAGESIZE);
+        mask = ~(uintptr_t)((ps > 0 ? ps : 4096) - 1);
+    }
+    return a & mask;
+}
+
+static lc_code drop_read(void *ctx, const lc_tensor *t, uint64_t off, void *dst, size_t len,
+                         lc_error *err) {
+    drop *d = ctx;
+    (void)t;
+    (void)err;
+    memcpy(dst, d->base + off, len);
+    const uint64_t end = off + len;
+    const uint64_t target = end == d->nbytes ? end : end > DROP_LAG ? end - DROP_LAG : 0;
+    const uint64_t done = atomic_load_explicit(&d->dropped, memory_order_relaxed);
+    if (target >= done + DROP_LAG || (end == d->nbytes && target > done)) {
+        const uintptr_t lo = page_down((uintptr_t)(d->base + done));
+        const uintptr_t hi = page_down((uintptr_t)(d->base + target));
+        if (hi > lo)
+            madvise((void *)lo, hi - lo, MADV_DONTNEED);   /* advice: failure is harmless */
+        atomic_store_explicit(&d->dropped, target, memory_order_relaxed);
+    }
+    return LC_OK;
+}
+
+static void drop_free(void *ctx) { lc_free(ctx); }
+
+static const lc_source_ops DROP_OPS = { drop_read, drop_free };
+
+/* Adds to `work` a tensor NAME that reads s's mapped bytes through a drop view, and
+ * returns it in *out; when s is not a zero-copy view, *out is s itself. */
+static lc_code drop_view(lc_model *work, const char *name, const lc_tensor *s,
+                         const lc_tensor **out, lc_error *err) {
+    *out = s;
+    if (!s->data)
+        return LC_OK;
+    lc_tensor *t;
+    LC_TRY(lc_model_add_tensor(work, name, s->dtype, s->ndim, s->shape, &t, err));
+    drop *d = lc_calloc(1, sizeof *d);
+    if (!d)
+        return lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory");
+    d->base = s->data;
+    d->nbytes = s->nbytes;
+    atomic_init(&d->dropped, 0);
+    t->ops = &DROP_OPS;
+    t->ctx = d;
+    t->file_offset = s->file_offset;
+    *out = t;
     return LC_OK;
 }
 
@@ -265,16 +342,17 @@ static lc_code add_tensor(conv *c, const lc_tensor *s, const char *g, lc_hf_role
     const bool permute = heads && c->cfg.arch == LC_HF_ARCH_LLAMA;
     const bool quant = lc_dtype_is_quant(to);
     lc_tensor *t, *w = NULL;
+    const lc_tensor *from;
+    char dname[160];
+    snprintf(dname, sizeof dname, "%s#map", g);
+    LC_TRY(drop_view(c->work, dname, s, &from, err));
     LC_TRY(lc_model_add_tensor(quant ? c->work : c->out, g, s->dtype, s->ndim, s->shape, &t,
                                err));
-    if (permute) {
-        LC_TRY(lc_hf_tensors_permute(t, s, heads, false, err));
-    } else if (s->data) {      /* a zero-copy view stays one: bf16 -> bf16 is a copy */
-        t->data = s->data;
-        t->file_offset = s->file_offset;
-    } else {
-        LC_TRY(lc_hf_tensors_forward(t, s, err));
-    }
+    /* bf16 -> bf16 and f16 -> f16 are copies: no cast is added below. */
+    if (permute)
+        LC_TRY(lc_hf_tensors_permute(t, from, heads, false, err));
+    else
+        LC_TRY(lc_hf_tensors_forward(t, from, err));
     if (!quant) {
         LC_TRY(lc_tensor_cast(t, to, err));
     } else {
@@ -657,22 +735,16 @@ lc_code lc_hf_to_gguf(const char *dir, const lc_hf_opts *o, lc_model **out, lc_e
         rc = lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory");
         goto done;
     }
-    if (!o->vocab_only || o->outtype == LC_DT_INVALID) {
-        if ((rc = load_tensors(&c, err)) != LC_OK)
-            goto done;
-    }
-    /* The source model and the intermediates live as long as out (tensors read them). */
-    rc = c.in ? lc_model_own(c.out, c.in, (void (*)(void *))lc_model_free, err) : LC_OK;
-    lc_model *in = c.in;
-    c.in = NULL;
-    if (rc == LC_OK)
-        rc = lc_model_own(c.out, c.work, (void (*)(void *))lc_model_free, err);
-    lc_model *work = c.work;
-    c.work = NULL;
+    /* The intermediates and the source model live as long as out (its tensors read
+     * them); nothing here dereferences another model's tensors when freeing. */
+    rc = lc_model_own(c.out, c.work, (void (*)(void *))lc_model_free, err);
+    if (rc == LC_OK && (!o->vocab_only || o->outtype == LC_DT_INVALID))
+        rc = load_tensors(&c, err);
+    if (rc == LC_OK && c.in)
+        rc = lc_model_own(c.out, c.in, (void (*)(void *))lc_model_free, err);
     if (rc != LC_OK)
         goto done;
-    c.in = in;                 /* borrowed from here on */
-    c.work = work;
+    lc_model *in = c.in;       /* borrowed from here on */
     c.ftype = o->outtype != LC_DT_INVALID ? o->outtype : in ? auto_type(in) : LC_DT_F16;
     if (!o->vocab_only) {
         if (llama3 && (rc = add_rope_freqs(&c, llama3, err)) != LC_OK)
@@ -785,14 +857,15 @@ static lc_code back_tensor(lc_model *out, lc_model *work, const lc_tensor *s, co
                            uint32_t heads, lc_dtype dtype, lc_error *err) {
     const bool quant = lc_dtype_is_quant(s->dtype);
     lc_tensor *t;
+    const lc_tensor *from;
+    char dname[192];
+    snprintf(dname, sizeof dname, "%s#map", hf);
+    LC_TRY(drop_view(work, dname, s, &from, err));
     LC_TRY(lc_model_add_tensor(quant ? work : out, hf, s->dtype, s->ndim, s->shape, &t, err));
     if (heads)
-        LC_TRY(lc_hf_tensors_permute(t, s, heads, true, err));
-    else if (s->data) {
-        t->data = s->data;
-        t->file_offset = s->file_offset;
-    } else
-        LC_TRY(lc_hf_tensors_forward(t, s, err));
+        LC_TRY(lc_hf_tensors_permute(t, from, heads, true, err));
+    else
+        LC_TRY(lc_hf_tensors_forward(t, from, err));
     if (quant) {
         if (!lc_quant_supported(s->dtype))
             return lc_fail(err, LC_E_UNSUPPORTED, LC_NO_OFFSET, "tensor %.80s: no dequantizer "

@@ -1,7 +1,7 @@
 """Bench: an HF folder -> GGUF, side by side with cp and llama.cpp's converter.
 
 Generates build/bench/hf-llama-1.5g/ once: config.json of a llama-shaped model
-(hidden 2048, 12 layers, GQA 32/8 heads, ffn 5632, vocab 32000: ~0.74 G params, ~1.4 GiB
+(hidden 2048, 15 layers, GQA 32/8 heads, ffn 5632, vocab 32000: ~0.81 G params, ~1.5 GiB
 in bf16), one model.safetensors written by the safetensors package from random bf16
 bits (fixed seed, exponents kept in a sane range so f16/q8_0 see real numbers), and
 the SentencePiece tokenizer files of fixtures/hf/llama-spm (vocab padded by the
@@ -17,7 +17,7 @@ import json, os, shutil, statistics, subprocess, sys, time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CFG = {"architectures": ["LlamaForCausalLM"], "hidden_size": 2048, "intermediate_size": 5632,
-       "num_hidden_layers": 12, "num_attention_heads": 32, "num_key_value_heads": 8,
+       "num_hidden_layers": 15, "num_attention_heads": 32, "num_key_value_heads": 8,
        "vocab_size": 32000, "max_position_embeddings": 4096, "rms_norm_eps": 1e-5,
        "rope_theta": 10000.0, "tie_word_embeddings": False, "torch_dtype": "bfloat16",
        "model_type": "llama", "bos_token_id": 1, "eos_token_id": 2}
