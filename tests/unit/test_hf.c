@@ -7,6 +7,7 @@
 
 #include "formats/hf.h"
 #include "formats/hf_meta.h"
+#include "formats/safetensors.h"
 #include "libconvert/model.h"
 
 static const char *fixture(const char *name, char *buf, size_t cap) {
@@ -46,7 +47,19 @@ Test(hf, dtypes_per_tensor_and_file_type) {
     cr_assert_eq(meta_u(m, "general.file_type"), LC_HF_FTYPE_BF16);
     const lc_tensor *t = lc_model_find_tensor(m, "blk.1.ffn_up.weight");
     cr_assert_eq(t->dtype, LC_DT_BF16);
-    cr_assert_not_null(t->data, "bf16 -> bf16 stays a zero-copy view");
+    /* bf16 -> bf16 is a copy: the bytes are the source's. */
+    char path[512];
+    lc_model *src = NULL;
+    lc_error err = { 0 };
+    fixture("llama-spm/model.safetensors", path, sizeof path);
+    cr_assert_eq(lc_safetensors_load(path, &src, &err), LC_OK, "%s", err.msg);
+    const lc_tensor *s = lc_model_find_tensor(src, "model.layers.1.mlp.up_proj.weight");
+    cr_assert_eq(s->nbytes, t->nbytes);
+    uint8_t *buf = malloc(t->nbytes);
+    cr_assert_eq(lc_tensor_read(t, 0, buf, t->nbytes, &err), LC_OK);
+    cr_assert_eq(memcmp(buf, s->data, t->nbytes), 0);
+    free(buf);
+    lc_model_free(src);
     lc_model_free(m);
 }
 
