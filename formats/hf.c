@@ -21,7 +21,12 @@
  *     .finetune, .version); we do none of that.
  *   - NaN payloads: bf16/f16 -> bf16 and f32 -> bf16 NaNs become sign|0x7fc0 here; the
  *     reference keeps the top payload bits and sets the quiet bit. Weights hold no NaN.
- *   - Key order within <arch>.* follows hf_config.c (rope scaling last).
+ *   - rope_freqs.weight (llama3 scaling) uses glibc's powf where the reference uses
+ *     torch's float32 pow; they disagree by an ulp for a few exponents (8 of 1248 in a
+ *     sweep of common bases and head sizes), which can move a factor in the smoothing
+ *     band by an ulp. Identical on the configurations tried.
+ *   - The special token keys come in hf_special.c's order (bos, eos, ...), which can
+ *     differ from SpecialVocab's; values are the same.
  * Tensor order: rope_freqs.weight first (when made), then the source's order. */
 /* _DEFAULT_SOURCE for madvise(MADV_DONTNEED): posix_madvise's DONTNEED is a no-op in
  * glibc. */
@@ -369,7 +374,7 @@ static lc_code add_tensor(conv *c, const lc_tensor *s, const char *g, lc_hf_role
 }
 
 /* rope_freqs.weight for rope_scaling type llama3, as convert_hf_to_gguf.py computes it
- * (float32 frequencies, float64 wavelength arithmetic, one factor per pair). */
+ * (in float32, as its torch tensors are; one factor per pair). */
 static lc_code add_rope_freqs(conv *c, const cJSON *rs, lc_error *err) {
     const uint32_t dim = c->cfg.head_dim;
     const uint64_t n = dim / 2;
@@ -387,23 +392,25 @@ static lc_code add_rope_freqs(conv *c, const cJSON *rs, lc_error *err) {
     float *v = lc_malloc((size_t)n * sizeof *v);
     if (!v)
         return lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory");
+    /* The wavelength limits are Python floats; everything after freq is a float32
+     * tensor op in torch, with the Python scalars rounded to float32 first. */
     const double lo_wl = old_ctx / lo_f, hi_wl = old_ctx / hi_f;
     const float base = (float)c->cfg.rope_theta;
     for (uint64_t i = 0; i < n; i++) {
         /* torch: base ** (arange(0, dim, 2, float32) / dim), all in float32 */
         const float e = (float)(2 * i) / (float)dim;
         const float freq = 1.0f / powf(base, e);
-        const double wl = 2 * 3.141592653589793 / (double)freq;   /* math.pi */
-        double r;
-        if (wl < hi_wl)
+        const float wl = (float)(2 * 3.141592653589793) / freq;   /* 2 * math.pi / freq */
+        float r;
+        if (wl < (float)hi_wl)
             r = 1;
-        else if (wl > lo_wl)
-            r = factor;
+        else if (wl > (float)lo_wl)
+            r = (float)factor;
         else {
-            const double smooth = (old_ctx / wl - lo_f) / (hi_f - lo_f);
-            r = 1 / ((1 - smooth) / factor + smooth);
+            const float smooth = ((float)old_ctx / wl - (float)lo_f) / (float)(hi_f - lo_f);
+            r = 1.0f / ((1.0f - smooth) / (float)factor + smooth);
         }
-        v[i] = (float)r;
+        v[i] = r;
     }
     lc_code rc = lc_model_own(c->out, v, lc_free, err);
     lc_tensor *t;

@@ -264,20 +264,23 @@ def test_llama3_rope_freqs(tmp):
     r = gguf.GGUFReader(out)
     t = {t.name: t for t in r.tensors}["rope_freqs.weight"]
     assert t.tensor_type == gguf.GGMLQuantizationType.F32
-    # convert_hf_to_gguf.py's generate_extra_tensors, restated
+    # convert_hf_to_gguf.py's generate_extra_tensors, restated: its torch ops run in
+    # float32 with the Python scalars rounded to float32 (numpy's float32 ops do the same;
+    # torch's pow may differ from this one by an ulp for some exponents: see hf.c).
     import math
+    f32 = np.float32
     dim, base = 16, 500000.0
-    freqs = 1.0 / (np.float32(base) ** (np.arange(0, dim, 2, dtype=np.float32) / np.float32(dim)))
+    freqs = f32(1.0) / (f32(base) ** (np.arange(0, dim, 2, dtype=f32) / f32(dim)))
     want = []
-    for f in freqs.astype(np.float32):
-        wl = 2 * math.pi / float(f)
-        if wl < 64 / 4.0:
-            want.append(1.0)
-        elif wl > 64 / 1.0:
-            want.append(8.0)
+    for f in freqs.astype(f32):
+        wl = f32(2 * math.pi) / f
+        if wl < f32(64 / 4.0):
+            want.append(f32(1.0))
+        elif wl > f32(64 / 1.0):
+            want.append(f32(8.0))
         else:
-            s = (64 / wl - 1.0) / (4.0 - 1.0)
-            want.append(1 / ((1 - s) / 8.0 + s))
+            s = (f32(64) / wl - f32(1.0)) / f32(4.0 - 1.0)
+            want.append(f32(1) / ((f32(1) - s) / f32(8.0) + s))
     assert np.array_equal(np.asarray(t.data), np.array(want, np.float32))
 
 
