@@ -1,14 +1,18 @@
-/* Unit tests for formats/hf.c (HF folder -> GGUF model and back) and formats/hf_meta.c
- * (--metadata overrides). Folders come from fixtures/hf ($LC_FIXTURES). */
+/* Unit tests for formats/hf.c (HF folder -> GGUF model and back), formats/hf_meta.c
+ * (--metadata overrides) and formats/hf_view.c (lazy sources). Folders come from
+ * fixtures/hf ($LC_FIXTURES). */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "formats/hf.h"
 #include "formats/hf_meta.h"
+#include "formats/hf_view.h"
 #include "formats/safetensors.h"
 #include "libconvert/model.h"
+#include "quant/quant.h"
 
 static const char *fixture(const char *name, char *buf, size_t cap) {
     const char *root = getenv("LC_FIXTURES");
@@ -143,4 +147,65 @@ Test(hf_meta, overrides) {
     }
     cr_assert_eq(lc_model_meta_count(m), 5, "failed overrides change nothing");
     lc_model_free(m);
+}
+
+/* ---- formats/hf_view.c ---- */
+
+Test(hf_view, quant_both_ways_and_map_view) {
+    lc_error err = { 0 };
+    lc_model *m = lc_model_new(), *work = lc_model_new();
+    const uint64_t shape[2] = { 3, 64 };
+    static float x[3 * 64];
+    for (int i = 0; i < 3 * 64; i++)
+        x[i] = (float)(i % 17) - 8.5f;
+    lc_tensor *f, *q, *back;
+    cr_assert_eq(lc_model_add_tensor(m, "f", LC_DT_F32, 2, shape, &f, &err), LC_OK);
+    f->data = (const uint8_t *)x;
+    const lc_tensor *v;
+    cr_assert_eq(lc_hf_view_map(work, "f#map", f, &v, &err), LC_OK);
+    cr_assert_neq(v, f);
+    cr_assert_eq(lc_model_add_tensor(m, "q", LC_DT_Q8_0, 2, shape, &q, &err), LC_OK);
+    cr_assert_eq(lc_hf_view_quant(q, v, LC_DT_Q8_0, true, &err), LC_OK);
+    uint8_t want[3 * 68], got[3 * 68];
+    cr_assert_eq(lc_quantize_rows(LC_DT_Q8_0, x, want, 3, 64, &err), LC_OK);
+    cr_assert_eq(lc_tensor_read(q, 0, got, sizeof got, &err), LC_OK);
+    cr_assert_eq(memcmp(got, want, sizeof got), 0);
+    cr_assert_eq(lc_tensor_read(q, 70, got, 100, &err), LC_OK);   /* a range across rows */
+    cr_assert_eq(memcmp(got, want + 70, 100), 0);
+    cr_assert_eq(lc_model_add_tensor(m, "b", LC_DT_F32, 2, shape, &back, &err), LC_OK);
+    cr_assert_eq(lc_hf_view_quant(back, q, LC_DT_Q8_0, false, &err), LC_OK);
+    float deq[3 * 64], ref[3 * 64];
+    cr_assert_eq(lc_dequantize_rows(LC_DT_Q8_0, want, ref, 3, 64, &err), LC_OK);
+    cr_assert_eq(lc_tensor_read(back, 0, deq, sizeof deq, &err), LC_OK);
+    cr_assert_eq(memcmp(deq, ref, sizeof deq), 0);
+    const uint64_t odd[2] = { 2, 48 };
+    lc_tensor *bad;
+    cr_assert_eq(lc_model_add_tensor(m, "odd", LC_DT_F32, 2, odd, &bad, &err), LC_OK);
+    cr_assert_eq(lc_hf_view_quant(bad, bad, LC_DT_Q8_0, true, &err), LC_E_ARG);
+    lc_model_free(m);
+    lc_model_free(work);
+}
+
+Test(hf_view, file_view_short_file_is_truncated_at_its_offset) {
+    lc_error err = { 0 };
+    char path[] = "/tmp/lc-hf-view-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    cr_assert_eq(write(fd, "0123456789", 10), 10);
+    lc_model *m = lc_model_new(), *work = lc_model_new();
+    const uint64_t shape[1] = { 8 };
+    lc_tensor *s;
+    cr_assert_eq(lc_model_add_tensor(m, "s", LC_DT_U8, 1, shape, &s, &err), LC_OK);
+    s->file_offset = 4;      /* bytes 4..11 of a 10-byte file */
+    const lc_tensor *v;
+    cr_assert_eq(lc_hf_view_file(work, "s#file", s, fd, &v, &err), LC_OK);
+    char buf[8];
+    cr_assert_eq(lc_tensor_read(v, 0, buf, 6, &err), LC_OK);
+    cr_assert_eq(memcmp(buf, "456789", 6), 0);
+    cr_assert_eq(lc_tensor_read(v, 0, buf, 8, &err), LC_E_TRUNCATED);
+    cr_assert_eq(err.offset, 10);
+    close(fd);
+    unlink(path);
+    lc_model_free(m);
+    lc_model_free(work);
 }
