@@ -81,19 +81,18 @@ static const lc_source_ops QSRC_OPS = { qsrc_read, qsrc_free };
  * (de)quantizer. src is borrowed. */
 lc_code lc_hf_view_quant(lc_tensor *dst, const lc_tensor *src, lc_dtype qtype, bool quantize,
                            lc_error *err) {
+    const uint64_t ncols = src->ndim ? src->shape[src->ndim - 1] : 1;
+    uint64_t qrow = 0;
+    if (!lc_dtype_row_bytes(qtype, ncols, &qrow))
+        return lc_fail(err, LC_E_ARG, LC_NO_OFFSET, "tensor %.80s: %" PRIu64 " columns are not "
+                       "whole %s blocks", src->name, ncols, lc_dtype_name(qtype));
     qsrc *q = lc_calloc(1, sizeof *q);
     if (!q)
         return lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory");
     q->src = src;
     q->qtype = qtype;
     q->quantize = quantize;
-    q->ncols = src->ndim ? src->shape[src->ndim - 1] : 1;
-    uint64_t qrow = 0;
-    if (!lc_dtype_row_bytes(qtype, q->ncols, &qrow)) {
-        lc_free(q);
-        return lc_fail(err, LC_E_ARG, LC_NO_OFFSET, "tensor %.80s: %" PRIu64 " columns are not "
-                       "whole %s blocks", src->name, q->ncols, lc_dtype_name(qtype));
-    }
+    q->ncols = ncols;
     q->src_row = quantize ? q->ncols * 4 : qrow;
     q->dst_row = quantize ? qrow : q->ncols * 4;
     dst->data = NULL;
