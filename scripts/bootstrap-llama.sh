@@ -31,7 +31,7 @@ if [ ! -s "$LOCAL/$name" ]; then
     # on (the default) because the wheel never leaves the machine that built it.
     if ! CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-2} \
          CMAKE_ARGS="${CMAKE_ARGS:--DGGML_CUDA=OFF -DGGML_METAL=OFF -DGGML_VULKAN=OFF}" \
-         "$PYTHON" -m pip wheel -q --disable-pip-version-check --no-deps \
+         "$PYTHON" -m pip wheel -v --disable-pip-version-check --no-deps \
              --no-binary llama-cpp-python "llama-cpp-python==$LLAMA_VERSION" \
              -w "$LOCAL" > build/llama-wheel.log 2>&1; then
         tail -n 40 build/llama-wheel.log >&2
@@ -53,6 +53,7 @@ if [ ! -x "$VENV/bin/python" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; 
     rm -rf "$VENV"
     "$PYTHON" -m venv "$VENV"
     "$VENV/bin/pip" install -q --disable-pip-version-check -r "$REQ" "$LOCAL/$name"
-    "$VENV/bin/python" -c "import llama_cpp; print('bootstrap-llama: llama_cpp', llama_cpp.__version__)"
+    "$VENV/bin/python" -c \
+        "import llama_cpp; print('bootstrap-llama: llama_cpp', llama_cpp.__version__)"
     echo "$want" > "$stamp"
 fi

@@ -22,6 +22,11 @@ for one documented substitution:
     the name is supplied per folder from PRE below: the names llama.cpp gives those
     regexes. Everything else the converter decides for itself.
 
+For the bench (scripts/bench.sh runs the converter side by side with ours):
+    python3 scripts/make_llama_ref.py --converter-path
+fetches the sdist if needed and prints the path of convert_hf_to_gguf.py, to be run as
+    $LC_REF_PY "$(python3 scripts/make_llama_ref.py --converter-path)" FOLDER --outfile X
+
 Outputs are deterministic (no timestamps in convert_hf_to_gguf's output); MANIFEST rows
 for fixtures/hf-ref/ are replaced with fresh ones.
 """
@@ -97,6 +102,10 @@ def update_manifest(rows):
 def main():
     if len(sys.argv) == 6 and sys.argv[1] == "--convert":
         convert_in_process(*sys.argv[2:])
+        return
+    if sys.argv[1:] == ["--converter-path"]:
+        fetch_sdist()
+        print(LLAMA / "convert_hf_to_gguf.py")
         return
     py = os.environ.get("LC_REF_PY")
     if not py:

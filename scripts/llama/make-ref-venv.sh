@@ -15,4 +15,5 @@ else
     "$VENV/bin/pip" install -q --disable-pip-version-check torch==2.15.0
 fi
 "$VENV/bin/pip" install -q --disable-pip-version-check -r scripts/llama/ref-requirements.txt
-"$VENV/bin/python" -c 'import torch, transformers; print("ref-venv: torch", torch.__version__, "transformers", transformers.__version__)'
+"$VENV/bin/python" -c 'import torch, transformers
+print("ref-venv: torch", torch.__version__, "transformers", transformers.__version__)'
