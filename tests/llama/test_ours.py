@@ -1,9 +1,11 @@
 """llama.cpp judges our GGUFs against the reference that its own convert_hf_to_gguf.py
 writes from the same HF folder (fixtures/hf-ref/, see scripts/make_llama_ref.py).
 
-Each test runs for subject "ref" (the reference against HF or against itself: proves the
-check can pass and that llama.cpp is deterministic here) and "ours" (safetensors2gguf's
-output; skipped loudly, see conftest.py, while the tool has no folder mode).
+Subjects (see conftest.py): the tokenizer tests run for "ref" too (the reference against
+HF: shows the check can pass and pins llama.cpp's own deviations); the other checks run for
+"ours" only (the reference against itself could not fail), and the test_judge_catches_*
+tests show that they do catch a changed weight or key. "ours" skips loudly while
+safetensors2gguf has no folder mode.
 
 What must hold for ours, per model (llama-spm: SentencePiece; llama-bpe, qwen2: BPE) and
 outtype (f32, f16, bf16, q8_0):
@@ -43,14 +45,14 @@ STRINGS = [
     "<extra_word> ok",
 ]
 
-# Where llama.cpp's SentencePiece tokenizer disagrees with sentencepiece itself on the
-# reference GGUF too, i.e. llama.cpp's behaviour, not our converter's. For these we assert
-# that the reference disagrees the same way (so the list cannot go stale silently) and that
-# ours equals the reference.
+# Where llama.cpp on the reference GGUF disagrees with sentencepiece itself, i.e. llama.cpp's
+# (or its converter's) behaviour, not ours. For these we assert that the reference disagrees
+# (so the list cannot go stale silently) and that ours equals the reference.
 #   - sentencepiece's nmt_nfkc normaliser (the fixture's trainer default) folds runs of
 #     spaces, maps tab and newline to a space and applies NFKC; llama.cpp does none of it.
-#   - "<tool>" is a user-defined symbol: sentencepiece keeps it whole, llama.cpp (which
-#     parses only control tokens as special) spells it out.
+#   - "<tool>" is a user-defined symbol: sentencepiece matches it whole, but
+#     convert_hf_to_gguf.py types it NORMAL (its SentencePiece path has no user-defined
+#     case), and llama.cpp's merges cannot build it from characters, so it is spelled out.
 SPM_LLAMA_CPP_DIFFERS = {
     " leading space": "whitespace folding",
     "two  spaces   three": "whitespace folding",
