@@ -22,9 +22,11 @@
  * Both end in the same walk (pth_walk.c) once every storage has its bytes. */
 #include "formats/pth.h"
 
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "formats/pth_impl.h"
 #include "libconvert/alloc.h"
@@ -84,7 +86,7 @@ static lc_code read_byteorder(const lc_zip *z, const char *prefix, size_t plen, 
 }
 
 static lc_code bind_zip(lc_pth_found *f, const lc_zip *z, const char *prefix, size_t plen,
-                        bool big, lc_error *err) {
+                        bool big, int fd, lc_error *err) {
     char name[512];
     for (size_t i = 0; i < f->n_st; i++) {
         lc_pth_storage *s = f->st[i];
@@ -111,12 +113,16 @@ static lc_code bind_zip(lc_pth_found *f, const lc_zip *z, const char *prefix, si
         s->zip = z;
         s->entry = e;
         s->file_offset = s->bytes ? e->data_offset : LC_NO_OFFSET;
+        if (s->bytes && fd >= 0) {
+            s->bytes = NULL;
+            s->fd = fd;
+        }
     }
     return LC_OK;
 }
 
-static lc_code load_zip(const uint8_t *buf, uint64_t size, const lc_pth_opts *o, lc_model *m,
-                        lc_error *err) {
+static lc_code load_zip(const uint8_t *buf, uint64_t size, int fd, const lc_pth_opts *o,
+                        lc_model *m, lc_error *err) {
     lc_zip *z = NULL;
     lc_pickle *p = NULL;
     uint8_t *pkl = NULL;
@@ -139,7 +145,7 @@ static lc_code load_zip(const uint8_t *buf, uint64_t size, const lc_pth_opts *o,
     if ((rc = lc_pickle_load(pkl, pkl_len, &po, &p, err)) != LC_OK ||
         (rc = lc_pth_walk(lc_pickle_root(p), o, &f, m, err)) != LC_OK)
         goto done;
-    if ((rc = bind_zip(&f, z, e->name, plen, big, err)) != LC_OK)
+    if ((rc = bind_zip(&f, z, e->name, plen, big, fd, err)) != LC_OK)
         goto done;
     rc = lc_pth_commit(&f, o, m, err);
 done:
@@ -187,8 +193,8 @@ static lc_code legacy_header(const uint8_t *buf, uint64_t size, legacy *lg, lc_e
 }
 
 /* The storage keys pickle, then each storage's count and bytes, in that order. */
-static lc_code bind_legacy(const uint8_t *buf, uint64_t size, legacy *lg, lc_pth_found *f,
-                           lc_error *err) {
+static lc_code bind_legacy(const uint8_t *buf, uint64_t size, int fd, legacy *lg,
+                           lc_pth_found *f, lc_error *err) {
     LC_TRY(next_pickle(buf, size, lg, 4, err));
     const lc_pickle_val *keys = lc_pickle_root(lg->p[4]);
     size_t n;
@@ -221,7 +227,8 @@ static lc_code bind_legacy(const uint8_t *buf, uint64_t size, legacy *lg, lc_pth
                            " bytes", key, numel, s->nbytes);
         LC_TRY(lc_rd_bytes(&r, nbytes, &bytes, "storage data"));
         s->bound = true;
-        s->bytes = bytes;
+        s->bytes = fd >= 0 ? NULL : bytes;
+        s->fd = fd;
         s->file_offset = at + 8;
     }
     if (lc_rd_left(&r))
@@ -230,14 +237,14 @@ static lc_code bind_legacy(const uint8_t *buf, uint64_t size, legacy *lg, lc_pth
     return LC_OK;
 }
 
-static lc_code load_legacy(const uint8_t *buf, uint64_t size, const lc_pth_opts *o,
+static lc_code load_legacy(const uint8_t *buf, uint64_t size, int fd, const lc_pth_opts *o,
                            lc_model *m, lc_error *err) {
     legacy lg = { { 0 }, 0 };
     lc_pth_found f = { 0 };
     lc_code rc;
     if ((rc = legacy_header(buf, size, &lg, err)) == LC_OK &&
         (rc = lc_pth_walk(lc_pickle_root(lg.p[3]), o, &f, m, err)) == LC_OK &&
-        (rc = bind_legacy(buf, size, &lg, &f, err)) == LC_OK)
+        (rc = bind_legacy(buf, size, fd, &lg, &f, err)) == LC_OK)
         rc = lc_pth_commit(&f, o, m, err);
     lc_pth_found_free(&f);
     for (int i = 0; i < 5; i++)
@@ -251,12 +258,14 @@ static bool is_zip(const uint8_t *buf, uint64_t size) {
     return size >= 4 && buf[0] == 'P' && buf[1] == 'K';
 }
 
-lc_code lc_pth_load_into(const uint8_t *buf, uint64_t size, const lc_pth_opts *o, lc_model *m,
-                         lc_error *err) {
+lc_code lc_pth_load_into(const uint8_t *buf, uint64_t size, int fd, const lc_pth_opts *o,
+                         lc_model *m, lc_error *err) {
+    if (o && o->zero_copy)
+        fd = -1;
     if (is_zip(buf, size))
-        return load_zip(buf, size, o, m, err);
+        return load_zip(buf, size, fd, o, m, err);
     if (size >= 2 && buf[0] == 0x80)
-        return load_legacy(buf, size, o, m, err);
+        return load_legacy(buf, size, fd, o, m, err);
     return lc_fail(err, LC_E_MALFORMED, 0, "neither a zip nor a pickle: not a torch.save file");
 }
 
@@ -266,7 +275,7 @@ lc_code lc_pth_load_mem(const uint8_t *buf, uint64_t size, const lc_pth_opts *o,
     lc_model *m = lc_model_new();
     if (!m)
         return lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory");
-    lc_code rc = lc_pth_load_into(buf, size, o, m, err);
+    lc_code rc = lc_pth_load_into(buf, size, -1, o, m, err);
     if (rc) {
         lc_model_free(m);
         return rc;
@@ -275,20 +284,35 @@ lc_code lc_pth_load_mem(const uint8_t *buf, uint64_t size, const lc_pth_opts *o,
     return LC_OK;
 }
 
-lc_code lc_pth_load(const char *path, const lc_pth_opts *o, lc_model **out, lc_error *err) {
+static void close_fd(void *p) {
+    int *fd = p;
+    if (fd && *fd >= 0)
+        close(*fd);
+    lc_free(fd);
+}
+
+lc_code lc_pth_load_file(const char *path, const lc_pth_opts *o, lc_model *m, lc_error *err) {
     lc_map *map = NULL;
+    int *fd = lc_malloc(sizeof *fd);
+    if (!fd)
+        return lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory");
+    /* A second descriptor for pread: the map may not keep one. */
+    if ((*fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0)
+        posix_fadvise(*fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+    LC_TRY(lc_model_own(m, fd, close_fd, err));
+    LC_TRY(lc_map_open(path, &map, err));
+    LC_TRY(lc_model_own(m, map, lc_map_close, err));
+    return lc_pth_load_into(map->data, map->size, *fd, o, m, err);
+}
+
+lc_code lc_pth_load(const char *path, const lc_pth_opts *o, lc_model **out, lc_error *err) {
     lc_code rc;
     *out = NULL;
     lc_model *m = lc_model_new();
     if (!m)
         return lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory");
-    if (lc_pth_is_index(path)) {
-        rc = lc_pth_index_load(path, o, m, err);
-    } else if ((rc = lc_map_open(path, &map, err)) == LC_OK &&
-               (rc = lc_model_own(m, map, lc_map_close, err)) == LC_OK) {
-        lc_map_advise_sequential(map);
-        rc = lc_pth_load_into(map->data, map->size, o, m, err);
-    }
+    rc = lc_pth_is_index(path) ? lc_pth_index_load(path, o, m, err)
+                               : lc_pth_load_file(path, o, m, err);
     lc_err_context(err, path, NULL);
     if (rc) {
         lc_model_free(m);

@@ -59,15 +59,21 @@ typedef struct lc_pth_opts {
      * metadata "dropped name" = "kept name". Groups without a whole-storage tensor
      * stay as they are (safetensors refuses them). */
     bool dedupe;
+    /* Make contiguous tensors of stored storages zero-copy views of the mapped file
+     * (t->data): free random access, but every page read stays in the process's
+     * resident set. Off, they are read with pread into the caller's buffer, which
+     * keeps a streaming conversion's memory flat. lc_pth_load_mem always views. */
+    bool zero_copy;
 } lc_pth_opts;
 
 /* Loads a checkpoint: a zip or legacy file, or a sharded folder (PATH is the folder
  * or its pytorch_model.bin.index.json). Tensors come in the pickle's order (shards
  * in index order); scalar values (int, float, bool, str) at the top level of a
  * nested checkpoint become metadata under their key ("epoch" = 5).
- * Tensor data is zero-copy when the storage is stored, little-endian, contiguous
- * and not negated; otherwise a lazy source produces contiguous little-endian bytes
- * (strides gathered, big-endian swapped, DEFLATE inflated, negation applied).
+ * Tensor data is a lazy source that produces contiguous little-endian bytes
+ * (pread for stored storages, strides gathered, big-endian swapped, DEFLATE
+ * inflated, negation applied), or with opts->zero_copy a view of the mapped file
+ * when the storage is stored, little-endian, contiguous and not negated.
  * Codes: the zip's and the pickle's (LC_E_FORBIDDEN names the global), and
  * LC_E_MALFORMED (not a checkpoint, a tensor call of the wrong shape, a view past
  * its storage, a storage whose size disagrees with its entry), LC_E_NOTFOUND (no
@@ -97,5 +103,29 @@ typedef void (*lc_pth_scan_fn)(void *ctx, const lc_pth_ref *ref);
  * Returns LC_E_FORBIDDEN when any global is off the allowlist (err names the first),
  * otherwise what lc_pth_load would return. Never runs anything. */
 lc_code lc_pth_scan(const char *path, lc_pth_scan_fn fn, void *ctx, lc_error *err);
+
+/* ---- sharded folders (Hugging Face) ---- */
+
+/* True when PATH is a folder (read through its pytorch_model.bin.index.json) or a
+ * file whose name ends in ".index.json". */
+bool lc_pth_is_index(const char *path);
+/* The shard files the index at PATH names, in first-mention order, as paths beside
+ * the index. *files is an array of *n strings; lc_free each and the array.
+ * LC_E_NOTFOUND (no index), LC_E_MALFORMED (bad JSON, a shard name with '/'). */
+lc_code lc_pth_index_shards(const char *path, char ***files, size_t *n, lc_error *err);
+/* "pytorch_model-00001-of-00002.bin" -> "model-00001-of-00002.safetensors"; other
+ * names lose a .bin/.pth/.pt ending and gain ".safetensors". Truncates to cap. */
+void lc_pth_shard_out_name(const char *shard, char *buf, size_t cap);
+
+/* An index for converted shards: {"metadata": {"total_size": N}, "weight_map":
+ * {tensor: file}}, N the sum of the tensors' bytes. NULL when out of memory. */
+typedef struct lc_pth_index_out lc_pth_index_out;
+lc_pth_index_out *lc_pth_index_out_new(void);
+/* Maps every tensor of m to FILE. LC_E_MALFORMED when a name is already mapped. */
+lc_code lc_pth_index_out_add(lc_pth_index_out *ix, const lc_model *m, const char *file,
+                             lc_error *err);
+/* Writes the index to PATH atomically (lc_outfile). */
+lc_code lc_pth_index_out_write(lc_pth_index_out *ix, const char *path, lc_error *err);
+void lc_pth_index_out_free(lc_pth_index_out *ix);   /* NULL-safe */
 
 #endif

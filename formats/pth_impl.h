@@ -31,7 +31,8 @@ typedef struct lc_pth_storage {
     /* Filled by the container: */
     bool           bound;
     bool           big_endian;
-    const uint8_t *bytes;       /* zero-copy bytes, NULL when the entry is deflated */
+    const uint8_t *bytes;       /* mapped bytes (zero-copy views), or NULL */
+    int            fd;          /* else read with pread at file_offset, when >= 0 */
     const lc_zip  *zip;         /* for deflated entries */
     const lc_zip_entry *entry;
     uint64_t       file_offset; /* of byte 0 in the file, LC_NO_OFFSET when deflated */
@@ -77,16 +78,14 @@ void lc_pth_found_free(lc_pth_found *f);
 /* Gives t its data: a zero-copy view when possible, else a lazy source. */
 lc_code lc_pth_source_attach(lc_tensor *t, const lc_pth_tensor *pt, lc_error *err);
 
-/* Loads one checkpoint file (zip or legacy) from buf into m. `name` is for messages. */
-lc_code lc_pth_load_into(const uint8_t *buf, uint64_t size, const lc_pth_opts *o, lc_model *m,
-                         lc_error *err);
+/* Loads one checkpoint (zip or legacy) from buf into m. With fd >= 0 (the same file,
+ * open) and !o->zero_copy, stored storages are read with pread instead of viewed. */
+lc_code lc_pth_load_into(const uint8_t *buf, uint64_t size, int fd, const lc_pth_opts *o,
+                         lc_model *m, lc_error *err);
+/* Maps and opens PATH (both owned by m) and loads it with lc_pth_load_into. */
+lc_code lc_pth_load_file(const char *path, const lc_pth_opts *o, lc_model *m, lc_error *err);
 
-/* Sharded folders: true when PATH is a folder holding pytorch_model.bin.index.json or
- * a file named *.index.json; then lc_pth_index_load reads it into m. */
-bool lc_pth_is_index(const char *path);
+/* Reads the sharded checkpoint at PATH (see lc_pth_is_index) into m. */
 lc_code lc_pth_index_load(const char *path, const lc_pth_opts *o, lc_model *m, lc_error *err);
-/* The shard files of the index at PATH, in first-mention order, as full paths
- * (*files: lc_free each and the array). */
-lc_code lc_pth_index_shards(const char *path, char ***files, size_t *n, lc_error *err);
 
 #endif

@@ -11,11 +11,13 @@
 #include "formats/pth_impl.h"
 
 #include <cjson/cJSON.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "libconvert/alloc.h"
 #include "libconvert/map.h"
+#include "libconvert/outfile.h"
 
 #define LC_PTH_INDEX_NAME "pytorch_model.bin.index.json"
 #define LC_PTH_MAX_INDEX ((uint64_t)64 << 20)
@@ -169,15 +171,12 @@ lc_code lc_pth_index_load(const char *path, const lc_pth_opts *o, lc_model *m, l
         rc = shard_names(&ix, &names, &k, err);
     for (size_t i = 0; rc == LC_OK && i < k; i++) {
         char *sp = join(ix.path, ix.dir_len, names[i]);
-        lc_map *map = NULL;
         size_t before = lc_model_tensor_count(m);
         if (!sp) {
             rc = lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory");
             break;
         }
-        if ((rc = lc_map_open(sp, &map, err)) == LC_OK &&
-            (rc = lc_model_own(m, map, lc_map_close, err)) == LC_OK &&
-            (rc = lc_pth_load_into(map->data, map->size, o, m, err)) == LC_OK)
+        if ((rc = lc_pth_load_file(sp, o, m, err)) == LC_OK)
             rc = check_shard(&ix, m, before, lc_model_tensor_count(m), names[i], sp, err);
         lc_err_context(err, sp, NULL);
         lc_free(sp);
@@ -193,4 +192,81 @@ lc_code lc_pth_index_load(const char *path, const lc_pth_opts *o, lc_model *m, l
     lc_free(names);
     index_close(&ix);
     return rc;
+}
+
+/* ---- writing an index for converted shards ---- */
+
+struct lc_pth_index_out {
+    cJSON   *root, *wmap;
+    uint64_t total;
+};
+
+lc_pth_index_out *lc_pth_index_out_new(void) {
+    lc_pth_index_out *ix = lc_calloc(1, sizeof *ix);
+    cJSON *meta;
+    if (!ix)
+        return NULL;
+    if (!(ix->root = cJSON_CreateObject()) ||
+        !(meta = cJSON_AddObjectToObject(ix->root, "metadata")) ||
+        !(ix->wmap = cJSON_AddObjectToObject(ix->root, "weight_map"))) {
+        lc_pth_index_out_free(ix);
+        return NULL;
+    }
+    return ix;
+}
+
+void lc_pth_index_out_free(lc_pth_index_out *ix) {
+    if (!ix)
+        return;
+    cJSON_Delete(ix->root);
+    lc_free(ix);
+}
+
+lc_code lc_pth_index_out_add(lc_pth_index_out *ix, const lc_model *m, const char *file,
+                             lc_error *err) {
+    for (size_t i = 0; i < lc_model_tensor_count(m); i++) {
+        const lc_tensor *t = lc_model_tensor(m, i);
+        if (cJSON_GetObjectItemCaseSensitive(ix->wmap, t->name))
+            return lc_fail(err, LC_E_MALFORMED, LC_NO_OFFSET, "tensor %s is in two shards",
+                           t->name);
+        if (!cJSON_AddStringToObject(ix->wmap, t->name, file))
+            return lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory");
+        ix->total += t->nbytes;
+    }
+    return LC_OK;
+}
+
+lc_code lc_pth_index_out_write(lc_pth_index_out *ix, const char *path, lc_error *err) {
+    cJSON *meta = cJSON_GetObjectItemCaseSensitive(ix->root, "metadata");
+    lc_outfile *f = NULL;
+    char *text = NULL;
+    lc_code rc = LC_OK;
+    cJSON_DeleteItemFromObjectCaseSensitive(meta, "total_size");
+    if (!cJSON_AddNumberToObject(meta, "total_size", (double)ix->total) ||
+        !(text = cJSON_Print(ix->root)))
+        rc = lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory");
+    if (rc == LC_OK && (rc = lc_outfile_open(path, &f, err)) == LC_OK &&
+        (rc = lc_outfile_write(f, text, strlen(text), err)) == LC_OK &&
+        (rc = lc_outfile_write(f, "\n", 1, err)) == LC_OK) {
+        rc = lc_outfile_commit(f, err);
+        f = NULL;
+    }
+    lc_outfile_abort(f);
+    cJSON_free(text);
+    lc_err_context(err, path, NULL);
+    return rc;
+}
+
+void lc_pth_shard_out_name(const char *shard, char *buf, size_t cap) {
+    const char *base = strrchr(shard, '/') ? strrchr(shard, '/') + 1 : shard;
+    size_t n = strlen(base);
+    static const char *const exts[] = { ".bin", ".pth", ".pt" };
+    for (size_t i = 0; i < sizeof exts / sizeof *exts; i++)
+        if (ends_with(base, exts[i])) {
+            n -= strlen(exts[i]);
+            break;
+        }
+    const char *pre = strncmp(base, "pytorch_model", 13) == 0 ? "model" : "";
+    size_t skip = *pre ? 13 : 0;
+    snprintf(buf, cap, "%s%.*s.safetensors", pre, (int)(n - skip), base + skip);
 }

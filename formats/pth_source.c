@@ -1,20 +1,24 @@
 /* formats/pth_source.c: the bytes of one torch tensor, contiguous and little-endian.
  *
  * A tensor is a view of a storage: element (i_0, ..., i_n) lives at storage element
- * offset + sum(i_d * stride_d). When the storage bytes are mapped (a stored zip
- * entry or a legacy file), little-endian, not negated and the view is row-major
- * contiguous, the tensor is a zero-copy view. Otherwise a lazy source gathers the
- * elements in row-major order, runs of the innermost dimension at a time, then
- * byte-swaps (byteorder "big") and negates (metadata {"neg": True}) each element.
+ * offset + sum(i_d * stride_d). When the storage bytes are mapped (lc_pth_opts
+ * zero_copy, or lc_pth_load_mem), little-endian, not negated and the view is
+ * row-major contiguous, the tensor is a zero-copy view. Otherwise a lazy source
+ * gathers the elements in row-major order, runs of the innermost dimension at a
+ * time, then byte-swaps (byteorder "big") and negates (metadata {"neg": True}).
  *
- * DEFLATE storages have no random access. A contiguous view is read with
- * lc_zip_entry_pread front to back (linear when the writer reads in order). A
- * strided view inflates the span of storage it reaches once, into a buffer kept
- * until the read that ends the tensor: memory is the size of that one view. */
+ * Storages read with pread (stored entries, legacy data) or inflated (DEFLATE) have
+ * no cheap random access. A contiguous view is read front to back into the caller's
+ * buffer: linear when the writer reads in order, and the file's pages never join
+ * this process's resident set. A strided view reads the span of storage it reaches
+ * once, into a buffer kept until the read that ends the tensor: memory is the size
+ * of that one view. */
 #include "formats/pth_impl.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "libconvert/alloc.h"
 
@@ -46,7 +50,23 @@ static lc_code storage_read(const lc_pth_storage *st, uint64_t off, void *dst, s
         memcpy(dst, st->bytes + off, len);
         return LC_OK;
     }
-    return lc_zip_entry_pread(st->zip, st->entry, off, dst, len, err);
+    if (st->fd < 0)
+        return lc_zip_entry_pread(st->zip, st->entry, off, dst, len, err);
+    uint8_t *p = dst;
+    for (size_t done = 0; done < len;) {
+        ssize_t n = pread(st->fd, p + done, len - done, (off_t)(st->file_offset + off + done));
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return lc_fail(err, LC_E_IO, st->file_offset + off + done, "cannot read: %s",
+                           strerror(errno));
+        if (n == 0)
+            return lc_fail(err, LC_E_TRUNCATED, st->file_offset + off + done,
+                           "the file ended while reading storage %s (changed on disk?)",
+                           st->key);
+        done += (size_t)n;
+    }
+    return LC_OK;
 }
 
 static void fix_elements(const pth_src *s, uint8_t *p, uint64_t count) {

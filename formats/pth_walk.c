@@ -153,6 +153,7 @@ static lc_code add_storage(walker *w, const char *key, lc_dtype dt, uint64_t nby
     s->nbytes = nbytes;
     s->at = at;
     s->file_offset = LC_NO_OFFSET;
+    s->fd = -1;
     f->st[f->n_st++] = s;
     index_put(f->index, f->index_cap, s->key, (uint32_t)f->n_st);
     *out = s;

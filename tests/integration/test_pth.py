@@ -55,11 +55,10 @@ def parse(out):
     return tensors, meta
 
 
-def load_raw(path, tmp_path, *args, chunk=None):
+def load_raw(path, tmp_path, *args):
     raw = tmp_path / "raw"
     raw.mkdir(exist_ok=True)
-    extra = ["--chunk", str(chunk)] if chunk else []
-    r = dump(path, "--raw", str(raw), *extra, *args)
+    r = dump(path, "--raw", str(raw), *args)
     assert r.returncode == 0, r.stderr
     tensors, meta = parse(r.stdout)
     for i, t in enumerate(tensors):
@@ -70,10 +69,11 @@ def load_raw(path, tmp_path, *args, chunk=None):
 
 
 @pytest.mark.parametrize("rel", list(MANIFEST))
-@pytest.mark.parametrize("chunk", [None, 7])
-def test_every_fixture_matches_torch(rel, chunk, tmp_path):
+@pytest.mark.parametrize("mode", [[], ["--chunk", "7"], ["--zero-copy"]])
+def test_every_fixture_matches_torch(rel, mode, tmp_path):
     """Every tensor of every torch-written file: names in pickle order, dtype, shape and
-    the bytes torch's t.contiguous() has; chunk 7 reads across element boundaries."""
+    the bytes torch's t.contiguous() has; chunk 7 reads across element boundaries,
+    --zero-copy reads stored storages through the map instead of pread."""
     path = os.path.join(FIX, rel)
     if os.path.basename(rel) in UNSUPPORTED:
         r = dump(path, "--key", ".")
@@ -81,7 +81,7 @@ def test_every_fixture_matches_torch(rel, chunk, tmp_path):
         assert r.stderr.startswith("lc-pth-dump: unsupported: ")
         assert "ComplexFloatStorage" in r.stderr
         return
-    got, _ = load_raw(path, tmp_path, "--key", ".", chunk=chunk)
+    got, _ = load_raw(path, tmp_path, "--key", ".", *mode)
     want = MANIFEST[rel]
     assert [t["name"] for t in got] == [w["name"] for w in want]
     for t, w in zip(got, want):
@@ -96,13 +96,20 @@ def versions():
 
 @pytest.mark.parametrize("ver", versions())
 def test_zero_copy_where_possible(ver):
-    """Stored, little-endian, contiguous storages are views; the rest are lazy."""
-    t, _ = parse(dump(os.path.join(FIX, "pth", ver, "tiny_llama.pth")).stdout)
-    assert t and all(x["kind"] == "view" for x in t)
-    t, _ = parse(dump(os.path.join(FIX, "pth", ver, "tiny_llama_deflate.pth")).stdout)
-    assert t and all(x["kind"] == "lazy" for x in t)
-    t, _ = parse(dump(os.path.join(FIX, "pth", ver, "noncontig.pth")).stdout)
-    assert t and all(x["kind"] == "lazy" for x in t)
+    """With zero_copy, stored little-endian contiguous storages are views; without,
+    and for DEFLATE or strided storages, tensors are lazy sources."""
+    for name, flags, kind in (("tiny_llama.pth", ["--zero-copy"], "view"),
+                              ("legacy.pth", ["--zero-copy"], None),
+                              ("tiny_llama.pth", [], "lazy"),
+                              ("tiny_llama_deflate.pth", ["--zero-copy"], "lazy"),
+                              ("noncontig.pth", ["--zero-copy"], "lazy")):
+        r = dump(os.path.join(FIX, "pth", ver, name), *flags)
+        t, _ = parse(r.stdout)
+        assert t, r.stderr
+        if kind:
+            assert all(x["kind"] == kind for x in t), (name, flags)
+        else:   # legacy: the transposed "t" is gathered, the rest are views
+            assert [x["kind"] for x in t] == ["view"] * 6 + ["lazy"]
 
 
 @pytest.mark.parametrize("ver", versions())

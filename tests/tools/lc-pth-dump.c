@@ -1,6 +1,6 @@
 /* lc-pth-dump: test-only driver for formats/pth.
  *
- *   lc-pth-dump [--key K] [--dedupe] [--raw DIR] [--chunk N] PATH
+ *   lc-pth-dump [--key K] [--dedupe] [--zero-copy] [--raw DIR] [--chunk N] PATH
  *
  * stdout, tab-separated: one line per tensor "tensor NAME DTYPE SHAPE NBYTES KIND"
  * (SHAPE comma-separated, empty for rank 0; KIND "view" for zero-copy, "lazy"), then
@@ -60,6 +60,8 @@ int main(int argc, char **argv) {
             o.key = argv[++i];
         else if (strcmp(argv[i], "--dedupe") == 0)
             o.dedupe = true;
+        else if (strcmp(argv[i], "--zero-copy") == 0)
+            o.zero_copy = true;
         else if (strcmp(argv[i], "--raw") == 0 && i + 2 < argc)
             raw = argv[++i];
         else if (strcmp(argv[i], "--chunk") == 0 && i + 2 < argc)
@@ -68,7 +70,8 @@ int main(int argc, char **argv) {
             break;
     }
     if (i != argc - 1 || chunk == 0) {
-        fprintf(stderr, "usage: lc-pth-dump [--key K] [--dedupe] [--raw DIR] [--chunk N] PATH\n");
+        fprintf(stderr, "usage: lc-pth-dump [--key K] [--dedupe] [--zero-copy] [--raw DIR] "
+                        "[--chunk N] PATH\n");
         return 2;
     }
     lc_error err = { 0 };
