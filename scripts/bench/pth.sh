@@ -116,10 +116,10 @@ if [ -x "$LC_BIN/pth2safetensors" ]; then
     awk -F'\t' '
         { t[$1] = $2; r[$1] = $3 }
         END {
-            sp = t["python torch+st"] / t["pth2safetensors"]; cp = t["pth2safetensors"] / t["cp"]
+            sp = t["python torch+st"] / t["pth2safetensors"]; rc = t["pth2safetensors"] / t["cp"]
             mb = r["pth2safetensors"] / 1024
-            printf "bench pth: %.1fx faster than Python (target >= 5x: %s), %.2fx cp (target <= 1.5x: %s), RSS %.1f MiB (target <= 64: %s)\n",
-                   sp, sp >= 5 ? "met" : "MISSED", cp, cp <= 1.5 ? "met" : "MISSED", mb, mb <= 64 ? "met" : "MISSED"
+            printf "bench pth: %.1fx faster than Python (target >= 5x: %s), %.2fx cp (target <= 1.5x: %s), RSS %.1f MiB (target <= 64: %s)\n", \
+                   sp, (sp >= 5 ? "met" : "MISSED"), rc, (rc <= 1.5 ? "met" : "MISSED"), mb, (mb <= 64 ? "met" : "MISSED")
         }' "$LC_BENCH_ROWS"
     rm -f "$OUT"
 else
