@@ -51,7 +51,7 @@ static lc_code find_data_pkl(const lc_zip *z, const lc_zip_entry **out, size_t *
         if (!slash || slash == e->name || strcmp(slash + 1, "data.pkl") != 0)
             continue;
         if (*out)
-            return lc_fail(err, LC_E_MALFORMED, e->cd_offset,
+            return lc_fail(err, LC_E_MALFORMED, e->header_offset,
                            "two checkpoints in one zip: %s and %s", (*out)->name, e->name);
         *out = e;
         *prefix_len = (size_t)(slash - e->name) + 1;
@@ -101,7 +101,7 @@ static lc_code bind_zip(lc_pth_found *f, const lc_zip *z, const char *prefix, si
             return err ? err->code : LC_E_NOTFOUND;
         }
         if (e->size != s->nbytes) {
-            lc_fail(err, LC_E_MALFORMED, e->cd_offset,
+            lc_fail(err, LC_E_MALFORMED, e->header_offset,
                     "storage %s declares %" PRIu64 " bytes, its entry holds %" PRIu64, s->key,
                     s->nbytes, e->size);
             lc_err_context(err, NULL, name);
