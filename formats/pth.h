@@ -118,10 +118,12 @@ lc_code lc_pth_index_shards(const char *path, char ***files, size_t *n, lc_error
 void lc_pth_shard_out_name(const char *shard, char *buf, size_t cap);
 
 /* An index for converted shards: {"metadata": {"total_size": N}, "weight_map":
- * {tensor: file}}, N the sum of the tensors' bytes. NULL when out of memory. */
+ * {tensor: file}}, N the sum of the tensors' bytes, laid out byte for byte as
+ * Hugging Face writes it (indent 2, sorted keys, ASCII). NULL when out of memory. */
 typedef struct lc_pth_index_out lc_pth_index_out;
 lc_pth_index_out *lc_pth_index_out_new(void);
-/* Maps every tensor of m to FILE. LC_E_MALFORMED when a name is already mapped. */
+/* Maps every tensor of m to FILE (names already mapped are the caller's concern:
+ * lc_pth_load refuses a tensor in two shards). */
 lc_code lc_pth_index_out_add(lc_pth_index_out *ix, const lc_model *m, const char *file,
                              lc_error *err);
 /* Writes the index to PATH atomically (lc_outfile). */

@@ -12,6 +12,7 @@
 
 #include <cjson/cJSON.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -194,65 +195,130 @@ lc_code lc_pth_index_load(const char *path, const lc_pth_opts *o, lc_model *m, l
     return rc;
 }
 
-/* ---- writing an index for converted shards ---- */
+/* ---- writing an index for converted shards ----
+ *
+ * Written as Hugging Face writes it (json.dumps(index, indent=2, sort_keys=True) and a
+ * newline): keys sorted by code point, non-ASCII escaped as \uXXXX (UTF-16). */
+
+typedef struct index_row {
+    char       *name;
+    const char *file;   /* one of ix->files */
+} index_row;
 
 struct lc_pth_index_out {
-    cJSON   *root, *wmap;
-    uint64_t total;
+    index_row *rows;
+    size_t     n, cap;
+    char     **files;
+    size_t     n_files;
+    uint64_t   total;
 };
 
 lc_pth_index_out *lc_pth_index_out_new(void) {
-    lc_pth_index_out *ix = lc_calloc(1, sizeof *ix);
-    cJSON *meta;
-    if (!ix)
-        return NULL;
-    if (!(ix->root = cJSON_CreateObject()) ||
-        !(meta = cJSON_AddObjectToObject(ix->root, "metadata")) ||
-        !(ix->wmap = cJSON_AddObjectToObject(ix->root, "weight_map"))) {
-        lc_pth_index_out_free(ix);
-        return NULL;
-    }
-    return ix;
+    return lc_calloc(1, sizeof(lc_pth_index_out));
 }
 
 void lc_pth_index_out_free(lc_pth_index_out *ix) {
     if (!ix)
         return;
-    cJSON_Delete(ix->root);
+    for (size_t i = 0; i < ix->n; i++)
+        lc_free(ix->rows[i].name);
+    for (size_t i = 0; i < ix->n_files; i++)
+        lc_free(ix->files[i]);
+    lc_free(ix->rows);
+    lc_free(ix->files);
     lc_free(ix);
 }
 
 lc_code lc_pth_index_out_add(lc_pth_index_out *ix, const lc_model *m, const char *file,
                              lc_error *err) {
+    char **files = lc_realloc_array(ix->files, ix->n_files + 1, sizeof *files);
+    if (!files)
+        return lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory");
+    ix->files = files;
+    if (!(files[ix->n_files] = lc_strdup(file)))
+        return lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory");
+    const char *f = files[ix->n_files++];
     for (size_t i = 0; i < lc_model_tensor_count(m); i++) {
         const lc_tensor *t = lc_model_tensor(m, i);
-        if (cJSON_GetObjectItemCaseSensitive(ix->wmap, t->name))
-            return lc_fail(err, LC_E_MALFORMED, LC_NO_OFFSET, "tensor %s is in two shards",
-                           t->name);
-        if (!cJSON_AddStringToObject(ix->wmap, t->name, file))
+        if (ix->n == ix->cap) {
+            size_t cap = ix->cap ? ix->cap * 2 : 64;
+            index_row *rows = lc_realloc_array(ix->rows, cap, sizeof *rows);
+            if (!rows)
+                return lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory");
+            ix->rows = rows;
+            ix->cap = cap;
+        }
+        if (!(ix->rows[ix->n].name = lc_strdup(t->name)))
             return lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory");
+        ix->rows[ix->n++].file = f;
         ix->total += t->nbytes;
     }
     return LC_OK;
 }
 
+static int row_cmp(const void *a, const void *b) {
+    return strcmp(((const index_row *)a)->name, ((const index_row *)b)->name);
+}
+
+/* Appends s as a JSON string the way Python's json.dumps (ensure_ascii) does. */
+static lc_code put_json_str(lc_outfile *f, const char *s, lc_error *err) {
+    char buf[16];
+    LC_TRY(lc_outfile_write(f, "\"", 1, err));
+    for (const uint8_t *p = (const uint8_t *)s; *p;) {
+        uint32_t c = *p++;
+        int more = c >= 0xf0 ? 3 : c >= 0xe0 ? 2 : c >= 0xc0 ? 1 : 0;
+        if (more)
+            c &= 0x3fu >> more;
+        for (; more && (*p & 0xc0) == 0x80; more--)
+            c = c << 6 | (*p++ & 0x3f);
+        if (c == '"' || c == '\\') {
+            buf[0] = '\\';
+            buf[1] = (char)c;
+            LC_TRY(lc_outfile_write(f, buf, 2, err));
+        } else if (c >= 0x20 && c < 0x7f) {
+            buf[0] = (char)c;
+            LC_TRY(lc_outfile_write(f, buf, 1, err));
+        } else if (c == '\n' || c == '\r' || c == '\t' || c == '\b' || c == '\f') {
+            buf[0] = '\\';
+            buf[1] = c == '\n' ? 'n' : c == '\r' ? 'r' : c == '\t' ? 't' : c == '\b' ? 'b' : 'f';
+            LC_TRY(lc_outfile_write(f, buf, 2, err));
+        } else if (c < 0x10000) {
+            snprintf(buf, sizeof buf, "\\u%04x", (unsigned)c);
+            LC_TRY(lc_outfile_write(f, buf, 6, err));
+        } else {
+            c -= 0x10000;
+            snprintf(buf, sizeof buf, "\\u%04x\\u%04x", 0xd800u + (unsigned)(c >> 10),
+                     0xdc00u + (unsigned)(c & 0x3ff));
+            LC_TRY(lc_outfile_write(f, buf, 12, err));
+        }
+    }
+    return lc_outfile_write(f, "\"", 1, err);
+}
+
+static lc_code write_index(lc_pth_index_out *ix, lc_outfile *f, lc_error *err) {
+    char head[96];
+    snprintf(head, sizeof head, "{\n  \"metadata\": {\n    \"total_size\": %llu\n  },\n"
+             "  \"weight_map\": {", (unsigned long long)ix->total);
+    LC_TRY(lc_outfile_write(f, head, strlen(head), err));
+    qsort(ix->rows, ix->n, sizeof *ix->rows, row_cmp);
+    for (size_t i = 0; i < ix->n; i++) {
+        LC_TRY(lc_outfile_write(f, i ? ",\n    " : "\n    ", i ? 6 : 5, err));
+        LC_TRY(put_json_str(f, ix->rows[i].name, err));
+        LC_TRY(lc_outfile_write(f, ": ", 2, err));
+        LC_TRY(put_json_str(f, ix->rows[i].file, err));
+    }
+    const char *tail = ix->n ? "\n  }\n}\n" : "}\n}\n";
+    return lc_outfile_write(f, tail, strlen(tail), err);
+}
+
 lc_code lc_pth_index_out_write(lc_pth_index_out *ix, const char *path, lc_error *err) {
-    cJSON *meta = cJSON_GetObjectItemCaseSensitive(ix->root, "metadata");
     lc_outfile *f = NULL;
-    char *text = NULL;
-    lc_code rc = LC_OK;
-    cJSON_DeleteItemFromObjectCaseSensitive(meta, "total_size");
-    if (!cJSON_AddNumberToObject(meta, "total_size", (double)ix->total) ||
-        !(text = cJSON_Print(ix->root)))
-        rc = lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory");
-    if (rc == LC_OK && (rc = lc_outfile_open(path, &f, err)) == LC_OK &&
-        (rc = lc_outfile_write(f, text, strlen(text), err)) == LC_OK &&
-        (rc = lc_outfile_write(f, "\n", 1, err)) == LC_OK) {
+    lc_code rc = lc_outfile_open(path, &f, err);
+    if (rc == LC_OK && (rc = write_index(ix, f, err)) == LC_OK) {
         rc = lc_outfile_commit(f, err);
         f = NULL;
     }
     lc_outfile_abort(f);
-    cJSON_free(text);
     lc_err_context(err, path, NULL);
     return rc;
 }
