@@ -1,0 +1,53 @@
+/* quant/quant_impl.h: private to quant/. Shared helpers of every variant (all
+ * static inline, so that an ISA-specific translation unit keeps its own copies)
+ * and the variant tables dispatch.c chooses from. */
+#ifndef LC_QUANT_QUANT_IMPL_H
+#define LC_QUANT_QUANT_IMPL_H
+
+#include <stdint.h>
+#include <string.h>
+
+#include "libconvert/convert.h"
+#include "quant/quant.h"
+
+#if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "quant/ writes blocks as host structs: a little-endian host is required"
+#endif
+
+/* ---- variant tables ---- */
+extern const lc_qkernels lc_qk_ref;
+
+/* ---- binary16 conversion ----
+ * The project's one converter (libconvert/convert.h, round to nearest even, the same
+ * as numpy and ggml on every non-NaN input). Its NaN rule follows numpy; ggml stores a
+ * NaN scale as sign|0x7e00, so scales go through lc_q_scale_f16() below. */
+static inline uint16_t lc_q_f32_to_f16(float f) { return lc_f32_to_f16(f); }
+static inline float lc_q_f16_to_f32(uint16_t h) { return lc_f16_to_f32(h); }
+
+/* The f16 bits ggml stores for a scale: NaN of either sign becomes sign|0x7e00. */
+static inline uint16_t lc_q_scale_f16(float f) {
+    uint16_t h = lc_q_f32_to_f16(f);
+    if ((h & 0x7c00u) == 0x7c00u && (h & 0x3ffu))
+        h = (uint16_t)((h & 0x8000u) | 0x7e00u);
+    return h;
+}
+
+/* ---- float -> small integer, the way ggml's compiled reference does it ----
+ * ggml converts with plain C casts ((int8_t)v, (uint8_t)v), which are undefined
+ * for NaN and out-of-range values. gcc on x86-64 truncates through a 32-bit
+ * cvttss2si, which gives INT32_MIN for NaN and values outside int32, and then
+ * keeps the low byte. We spell that out without undefined behaviour, so our
+ * bytes match the files llama-quantize writes even for pathological blocks. */
+static inline int32_t lc_q_trunc_i32(float v) {
+    if (v >= -2147483648.0f && v < 2147483648.0f)
+        return (int32_t)v;
+    return INT32_MIN;
+}
+static inline int lc_q_trunc_i8(float v) {      /* (int8_t)v */
+    return (int8_t)(uint8_t)((uint32_t)lc_q_trunc_i32(v) & 0xffu);
+}
+static inline unsigned lc_q_trunc_u8(float v) { /* (uint8_t)v */
+    return (uint32_t)lc_q_trunc_i32(v) & 0xffu;
+}
+
+#endif

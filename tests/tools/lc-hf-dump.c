@@ -1,0 +1,154 @@
+/* tests/tools/lc-hf-dump.c: test-only driver for the hf_* modules.
+ *
+ *   lc-hf-dump [--pre NAME] DIR   config + tokenizer metadata of an HF folder as JSON:
+ *                                 {"key": {"type": "u32", "value": ...}, ...}
+ *   lc-hf-dump --names N          maps the HF tensor names on stdin (N layers), one
+ *                                 "hf<TAB>gguf<TAB>role" line each ("-" when dropped)
+ *   lc-hf-dump --permute ROWS ROWBYTES HEADS IN OUT [inverse]
+ *                                 reads IN (ROWS rows), writes the permuted rows to OUT
+ *                                 through the lazy view, in odd-sized chunks
+ * Exit 0 ok, 1 on a library error (printed to stderr as "code: message"). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "formats/hf_config.h"
+#include "formats/hf_tensors.h"
+#include "formats/hf_tokenizer.h"
+#include "libconvert/alloc.h"
+#include "libconvert/model.h"
+
+static void put_str(const char *s, uint64_t len) {
+    putchar('"');
+    for (uint64_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c == '"' || c == '\\')
+            printf("\\%c", c);
+        else if (c < 0x20)
+            printf("\\u%04x", c);
+        else
+            putchar(c);
+    }
+    putchar('"');
+}
+
+static void put_value(const lc_value *v) {
+    switch (v->type) {
+    case LC_VT_STRING: put_str(v->str.ptr, v->str.len); break;
+    case LC_VT_BOOL:   fputs(v->b ? "true" : "false", stdout); break;
+    case LC_VT_F32:    printf("%.17g", v->f); break;  /* exact: f holds a float */
+    case LC_VT_F64:    printf("%.17g", v->f); break;
+    case LC_VT_I8: case LC_VT_I16: case LC_VT_I32: case LC_VT_I64:
+        printf("%lld", (long long)v->i);
+        break;
+    case LC_VT_ARRAY:
+        putchar('[');
+        for (uint64_t i = 0; i < v->arr.count; i++) {
+            if (i)
+                putchar(',');
+            put_value(&v->arr.items[i]);
+        }
+        putchar(']');
+        break;
+    default: printf("%llu", (unsigned long long)v->u); break;
+    }
+}
+
+static int fail(const lc_error *err) {
+    char buf[1024];
+    lc_err_format(err, buf, sizeof buf);
+    fprintf(stderr, "%s: %s\n", lc_code_name(err->code), buf);
+    return 1;
+}
+
+static int dump(const char *dir, const char *pre) {
+    lc_error err = { 0 };
+    lc_hf_config cfg;
+    lc_model *m = lc_model_new();
+    if (!m || lc_hf_config_load(dir, &cfg, &err) != LC_OK ||
+        lc_hf_config_to_gguf(&cfg, "tiny", m, &err) != LC_OK ||
+        lc_hf_tokenizer_to_gguf(dir, &cfg, pre, m, &err) != LC_OK) {
+        lc_model_free(m);
+        return fail(&err);
+    }
+    printf("{\n");
+    for (size_t i = 0; i < lc_model_meta_count(m); i++) {
+        const lc_kv *kv = lc_model_meta(m, i);
+        const lc_value *v = &kv->val;
+        printf("%s", i ? ",\n" : "");
+        put_str(kv->key, strlen(kv->key));
+        printf(": {\"type\": \"%s", lc_vtype_name(v->type));
+        if (v->type == LC_VT_ARRAY)
+            printf("[%s]", lc_vtype_name(v->arr.elem));
+        printf("\", \"value\": ");
+        put_value(v);
+        putchar('}');
+    }
+    printf("\n}\n");
+    lc_model_free(m);
+    return 0;
+}
+
+static int names(unsigned n_layers) {
+    char line[512];
+    while (fgets(line, sizeof line, stdin)) {
+        line[strcspn(line, "\n")] = '\0';
+        char out[128];
+        lc_hf_role role;
+        lc_error err = { 0 };
+        if (lc_hf_tensors_name(line, n_layers, out, sizeof out, &role, &err) != LC_OK)
+            return fail(&err);
+        static const char *const ROLE[] = { "plain", "q", "k", "drop" };
+        printf("%s\t%s\t%s\n", line, role == LC_HF_ROLE_DROP ? "-" : out, ROLE[role]);
+    }
+    return 0;
+}
+
+static int permute(char **argv, bool inverse) {
+    uint64_t rows = strtoull(argv[0], NULL, 10), rb = strtoull(argv[1], NULL, 10);
+    uint32_t heads = (uint32_t)strtoul(argv[2], NULL, 10);
+    size_t n = (size_t)(rows * rb);
+    uint8_t *in = lc_malloc(n + 1), *out = lc_malloc(n + 1);
+    FILE *f = fopen(argv[3], "rb");
+    if (!in || !out || !f || fread(in, 1, n, f) != n) {
+        fprintf(stderr, "cannot read %s\n", argv[3]);
+        return 1;
+    }
+    fclose(f);
+    /* A U8 tensor [rows, rb] over the buffer, and its permuted view. */
+    uint64_t shape[2] = { rows, rb };
+    lc_model *m = lc_model_new();
+    lc_tensor *src, *dst;
+    lc_error err = { 0 };
+    if (lc_model_add_tensor(m, "src", LC_DT_U8, 2, shape, &src, &err) != LC_OK ||
+        lc_model_add_tensor(m, "dst", LC_DT_U8, 2, shape, &dst, &err) != LC_OK)
+        return fail(&err);
+    src->data = in;
+    if (lc_hf_tensors_permute(dst, src, heads, inverse, &err) != LC_OK)
+        return fail(&err);
+    /* Chunks of 7 bytes cross row boundaries at every offset. */
+    for (size_t off = 0; off < n; off += 7)
+        if (lc_tensor_read(dst, off, out + off, n - off < 7 ? n - off : 7, &err) != LC_OK)
+            return fail(&err);
+    f = fopen(argv[4], "wb");
+    if (!f || fwrite(out, 1, n, f) != n || fclose(f) != 0)
+        return 1;
+    lc_model_free(m);
+    lc_free(in);
+    lc_free(out);
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    if (argc == 3 && strcmp(argv[1], "--names") == 0)
+        return names((unsigned)strtoul(argv[2], NULL, 10));
+    if ((argc == 7 || argc == 8) && strcmp(argv[1], "--permute") == 0)
+        return permute(argv + 2, argc == 8);
+    if (argc == 4 && strcmp(argv[1], "--pre") == 0)
+        return dump(argv[3], argv[2]);
+    if (argc == 2)
+        return dump(argv[1], NULL);
+    fprintf(stderr, "usage: lc-hf-dump [--pre NAME] DIR | --names N | --permute ROWS "
+                    "ROWBYTES HEADS IN OUT [inverse]\n");
+    return 2;
+}

@@ -1,0 +1,76 @@
+/* tests/tools/lc-quant-raw.c: test-only driver for the oracle tests.
+ *   lc-quant-raw quantize TYPE IN OUT     IN: raw little-endian f32, OUT: blocks
+ *   lc-quant-raw dequantize TYPE IN OUT   IN: blocks, OUT: raw f32
+ * TYPE is a ggml type name (Q8_0, q4_k, ...). Uses lc_quantize_rows with one row,
+ * i.e. the kernel lc_qkernels_best() picks (LC_QUANT=ref forces the reference).
+ * Exit 0 ok, 1 failure, 2 usage. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "libconvert/alloc.h"
+#include "libconvert/dtype.h"
+#include "libconvert/error.h"
+#include "libconvert/map.h"
+#include "quant/quant.h"
+
+static int write_all(const char *path, const void *p, size_t n) {
+    FILE *f = fopen(path, "wb");
+    if (!f || fwrite(p, 1, n, f) != n || fclose(f) != 0) {
+        perror(path);
+        return 1;
+    }
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    if (argc != 5 || (strcmp(argv[1], "quantize") && strcmp(argv[1], "dequantize"))) {
+        fprintf(stderr, "usage: lc-quant-raw quantize|dequantize TYPE IN OUT\n");
+        return 2;
+    }
+    const bool quant = strcmp(argv[1], "quantize") == 0;
+    const lc_dtype t = lc_dtype_from_name(argv[2]);
+    if (!lc_quant_supported(t)) {
+        fprintf(stderr, "lc-quant-raw: unsupported type %s\n", argv[2]);
+        return 2;
+    }
+    const lc_dtype_info *info = lc_dtype_get(t);
+    lc_error err = {0};
+    lc_map *in = NULL;
+    void *out = NULL;
+    int rc = 1;
+    if (lc_map_open(argv[3], &in, &err) != LC_OK)
+        goto done;
+    size_t ncols, out_bytes;
+    if (quant) {
+        ncols = in->size / sizeof(float);
+        out_bytes = ncols / info->block_size * info->type_size;
+        if (in->size % sizeof(float) != 0)
+            ncols = 1;                          /* let lc_quantize_rows reject it */
+    } else {
+        if (in->size % info->type_size != 0) {
+            fprintf(stderr, "lc-quant-raw: %s is not a whole number of blocks\n", argv[3]);
+            goto done;
+        }
+        ncols = in->size / info->type_size * info->block_size;
+        out_bytes = ncols * sizeof(float);
+    }
+    if (!(out = lc_malloc(out_bytes ? out_bytes : 1))) {
+        lc_fail(&err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory");
+        goto done;
+    }
+    const float *xf = (const float *)(const void *)in->data;   /* mmap: page-aligned */
+    lc_code c = quant ? lc_quantize_rows(t, xf, out, 1, ncols, &err)
+                      : lc_dequantize_rows(t, in->data, out, 1, ncols, &err);
+    if (c == LC_OK)
+        rc = write_all(argv[4], out, out_bytes);
+done:
+    if (err.code != LC_OK) {
+        char line[700];
+        lc_err_format(&err, line, sizeof line);
+        fprintf(stderr, "lc-quant-raw: %s\n", line);
+    }
+    lc_free(out);
+    lc_map_close(in);
+    return rc;
+}
