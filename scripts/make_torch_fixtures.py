@@ -40,7 +40,8 @@ ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)),
 FIX = os.path.join(ROOT, "fixtures")
 VERSION = torch.__version__.split("+")[0]
 OUTDIR = os.path.join(FIX, "pth", VERSION)
-PRODUCER = "torch.save"
+PRODUCER = "torch.save (scripts/make_torch_fixtures.py)"
+PRODUCER_VERSION = f"torch={VERSION}"
 
 ST_NAMES = {
     torch.float64: "F64", torch.float32: "F32", torch.float16: "F16",
@@ -91,7 +92,7 @@ class Manifest:
         self.file_rows = []
 
     def add_file(self, rel, producer=PRODUCER):
-        self.file_rows.append((rel, producer, VERSION, sha256_file(os.path.join(FIX, rel))))
+        self.file_rows.append((rel, producer, PRODUCER_VERSION, sha256_file(os.path.join(FIX, rel))))
 
     def add_tensors(self, rel, obj):
         pairs = []
@@ -321,7 +322,7 @@ def make_deflated(man):
     rezip(src, dst, zipfile.ZIP_DEFLATED)
     obj = load(src)
     verify_roundtrip(dst, obj)
-    man.add_file(rel(dst), "torch.save+zipfile.ZIP_DEFLATED")
+    man.add_file(rel(dst), "torch.save + zipfile.ZIP_DEFLATED (scripts/make_torch_fixtures.py)")
     man.add_tensors(rel(dst), obj)
 
 
@@ -367,7 +368,7 @@ def make_big_endian(man, g):
         os.unlink(dst)
         print(f"skip big_endian.pth: torch {VERSION} does not load it back faithfully ({e!r})")
         return
-    man.add_file(rel(dst), "torch.save+byteswap (byteorder big)")
+    man.add_file(rel(dst), "torch.save + byte swap to byteorder big (scripts/make_torch_fixtures.py)")
     man.add_tensors(rel(dst), d)
 
 
@@ -428,7 +429,7 @@ def make_sharded(man, g):
     with open(path, "w") as f:
         json.dump(index, f, indent=2, sort_keys=True)
         f.write("\n")
-    man.add_file(rel(path), "make_torch_fixtures.py")
+    man.add_file(rel(path), "scripts/make_torch_fixtures.py")
 
 
 def make_meta(man, g):
@@ -453,7 +454,7 @@ def make_meta(man, g):
     path = os.path.join(OUTDIR, "meta", "params.json")
     with open(path, "w") as f:
         json.dump(params, f)
-    man.add_file(rel(path), "make_torch_fixtures.py")
+    man.add_file(rel(path), "scripts/make_torch_fixtures.py")
 
 
 # ---- hostile checkpoints (fixtures/bad/pth) ----
@@ -535,7 +536,7 @@ def make_hostile(man):
               local_name="archive/notes.txt")
     for fname in list(cases) + [fname]:
         path = os.path.join(bad, fname)
-        man.add_file(rel(path), "make_torch_fixtures.py (hand-built pickle)")
+        man.add_file(rel(path), "scripts/make_torch_fixtures.py (hand-built pickle)")
         print(f"{fname}: {prove_live(path)}")
 
 
@@ -595,13 +596,19 @@ def main():
     if a.hostile:
         make_hostile(man)
     mine = f"pth/{VERSION}/"
-    write_tsv(os.path.join(FIX, "pth", "MANIFEST-tensors.tsv"),
-              ["file", "name", "dtype", "shape", "sha256", "storage", "torch_version"],
+    tensors_tsv = os.path.join(FIX, "pth", "MANIFEST-tensors.tsv")
+    write_tsv(tensors_tsv, ["file", "name", "dtype", "shape", "sha256", "storage", "torch_version"],
               man.tensor_rows, lambda r: not r[0].startswith(mine))
+    # The tensor manifest is a fixture too: listed with every torch version it covers.
+    with open(tensors_tsv) as f:
+        versions = sorted({ln.split("\t")[6] for ln in f.read().splitlines()[1:] if ln})
+    man.file_rows.append((rel(tensors_tsv), "scripts/make_torch_fixtures.py",
+                          ",".join(f"torch={v}" for v in versions), sha256_file(tensors_tsv)))
     redo_bad = a.hostile
     write_tsv(os.path.join(FIX, "MANIFEST.tsv"), ["file", "producer", "producer_version", "sha256"],
               man.file_rows,
-              lambda r: not r[0].startswith(mine) and not (redo_bad and r[0].startswith("bad/pth/")))
+              lambda r: not r[0].startswith(mine) and r[0] != rel(tensors_tsv)
+              and not (redo_bad and r[0].startswith("bad/pth/")))
     total = sum(os.path.getsize(os.path.join(dp, f)) for dp, _, fs in os.walk(OUTDIR) for f in fs)
     print(f"torch {VERSION}: {len(man.tensor_rows)} tensors in {OUTDIR} ({total} bytes)")
 
