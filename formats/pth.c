@@ -258,13 +258,21 @@ static bool is_zip(const uint8_t *buf, uint64_t size) {
     return size >= 4 && buf[0] == 'P' && buf[1] == 'K';
 }
 
+/* torch writes protocol 2 (0x80 0x02); a pickle of protocol 0 or 1 (not from torch,
+ * but the classic way to ship a payload) starts with one of these opcodes. Reading it
+ * as a pickle lets the allowlist name the payload instead of "not a checkpoint". */
+static bool is_pickle(const uint8_t *buf, uint64_t size) {
+    return size >= 2 && (buf[0] == 0x80 || strchr("(]})cIiLNSVX", buf[0]) != NULL) &&
+           buf[0] != 0;
+}
+
 lc_code lc_pth_load_into(const uint8_t *buf, uint64_t size, int fd, const lc_pth_opts *o,
                          lc_model *m, lc_error *err) {
     if (o && o->zero_copy)
         fd = -1;
     if (is_zip(buf, size))
         return load_zip(buf, size, fd, o, m, err);
-    if (size >= 2 && buf[0] == 0x80)
+    if (is_pickle(buf, size))
         return load_legacy(buf, size, fd, o, m, err);
     return lc_fail(err, LC_E_MALFORMED, 0, "neither a zip nor a pickle: not a torch.save file");
 }
@@ -408,7 +416,7 @@ static lc_code scan_file(const char *path, scan_ctx *sc, lc_error *err) {
     if (rc == LC_OK) {
         if (is_zip(map->data, map->size))
             rc = scan_zip(map->data, map->size, sc, err);
-        else if (map->size >= 2 && map->data[0] == 0x80)
+        else if (is_pickle(map->data, map->size))
             rc = scan_legacy(map->data, map->size, sc, err);
         else
             rc = lc_fail(err, LC_E_MALFORMED, 0, "neither a zip nor a pickle: not a torch.save file");

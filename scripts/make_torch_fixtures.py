@@ -5,7 +5,8 @@ Run once per torch version; each run fills fixtures/pth/<torch version>/ and
 rewrites that version's rows in fixtures/pth/MANIFEST-tensors.tsv and
 fixtures/MANIFEST.tsv. `make check` never runs this: the files are committed.
 
-    build/torch-venv/bin/python scripts/make_torch_fixtures.py   # torch 2.x (PyPI)
+    build/torch-venv/bin/python scripts/make_torch_fixtures.py   # torch 2.x (PyPI,
+                                                   # scripts/torch-requirements.txt)
     /usr/bin/python3 scripts/make_torch_fixtures.py              # torch 1.13 (Debian)
     ... --hostile                                                # also fixtures/bad/pth/
 

@@ -6,7 +6,7 @@
 #   PY         any python3 (used only to time children and read their peak RSS)
 #   TORCH_PY   python with torch + safetensors (default build/torch-venv/bin/python;
 #              make it with: python3 -m venv build/torch-venv &&
-#              build/torch-venv/bin/pip install torch safetensors numpy)
+#              build/torch-venv/bin/pip install -r scripts/torch-requirements.txt)
 #   LC_BENCH_LAYERS  decoder layers in the checkpoint (default 9: ~1.0 GiB)
 #   LC_BENCH_REPS    runs per row, best wall time kept (default 3)
 #
@@ -26,7 +26,7 @@ CKPT=$DIR/llama-bf16-L$LAYERS.pth
 
 if ! "$TORCH_PY" -c 'import torch, safetensors.torch' 2>/dev/null; then
     echo "bench pth: SKIPPED: no torch + safetensors at TORCH_PY=$TORCH_PY" \
-         "(python3 -m venv build/torch-venv && build/torch-venv/bin/pip install torch safetensors numpy)"
+         "(python3 -m venv build/torch-venv && build/torch-venv/bin/pip install -r scripts/torch-requirements.txt)"
     exit 0
 fi
 mkdir -p "$DIR"

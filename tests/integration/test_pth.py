@@ -216,6 +216,20 @@ def test_hostile_refused_and_never_run(name, tmp_path):
     assert not [f for f in os.listdir(tmp_path) if f.startswith("LC_PWNED_")]
 
 
+PICKLE_BAD = os.path.join(FIX, "bad", "pickle")
+
+
+@pytest.mark.parametrize("name", sorted(f for f in os.listdir(PICKLE_BAD)
+                                        if f.startswith("forbidden-")))
+def test_hostile_plain_pickles_refused_as_checkpoints(name, tmp_path):
+    """The pickle helper's hostile corpus, saved as .pth: refused by the allowlist
+    (whatever the protocol), never run."""
+    r = dump(os.path.join(PICKLE_BAD, name), cwd=tmp_path)
+    assert r.returncode == 1
+    assert r.stderr.startswith("lc-pth-dump: forbidden: "), r.stderr
+    assert os.listdir(tmp_path) == []
+
+
 def test_local_central_name_mismatch_refused(tmp_path):
     r = dump(os.path.join(FIX, "bad", "pth", "malformed-zip_name_mismatch.bin"), cwd=tmp_path)
     assert r.returncode == 1
