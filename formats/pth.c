@@ -395,8 +395,8 @@ static lc_code scan_legacy(const uint8_t *buf, uint64_t size, scan_ctx *sc, lc_e
     if (rc == LC_OK) {
         start = lg.end - lc_pickle_end(lg.p[3]);
         stop = lg.end;
-    } else if (rc == LC_E_FORBIDDEN && lg.p[2]) {
-        start = lg.end;
+    } else if (rc == LC_E_FORBIDDEN) {
+        /* From the pickle that was refused (for a plain pickle, the whole file). */
     } else {
         for (int i = 0; i < 5; i++)
             lc_pickle_free(lg.p[i]);

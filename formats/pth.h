@@ -68,7 +68,7 @@ typedef struct lc_pth_opts {
 
 /* Loads a checkpoint: a zip or legacy file, or a sharded folder (PATH is the folder
  * or its pytorch_model.bin.index.json). Tensors come in the pickle's order (shards
- * in index order); scalar values (int, float, bool, str) at the top level of a
+ * sorted by file name); scalar values (int, float, bool, str) at the top level of a
  * nested checkpoint become metadata under their key ("epoch" = 5).
  * Tensor data is a lazy source that produces contiguous little-endian bytes
  * (pread for stored storages, strides gathered, big-endian swapped, DEFLATE
@@ -109,7 +109,7 @@ lc_code lc_pth_scan(const char *path, lc_pth_scan_fn fn, void *ctx, lc_error *er
 /* True when PATH is a folder (read through its pytorch_model.bin.index.json) or a
  * file whose name ends in ".index.json". */
 bool lc_pth_is_index(const char *path);
-/* The shard files the index at PATH names, in first-mention order, as paths beside
+/* The shard files the index at PATH names, sorted by name, as paths beside
  * the index. *files is an array of *n strings; lc_free each and the array.
  * LC_E_NOTFOUND (no index), LC_E_MALFORMED (bad JSON, a shard name with '/'). */
 lc_code lc_pth_index_shards(const char *path, char ***files, size_t *n, lc_error *err);

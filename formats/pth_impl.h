@@ -21,6 +21,8 @@
 #define LC_PTH_MAX_DEPTH 64u
 /* Values one walk may visit (memo references can make a small pickle a huge tree). */
 #define LC_PTH_MAX_VISITS (1u << 22)
+/* Tensors one file may name (the largest real checkpoints have ~10^5). */
+#define LC_PTH_MAX_TENSORS (1u << 20)
 
 /* One storage of a checkpoint, as the pickle declares it and the container binds it. */
 typedef struct lc_pth_storage {

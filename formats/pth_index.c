@@ -39,6 +39,8 @@ bool lc_pth_is_index(const char *path) {
 
 /* "DIR/NAME" in a new string. */
 static char *join(const char *dir, size_t dlen, const char *name) {
+    if (!dir)
+        return lc_strdup(name);
     size_t n = strlen(name);
     char *p = lc_malloc(dlen + 1 + n + 1);
     if (!p)
@@ -51,7 +53,8 @@ static char *join(const char *dir, size_t dlen, const char *name) {
 
 typedef struct index_file {
     char  *path;     /* of the json */
-    size_t dir_len;  /* its folder: path[0, dir_len) */
+    size_t dir_len;  /* its folder is path[0, dir_len) ... */
+    bool   has_dir;  /* ... when path has a '/' at all (else the current folder) */
     lc_map *map;
     cJSON *root;
     const cJSON *wmap;
@@ -74,6 +77,7 @@ static lc_code index_open(const char *path, index_file *ix, lc_error *err) {
         return lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory");
     const char *slash = strrchr(ix->path, '/');
     ix->dir_len = slash ? (size_t)(slash - ix->path) : 0;
+    ix->has_dir = slash != NULL;
     lc_code rc = lc_map_open(ix->path, &ix->map, err);
     if (rc) {
         if (err && rc == LC_E_IO)
@@ -101,7 +105,11 @@ static lc_code index_open(const char *path, index_file *ix, lc_error *err) {
     return rc;
 }
 
-/* Shard names in first-mention order (borrowed from the JSON). */
+static int str_cmp(const void *a, const void *b) {
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Shard names, each once, sorted as transformers loads them (borrowed from the JSON). */
 static lc_code shard_names(const index_file *ix, const char ***names, size_t *n, lc_error *err) {
     size_t cap = (size_t)cJSON_GetArraySize(ix->wmap) + 1, k = 0;
     const char **v = lc_calloc(cap, sizeof *v);
@@ -114,6 +122,7 @@ static lc_code shard_names(const index_file *ix, const char ***names, size_t *n,
         if (j == k)
             v[k++] = it->valuestring;
     }
+    qsort((void *)v, k, sizeof *v, str_cmp);
     *names = v;
     *n = k;
     return LC_OK;
@@ -132,7 +141,7 @@ lc_code lc_pth_index_shards(const char *path, char ***files, size_t *n, lc_error
     if (!rc && !out)
         rc = lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory");
     for (size_t i = 0; !rc && i < k; i++)
-        if (!(out[i] = join(ix.path, ix.dir_len, names[i])))
+        if (!(out[i] = join(ix.has_dir ? ix.path : NULL, ix.dir_len, names[i])))
             rc = lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory");
     if (rc && out) {
         for (size_t i = 0; i < k; i++)
@@ -171,7 +180,7 @@ lc_code lc_pth_index_load(const char *path, const lc_pth_opts *o, lc_model *m, l
     if (rc == LC_OK)
         rc = shard_names(&ix, &names, &k, err);
     for (size_t i = 0; rc == LC_OK && i < k; i++) {
-        char *sp = join(ix.path, ix.dir_len, names[i]);
+        char *sp = join(ix.has_dir ? ix.path : NULL, ix.dir_len, names[i]);
         size_t before = lc_model_tensor_count(m);
         if (!sp) {
             rc = lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory");

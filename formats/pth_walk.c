@@ -461,6 +461,9 @@ static bool key_text(const lc_pickle_val *k, char *buf, size_t cap, const char *
 
 static lc_code add_found(walker *w, lc_pth_tensor *t) {
     lc_pth_found *f = w->f;
+    if (f->n_t >= LC_PTH_MAX_TENSORS)
+        return lc_fail(w->err, LC_E_OVERFLOW, t->at, "more than %u tensors",
+                       LC_PTH_MAX_TENSORS);
     if (f->n_t == f->cap_t) {
         size_t cap = f->cap_t ? f->cap_t * 2 : 32;
         lc_pth_tensor *nt = lc_realloc_array(f->t, cap, sizeof *nt);

@@ -165,6 +165,10 @@ def test_sharded_folder(ver, tmp_path):
             for w in MANIFEST[f"pth/{ver}/sharded/{shard}"]:
                 want[w["name"]] = w["sha256"]
         assert {t["name"]: t["sha256"] for t in got} == want
+    # An index named without a folder: its shards are in the current one.
+    r = dump("pytorch_model.bin.index.json", cwd=folder)
+    assert r.returncode == 0, r.stderr
+    assert sorted(t["name"] for t in parse(r.stdout)[0]) == sorted(wmap)
 
 
 def write_index(folder, wmap):
