@@ -241,6 +241,8 @@ lc_code lc_pth_source_attach(lc_tensor *t, const lc_pth_tensor *pt, lc_error *er
     s->span_len = numel ? (last + 1) * e - s->span_lo : 0;
     t->ops = &pth_ops;
     t->ctx = s;
-    t->file_offset = LC_NO_OFFSET;
+    /* Where the bytes lie in the file, when they lie there as they are. */
+    t->file_offset = contiguous && !swap && !pt->neg && pt->st->file_offset != LC_NO_OFFSET
+                   ? pt->st->file_offset + pt->offset * e : LC_NO_OFFSET;
     return LC_OK;
 }
