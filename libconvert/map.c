@@ -34,6 +34,7 @@ lc_code lc_map_open(const char *path, lc_map **out, lc_error *err) {
         rc = lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory");
         goto done;
     }
+    m->fd = -1;
     m->size = (uint64_t)st.st_size;
     if (m->size > 0) {
         void *p = mmap(NULL, (size_t)m->size, PROT_READ, MAP_PRIVATE, fd, 0);
@@ -43,6 +44,8 @@ lc_code lc_map_open(const char *path, lc_map **out, lc_error *err) {
         }
         m->data = p;
     }
+    m->fd = fd;
+    fd = -1;
     *out = m;
     m = NULL;
 done:
@@ -60,6 +63,8 @@ void lc_map_close(void *map) {
         return;
     if (m->data)
         munmap((void *)(uintptr_t)m->data, (size_t)m->size);
+    if (m->fd >= 0)
+        close(m->fd);
     lc_free(m);
 }
 

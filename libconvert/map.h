@@ -13,10 +13,13 @@
 typedef struct lc_map {
     const uint8_t *data;
     uint64_t       size;
+    int            fd;   /* kept open until lc_map_close, for copy_file_range */
 } lc_map;
 
-/* Maps PATH read-only. LC_E_IO (with errno's text) when it cannot be opened or mapped,
- * LC_E_ARG when it is not a regular file. *out owns the map; lc_map_close() frees it. */
+/* Maps PATH read-only and keeps its descriptor open (m->fd) so that writers can
+ * copy unchanged byte ranges in the kernel (lc_outfile_copy_from). LC_E_IO (with
+ * errno's text) when it cannot be opened or mapped, LC_E_ARG when it is not a
+ * regular file. *out owns the map; lc_map_close() frees it. */
 lc_code lc_map_open(const char *path, lc_map **out, lc_error *err);
 /* NULL-safe; void * so it can be handed to lc_model_own. */
 void lc_map_close(void *map);

@@ -20,6 +20,8 @@ struct lc_model {
     size_t      index_cap;  /* power of two, or 0 */
     lc_kv      *meta;
     size_t      n_meta, cap_meta;
+    uint32_t   *meta_index;      /* same scheme for metadata keys: a hostile header may */
+    size_t      meta_index_cap;  /* carry millions of them, so no linear search */
     owned      *owned;
     size_t      n_owned, cap_owned;
 };
@@ -68,6 +70,7 @@ void lc_model_free(lc_model *m) {
         lc_value_clear(&m->meta[i].val);
     }
     lc_free(m->meta);
+    lc_free(m->meta_index);
     for (size_t i = m->n_owned; i-- > 0;)
         m->owned[i].free_fn(m->owned[i].res);
     lc_free(m->owned);
@@ -160,11 +163,42 @@ lc_tensor *lc_model_find_tensor(const lc_model *m, const char *name) {
     return found ? m->tensors[m->index[s] - 1] : NULL;
 }
 
+static size_t find_meta_slot(const lc_model *m, const char *key, bool *found) {
+    size_t mask = m->meta_index_cap - 1, s = (size_t)hash_name(key) & mask;
+    for (;; s = (s + 1) & mask) {
+        uint32_t v = m->meta_index[s];
+        if (v == 0) {
+            *found = false;
+            return s;
+        }
+        if (strcmp(m->meta[v - 1].key, key) == 0) {
+            *found = true;
+            return s;
+        }
+    }
+}
+
+static bool rehash_meta(lc_model *m, size_t cap) {
+    uint32_t *idx = lc_calloc(cap, sizeof *idx);
+    if (!idx)
+        return false;
+    lc_free(m->meta_index);
+    m->meta_index = idx;
+    m->meta_index_cap = cap;
+    for (size_t i = 0; i < m->n_meta; i++) {
+        bool found;
+        size_t s = find_meta_slot(m, m->meta[i].key, &found);
+        m->meta_index[s] = (uint32_t)(i + 1);
+    }
+    return true;
+}
+
 static lc_kv *find_kv(const lc_model *m, const char *key) {
-    for (size_t i = 0; i < m->n_meta; i++)
-        if (strcmp(m->meta[i].key, key) == 0)
-            return &m->meta[i];
-    return NULL;
+    if (!m->meta_index_cap)
+        return NULL;
+    bool found;
+    size_t s = find_meta_slot(m, key, &found);
+    return found ? &m->meta[m->meta_index[s] - 1] : NULL;
 }
 
 static lc_code put_meta(lc_model *m, const char *key, lc_value *val, bool replace,
@@ -182,8 +216,14 @@ static lc_code put_meta(lc_model *m, const char *key, lc_value *val, bool replac
         memset(val, 0, sizeof *val);
         return LC_OK;
     }
+    if (m->n_meta >= UINT32_MAX - 1) {
+        rc = lc_fail(err, LC_E_OVERFLOW, LC_NO_OFFSET, "too many metadata keys");
+        goto done;
+    }
     char *k = NULL;
-    if (!grow((void **)&m->meta, &m->cap_meta, m->n_meta + 1, sizeof *m->meta) ||
+    if (((m->n_meta + 1) * 2 > m->meta_index_cap &&
+         !rehash_meta(m, m->meta_index_cap ? m->meta_index_cap * 2 : 64)) ||
+        !grow((void **)&m->meta, &m->cap_meta, m->n_meta + 1, sizeof *m->meta) ||
         !(k = lc_strdup(key))) {
         rc = lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory adding metadata");
         goto done;
@@ -191,6 +231,8 @@ static lc_code put_meta(lc_model *m, const char *key, lc_value *val, bool replac
     m->meta[m->n_meta].key = k;
     m->meta[m->n_meta].val = *val;
     m->n_meta++;
+    bool found;
+    m->meta_index[find_meta_slot(m, k, &found)] = (uint32_t)m->n_meta;
     memset(val, 0, sizeof *val);
     return LC_OK;
 done:

@@ -1,9 +1,11 @@
 /* libconvert/outfile.c: OUT.tmp -> fsync -> rename, and cleanup on signals. */
-#define _DEFAULT_SOURCE 1
+/* _GNU_SOURCE for copy_file_range (Linux, glibc >= 2.27). */
+#define _GNU_SOURCE 1
 #include "libconvert/outfile.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <libgen.h>
 #include <signal.h>
 #include <stdio.h>
@@ -134,6 +136,55 @@ lc_code lc_outfile_write(lc_outfile *f, const void *buf, size_t len, lc_error *e
         }
     }
     f->written += len;
+    return LC_OK;
+}
+
+/* Bytes through our buffer when the kernel cannot copy between these two files. */
+static lc_code copy_by_pread(lc_outfile *f, int fd, uint64_t off, uint64_t len, lc_error *err) {
+    while (len > 0) {
+        size_t want = len < BUF_SIZE ? (size_t)len : BUF_SIZE;
+        ssize_t k = pread(fd, f->buf, want, (off_t)off);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0) {
+            lc_fail(err, k < 0 ? LC_E_IO : LC_E_TRUNCATED, off, "cannot read the source: %s",
+                    k < 0 ? strerror(errno) : "it ended early");
+            return k < 0 ? LC_E_IO : LC_E_TRUNCATED;
+        }
+        LC_TRY(write_all(f, f->buf, (size_t)k, err));
+        off += (uint64_t)k;
+        len -= (uint64_t)k;
+        f->written += (uint64_t)k;
+    }
+    return LC_OK;
+}
+
+lc_code lc_outfile_copy_from(lc_outfile *f, int fd, uint64_t off, uint64_t len, lc_error *err) {
+    LC_TRY(flush(f, err));
+    while (len > 0) {
+        off64_t in = (off64_t)off;
+        size_t want = len < (1u << 30) ? (size_t)len : (1u << 30);
+        ssize_t k = copy_file_range(fd, &in, f->fd, NULL, want, 0);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k < 0 && (errno == EXDEV || errno == ENOSYS || errno == EINVAL ||
+                      errno == EOPNOTSUPP || errno == EBADF || errno == EPERM))
+            return copy_by_pread(f, fd, off, len, err); /* other fs, old kernel, pipes */
+        if (k < 0) {
+            lc_fail(err, LC_E_IO, f->written, "copy failed: %s", strerror(errno));
+            lc_err_context(err, f->path, NULL);
+            return LC_E_IO;
+        }
+        if (k == 0)
+            return lc_fail(err, LC_E_TRUNCATED, off, "the source ended %" PRIu64
+                           " bytes early", len);
+        /* Start writing these pages back now, so that the fsync at commit overlaps
+         * with the rest of the copy instead of following it. Advisory only. */
+        sync_file_range(f->fd, (off64_t)f->written, k, SYNC_FILE_RANGE_WRITE);
+        off += (uint64_t)k;
+        len -= (uint64_t)k;
+        f->written += (uint64_t)k;
+    }
     return LC_OK;
 }
 

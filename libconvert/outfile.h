@@ -18,6 +18,11 @@ typedef struct lc_outfile lc_outfile;
 /* Creates PATH.tmp (replacing a stale one). LC_E_IO when it cannot. */
 lc_code lc_outfile_open(const char *path, lc_outfile **out, lc_error *err);
 lc_code lc_outfile_write(lc_outfile *f, const void *buf, size_t len, lc_error *err);
+/* Appends bytes [off, off + len) of the open file `fd` (not its file position) after
+ * flushing what is buffered: copy_file_range, so unchanged data never enters this
+ * process, with a pread/write fallback where the kernel cannot copy (other file
+ * system, old kernel). LC_E_TRUNCATED (offset in the source) when fd ends early. */
+lc_code lc_outfile_copy_from(lc_outfile *f, int fd, uint64_t off, uint64_t len, lc_error *err);
 /* Writes `len` zero bytes (padding). */
 lc_code lc_outfile_pad(lc_outfile *f, size_t len, lc_error *err);
 /* Bytes written so far. */

@@ -1,0 +1,63 @@
+/* formats/any.c: format detection and dispatch to the readers. */
+#include "formats/any.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "formats/safetensors.h"
+
+static bool ends_with(const char *s, const char *tail) {
+    size_t n = strlen(s), k = strlen(tail);
+    return n >= k && memcmp(s + n - k, tail, k) == 0;
+}
+
+lc_code lc_model_open_any_info(const char *path, lc_model **out, lc_any_info *info,
+                               lc_error *err) {
+    *out = NULL;
+    memset(info, 0, sizeof *info);
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        lc_fail(err, errno == ENOENT ? LC_E_NOTFOUND : LC_E_IO, LC_NO_OFFSET, "cannot open: %s",
+                strerror(errno));
+        lc_err_context(err, path, NULL);
+        return err ? err->code : LC_E_IO;
+    }
+    if (S_ISDIR(st.st_mode) || ends_with(path, ".index.json")) {
+        info->format = "safetensors-sharded";
+        return lc_safetensors_load_index(path, out, err);
+    }
+    info->file_size = (uint64_t)st.st_size;
+    uint8_t magic[9] = {0};
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+        ssize_t got = read(fd, magic, sizeof magic);
+        (void)got; /* a short file keeps zeros and falls through to safetensors */
+        close(fd);
+    }
+    const char *other = NULL;
+    if (memcmp(magic, "GGUF", 4) == 0)
+        other = "gguf";
+    else if (memcmp(magic, "PK\3\4", 4) == 0)
+        other = "pth";
+    else if (magic[8] != '{' && magic[0] == 0x80 && magic[1] <= 5)
+        other = "pth"; /* a legacy pickle; a safetensors length may start 0x80 too */
+    if (other) {
+        info->format = other;
+        lc_fail(err, LC_E_UNSUPPORTED, 0, "%s files are not supported by this build", other);
+        lc_err_context(err, path, NULL);
+        return LC_E_UNSUPPORTED;
+    }
+    info->format = "safetensors";
+    return lc_safetensors_load_hdr(path, out, &info->header_size, err);
+}
+
+lc_code lc_model_open_any(const char *path, lc_model **out, const char **format, lc_error *err) {
+    lc_any_info info;
+    lc_code rc = lc_model_open_any_info(path, out, &info, err);
+    if (format)
+        *format = info.format;
+    return rc;
+}

@@ -1,0 +1,34 @@
+/* formats/any.h: open a model file of any format we read, chosen by its bytes.
+ *
+ * The one place that knows every reader. Detection, in order: a directory or a
+ * name ending in ".index.json" is a sharded safetensors checkpoint; "GGUF" magic
+ * is GGUF; a zip ("PK\3\4") or a pickle (0x80, protocol <= 5, and no '{' at byte
+ * 8 where a safetensors header would start) is a PyTorch checkpoint; anything
+ * else goes to the safetensors reader, the one format with no magic, whose own
+ * checks then explain what is wrong. Readers not built yet
+ * answer LC_E_UNSUPPORTED naming the format. */
+#ifndef LC_FORMATS_ANY_H
+#define LC_FORMATS_ANY_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdbool.h>
+
+#include "libconvert/error.h"
+#include "libconvert/model.h"
+
+typedef struct lc_any_info {
+    const char *format;      /* "safetensors", "safetensors-sharded", "gguf", "pth" (static) */
+    uint64_t    file_size;   /* bytes of the file (0 for a folder) */
+    uint64_t    header_size; /* bytes of the format's header, 0 when it has none */
+} lc_any_info;
+
+/* Opens PATH with the reader its bytes call for. On success *out owns everything
+ * it needs and *format (if not NULL) names the format (a static string). On
+ * failure *out is NULL and err carries the reader's code, offset and path. */
+lc_code lc_model_open_any(const char *path, lc_model **out, const char **format, lc_error *err);
+/* Same, filling *info (not NULL) with what model-inspect prints about the file. */
+lc_code lc_model_open_any_info(const char *path, lc_model **out, lc_any_info *info,
+                               lc_error *err);
+
+#endif

@@ -1,0 +1,193 @@
+/* libconvert/inspect.c: text and JSON reports over any lc_model. */
+#include "libconvert/inspect.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <string.h>
+
+#include "libconvert/json.h"
+
+#define TEXT_ARRAY_ITEMS 8   /* items shown before "... (N items)" */
+#define TEXT_STRING_BYTES 96 /* bytes of a string shown before "..." */
+
+static lc_code flush_buf(FILE *f, lc_json_buf *b, lc_error *err) {
+    if (b->len && fwrite(b->data, 1, b->len, f) != b->len)
+        return lc_fail(err, LC_E_IO, LC_NO_OFFSET, "cannot write the report");
+    b->len = 0;
+    return LC_OK;
+}
+
+static lc_code put_float(lc_json_buf *b, double x, bool f32, lc_error *err) {
+    if (isnan(x) || isinf(x))
+        return lc_json_put(b, "null", 4, err);
+    return lc_json_printf(b, err, f32 ? "%.9g" : "%.17g", x);
+}
+
+/* One value; `full` prints everything (JSON), otherwise long parts are summarised. */
+static lc_code put_value(lc_json_buf *b, const lc_value *v, bool full, lc_error *err) {
+    switch (v->type) {
+    case LC_VT_U8: case LC_VT_U16: case LC_VT_U32: case LC_VT_U64:
+        return lc_json_printf(b, err, "%" PRIu64, v->u);
+    case LC_VT_I8: case LC_VT_I16: case LC_VT_I32: case LC_VT_I64:
+        return lc_json_printf(b, err, "%" PRId64, v->i);
+    case LC_VT_F32: case LC_VT_F64:
+        return put_float(b, v->f, v->type == LC_VT_F32, err);
+    case LC_VT_BOOL:
+        return lc_json_printf(b, err, "%s", v->b ? "true" : "false");
+    case LC_VT_STRING: {
+        size_t len = (size_t)v->str.len;
+        if (full || len <= TEXT_STRING_BYTES)
+            return lc_json_put_string(b, v->str.ptr, len, err);
+        size_t cut = TEXT_STRING_BYTES; /* back off to a UTF-8 boundary */
+        while (cut > 0 && ((uint8_t)v->str.ptr[cut] & 0xc0) == 0x80)
+            cut--;
+        LC_TRY(lc_json_put_string(b, v->str.ptr, cut, err));
+        return lc_json_printf(b, err, "... (%zu bytes)", len);
+    }
+    case LC_VT_ARRAY: {
+        uint64_t shown = v->arr.count;
+        if (!full && shown > TEXT_ARRAY_ITEMS)
+            shown = TEXT_ARRAY_ITEMS;
+        LC_TRY(lc_json_put(b, "[", 1, err));
+        for (uint64_t k = 0; k < shown; k++) {
+            if (k)
+                LC_TRY(lc_json_put(b, ", ", 2, err));
+            LC_TRY(put_value(b, &v->arr.items[k], full, err));
+        }
+        if (shown < v->arr.count)
+            LC_TRY(lc_json_printf(b, err, ", ... (%" PRIu64 " %s items)", v->arr.count,
+                                  lc_vtype_name(v->arr.elem)));
+        return lc_json_put(b, "]", 1, err);
+    }
+    default:
+        return lc_json_put(b, "null", 4, err);
+    }
+}
+
+lc_code lc_inspect_value_json(lc_json_buf *b, const lc_value *v, lc_error *err) {
+    return put_value(b, v, true, err);
+}
+
+static lc_code put_shape(lc_json_buf *b, const lc_tensor *t, lc_error *err) {
+    LC_TRY(lc_json_put(b, "[", 1, err));
+    for (uint32_t d = 0; d < t->ndim; d++)
+        LC_TRY(lc_json_printf(b, err, d ? ", %" PRIu64 : "%" PRIu64, t->shape[d]));
+    return lc_json_put(b, "]", 1, err);
+}
+
+static uint64_t total_bytes(const lc_model *m) {
+    uint64_t sum = 0;
+    for (size_t i = 0; i < lc_model_tensor_count(m); i++)
+        sum += lc_model_tensor(m, i)->nbytes;
+    return sum;
+}
+
+static lc_code text_report(FILE *f, const lc_model *m, const lc_inspect_info *info,
+                           lc_json_buf *b, lc_error *err) {
+    LC_TRY(lc_json_printf(b, err, "file:     %s\nformat:   %s\n", info->path, info->format));
+    if (info->file_size)
+        LC_TRY(lc_json_printf(b, err, "size:     %" PRIu64 " bytes\n", info->file_size));
+    if (info->header_size)
+        LC_TRY(lc_json_printf(b, err, "header:   %" PRIu64 " bytes\n", info->header_size));
+    size_t nmeta = lc_model_meta_count(m), n = lc_model_tensor_count(m);
+    LC_TRY(lc_json_printf(b, err, "metadata: %zu key%s\n", nmeta, nmeta == 1 ? "" : "s"));
+    for (size_t i = 0; i < nmeta; i++) {
+        const lc_kv *kv = lc_model_meta(m, i);
+        LC_TRY(lc_json_put(b, "  ", 2, err));
+        LC_TRY(lc_json_put_string(b, kv->key, strlen(kv->key), err));
+        LC_TRY(lc_json_printf(b, err, " (%s) = ", lc_vtype_name(kv->val.type)));
+        LC_TRY(put_value(b, &kv->val, false, err));
+        LC_TRY(lc_json_put(b, "\n", 1, err));
+        LC_TRY(flush_buf(f, b, err));
+    }
+    LC_TRY(lc_json_printf(b, err, "tensors:  %zu (%" PRIu64 " bytes of data)\n", n,
+                          total_bytes(m)));
+    /* Columns as wide as the longest quoted name, within reason. */
+    int w = 4;
+    for (size_t i = 0; i < n && w < 64; i++) {
+        lc_json_buf nm = {0};
+        const lc_tensor *t = lc_model_tensor(m, i);
+        LC_TRY(lc_json_put_string(&nm, t->name, strlen(t->name), err));
+        w = (int)nm.len > w ? ((int)nm.len < 64 ? (int)nm.len : 64) : w;
+        lc_json_buf_free(&nm);
+    }
+    if (n)
+        LC_TRY(lc_json_printf(b, err, "  %-*s %-8s %-20s %12s %12s\n", w, "name", "dtype",
+                              "shape", "bytes", "offset"));
+    for (size_t i = 0; i < n; i++) {
+        const lc_tensor *t = lc_model_tensor(m, i);
+        lc_json_buf nm = {0}, sh = {0};
+        lc_code rc = lc_json_put_string(&nm, t->name, strlen(t->name), err);
+        if (rc == LC_OK)
+            rc = put_shape(&sh, t, err);
+        if (rc == LC_OK) {
+            /* The quoted, escaped name: safe on a terminal whatever the file says. */
+            rc = lc_json_printf(b, err, "  %-*s %-8s %-20s %12" PRIu64 " ", w, nm.data,
+                                lc_dtype_name(t->dtype), sh.data, t->nbytes);
+        }
+        lc_json_buf_free(&nm);
+        lc_json_buf_free(&sh);
+        LC_TRY(rc);
+        if (t->file_offset != LC_NO_OFFSET)
+            LC_TRY(lc_json_printf(b, err, "%12" PRIu64 "\n", t->file_offset));
+        else
+            LC_TRY(lc_json_printf(b, err, "%12s\n", "-"));
+        LC_TRY(flush_buf(f, b, err));
+    }
+    return flush_buf(f, b, err);
+}
+
+static lc_code json_report(FILE *f, const lc_model *m, const lc_inspect_info *info,
+                           lc_json_buf *b, lc_error *err) {
+    LC_TRY(lc_json_put(b, "{\"file\": ", 9, err));
+    LC_TRY(lc_json_put_string(b, info->path, strlen(info->path), err));
+    LC_TRY(lc_json_put(b, ", \"format\": ", 12, err));
+    LC_TRY(lc_json_put_string(b, info->format, strlen(info->format), err));
+    LC_TRY(lc_json_printf(b, err, ", \"file_size\": %" PRIu64 ", \"header_size\": %" PRIu64
+                          ", \"metadata\": {", info->file_size, info->header_size));
+    for (size_t i = 0; i < lc_model_meta_count(m); i++) {
+        const lc_kv *kv = lc_model_meta(m, i);
+        if (i)
+            LC_TRY(lc_json_put(b, ", ", 2, err));
+        LC_TRY(lc_json_put_string(b, kv->key, strlen(kv->key), err));
+        LC_TRY(lc_json_put(b, ": ", 2, err));
+        LC_TRY(put_value(b, &kv->val, true, err));
+        LC_TRY(flush_buf(f, b, err));
+    }
+    LC_TRY(lc_json_put(b, "}, \"tensors\": [", 15, err));
+    for (size_t i = 0; i < lc_model_tensor_count(m); i++) {
+        const lc_tensor *t = lc_model_tensor(m, i);
+        LC_TRY(lc_json_put(b, i ? ",\n  {\"name\": " : "\n  {\"name\": ", i ? 13 : 12, err));
+        LC_TRY(lc_json_put_string(b, t->name, strlen(t->name), err));
+        LC_TRY(lc_json_printf(b, err, ", \"dtype\": \"%s\", \"shape\": ", lc_dtype_name(t->dtype)));
+        LC_TRY(put_shape(b, t, err));
+        LC_TRY(lc_json_printf(b, err, ", \"nbytes\": %" PRIu64 ", \"offset\": ", t->nbytes));
+        if (t->file_offset != LC_NO_OFFSET)
+            LC_TRY(lc_json_printf(b, err, "%" PRIu64 "}", t->file_offset));
+        else
+            LC_TRY(lc_json_put(b, "null}", 5, err));
+        LC_TRY(flush_buf(f, b, err));
+    }
+    LC_TRY(lc_json_put(b, "]}\n", 3, err));
+    return flush_buf(f, b, err);
+}
+
+lc_code lc_inspect_print_text(FILE *f, const lc_model *m, const lc_inspect_info *info,
+                              lc_error *err) {
+    lc_json_buf b = {0};
+    lc_code rc = text_report(f, m, info, &b, err);
+    lc_json_buf_free(&b);
+    if (rc == LC_OK && fflush(f) != 0)
+        rc = lc_fail(err, LC_E_IO, LC_NO_OFFSET, "cannot write the report");
+    return rc;
+}
+
+lc_code lc_inspect_print_json(FILE *f, const lc_model *m, const lc_inspect_info *info,
+                              lc_error *err) {
+    lc_json_buf b = {0};
+    lc_code rc = json_report(f, m, info, &b, err);
+    lc_json_buf_free(&b);
+    if (rc == LC_OK && fflush(f) != 0)
+        rc = lc_fail(err, LC_E_IO, LC_NO_OFFSET, "cannot write the report");
+    return rc;
+}
