@@ -56,6 +56,14 @@ grep -q '"weight_map"' outdir/model.safetensors.index.json || no "index written"
   "$(grep -c '"pytorch_model-0000[12]-of-00002.bin"' "$V/sharded/pytorch_model.bin.index.json")" ] ||
     no "index entries differ"
 
+# model-inspect reads checkpoints through formats/any.c.
+model-inspect "$V/checkpoint.pth" >insp.txt || no "model-inspect pth"
+grep -q '^format: *pth$' insp.txt && grep -q '"fc1.weight" *F32 *\[12, 6\]' insp.txt ||
+    no "model-inspect pth: $(cat insp.txt)"
+model-inspect "$V/sharded" | grep -q '^format: *pth-sharded$' || no "model-inspect pth folder"
+model-inspect "$LC_ROOT/fixtures/bad/pth/forbidden-os_system.bin" >/dev/null 2>err.txt
+[ $? -eq 1 ] && grep -q "os.system" err.txt || no "model-inspect hostile: $(cat err.txt)"
+
 # Usage: 2; help and version: 0.
 pth2safetensors >/dev/null 2>&1; [ $? -eq 2 ] || no "no args"
 pth2safetensors a >/dev/null 2>&1; [ $? -eq 2 ] || no "one arg"
