@@ -9,11 +9,14 @@
 #include "formats/safetensors.h"
 #include "libconvert/alloc.h"
 #include "libconvert/cli.h"
+#include "libconvert/convert.h"
 
-enum { OPT_KEY = 0x2000, OPT_DEDUPE, OPT_LIST, OPT_SCAN };
+enum { OPT_KEY = 0x2000, OPT_DEDUPE, OPT_LIST, OPT_SCAN, OPT_DTYPE };
+static lc_dtype cast = LC_DT_INVALID;
 
 static void usage(FILE *f) {
-    fprintf(f, "usage: pth2safetensors [options] IN OUT | --list IN | --scan IN\n"
+    fprintf(f, "usage: pth2safetensors [--key K] [--dedupe] [--dtype T] [-q] IN OUT\n"
+               "       pth2safetensors --list [--key K] IN | --scan IN\n"
                "  IN is a torch.save checkpoint (.pth/.pt/.bin, zip or legacy) or a sharded\n"
                "  folder (or its pytorch_model.bin.index.json); OUT is a .safetensors file,\n"
                "  or for a sharded IN a folder of model-*.safetensors plus\n"
@@ -23,6 +26,7 @@ static void usage(FILE *f) {
                "             default: found automatically; \".\" is the whole object\n"
                "  --dedupe   drop tensors sharing storage as safetensors' convert does\n"
                "             (recorded in __metadata__ as dropped -> kept)\n"
+               "  --dtype T  cast every floating-point tensor to T (f32, f16, bf16)\n"
                "  --list     print the tensors (name, dtype, shape) and exit\n"
                "  --scan     print every global the pickles name; exit 0 clean, 1 refused,\n"
                "             2 not a readable checkpoint\n"
@@ -35,17 +39,22 @@ static void print_ref(void *ctx, const lc_pth_ref *r) {
            r->allowed ? "allowed" : "FORBIDDEN");
 }
 
+/* As safetensors' convert script: "format": "pt" in the metadata. */
+static lc_code write_one(lc_model *m, const char *path, lc_cli *cli, lc_error *err) {
+    lc_st_write_opts wo = { .stringify_meta = true };  /* epoch = 5 becomes "5" */
+    LC_TRY(lc_model_set_meta_str(m, "format", "pt", err));
+    if (cast != LC_DT_INVALID)
+        LC_TRY(lc_model_cast(m, cast, NULL, err));     /* lazy: converts while writing */
+    return lc_safetensors_write(m, path, &wo, cli->progress, err);
+}
+
 static lc_code convert(const char *in, const char *out, const lc_pth_opts *o, lc_cli *cli,
                        lc_model **keep, lc_error *err) {
-    lc_st_write_opts wo = { .stringify_meta = true };  /* epoch = 5 becomes "5" */
     lc_code rc = lc_pth_load(in, o, keep, err);
     if (rc || !out)
         return rc;
-    if (!lc_pth_is_index(in)) {
-        if ((rc = lc_model_set_meta_str(*keep, "format", "pt", err)) == LC_OK)
-            rc = lc_safetensors_write(*keep, out, &wo, cli->progress, err);
-        return rc;
-    }
+    if (!lc_pth_is_index(in))
+        return write_one(*keep, out, cli, err);
     /* Sharded: the whole index was checked above; now one output per shard. */
     char **files = NULL, path[4096], name[1024];
     size_t n = 0;
@@ -61,8 +70,7 @@ static lc_code convert(const char *in, const char *out, const lc_pth_opts *o, lc
         lc_pth_shard_out_name(files[i], name, sizeof name);
         snprintf(path, sizeof path, "%s/%s", out, name);
         if (rc == LC_OK && (rc = lc_pth_load(files[i], o, &m, err)) == LC_OK &&
-            (rc = lc_model_set_meta_str(m, "format", "pt", err)) == LC_OK &&
-            (rc = lc_safetensors_write(m, path, &wo, cli->progress, err)) == LC_OK)
+            (rc = write_one(m, path, cli, err)) == LC_OK)
             rc = lc_pth_index_out_add(ix, m, name, err);
         lc_model_free(m);
         lc_free(files[i]);
@@ -79,7 +87,8 @@ int main(int argc, char **argv) {
     static const struct option longopts[] = {
         LC_CLI_LONGOPTS, { "key", required_argument, NULL, OPT_KEY },
         { "dedupe", no_argument, NULL, OPT_DEDUPE }, { "list", no_argument, NULL, OPT_LIST },
-        { "scan", no_argument, NULL, OPT_SCAN }, { NULL, 0, NULL, 0 } };
+        { "scan", no_argument, NULL, OPT_SCAN }, { "dtype", required_argument, NULL, OPT_DTYPE },
+        { NULL, 0, NULL, 0 } };
     lc_cli cli;
     lc_pth_opts o = { 0 };
     int opt, mode = 0;
@@ -91,6 +100,13 @@ int main(int argc, char **argv) {
             o.dedupe = true;
         else if (opt == OPT_LIST || opt == OPT_SCAN)
             mode = opt;
+        else if (opt == OPT_DTYPE) {
+            cast = lc_dtype_from_name(optarg);
+            if (cast != LC_DT_F32 && cast != LC_DT_F16 && cast != LC_DT_BF16) {
+                fprintf(stderr, "%s: --dtype wants f32, f16 or bf16, not '%s'\n", cli.prog, optarg);
+                return LC_EXIT_USAGE;
+            }
+        }
         else if ((opt = lc_cli_option(&cli, opt, optarg, usage)) >= 0)
             return opt;
     }

@@ -126,3 +126,22 @@ def test_hostile_never_runs(tmp_path):
         s = run("--scan", path, cwd=tmp_path)
         assert s.returncode == (1 if f.startswith("forbidden-") else 2), (f, s.stdout, s.stderr)
         assert sorted(os.listdir(tmp_path)) == [], os.listdir(tmp_path)
+
+
+def test_dtype_cast_matches_numpy(tmp_path):
+    """--dtype f16 rounds as numpy's astype(float16) does; integers are left alone."""
+    ver = sorted(d for d in os.listdir(os.path.join(FIX, "pth")) if d[0].isdigit())[-1]
+    src = os.path.join(FIX, "pth", ver, "dtypes.pth")
+    assert run("-q", src, str(tmp_path / "a.safetensors")).returncode == 0
+    r = run("-q", "--dtype", "f16", src, str(tmp_path / "b.safetensors"))
+    assert r.returncode == 0, r.stderr
+    with safe_open(str(tmp_path / "a.safetensors"), framework="numpy") as a, \
+            safe_open(str(tmp_path / "b.safetensors"), framework="numpy") as b:
+        for name in ("f32", "f64", "f16", "f32_special"):
+            want = a.get_tensor(name).astype(np.float16)
+            got = b.get_tensor(name)
+            assert got.dtype == np.float16
+            assert got.tobytes() == want.tobytes() or np.array_equal(got, want, equal_nan=True)
+        for name in ("i64", "i32", "u8", "bool"):
+            assert b.get_tensor(name).tobytes() == a.get_tensor(name).tobytes()
+    assert run("--dtype", "f8", src, str(tmp_path / "c.safetensors")).returncode == 2
