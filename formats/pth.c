@@ -26,7 +26,6 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "formats/pth_impl.h"
 #include "libconvert/alloc.h"
@@ -292,25 +291,14 @@ lc_code lc_pth_load_mem(const uint8_t *buf, uint64_t size, const lc_pth_opts *o,
     return LC_OK;
 }
 
-static void close_fd(void *p) {
-    int *fd = p;
-    if (fd && *fd >= 0)
-        close(*fd);
-    lc_free(fd);
-}
-
 lc_code lc_pth_load_file(const char *path, const lc_pth_opts *o, lc_model *m, lc_error *err) {
     lc_map *map = NULL;
-    int *fd = lc_malloc(sizeof *fd);
-    if (!fd)
-        return lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory");
-    /* A second descriptor for pread: the map may not keep one. */
-    if ((*fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0)
-        posix_fadvise(*fd, 0, 0, POSIX_FADV_SEQUENTIAL);
-    LC_TRY(lc_model_own(m, fd, close_fd, err));
     LC_TRY(lc_map_open(path, &map, err));
     LC_TRY(lc_model_own(m, map, lc_map_close, err));
-    return lc_pth_load_into(map->data, map->size, *fd, o, m, err);
+    /* Storages are read with pread on the map's own descriptor: the same file. */
+    if (map->fd >= 0)
+        posix_fadvise(map->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+    return lc_pth_load_into(map->data, map->size, map->fd, o, m, err);
 }
 
 lc_code lc_pth_load(const char *path, const lc_pth_opts *o, lc_model **out, lc_error *err) {

@@ -84,7 +84,7 @@ lc_code lc_pth_source_attach(lc_tensor *t, const lc_pth_tensor *pt, lc_error *er
  * open) and !o->zero_copy, stored storages are read with pread instead of viewed. */
 lc_code lc_pth_load_into(const uint8_t *buf, uint64_t size, int fd, const lc_pth_opts *o,
                          lc_model *m, lc_error *err);
-/* Maps and opens PATH (both owned by m) and loads it with lc_pth_load_into. */
+/* Maps PATH (the map, owned by m, keeps the descriptor pread uses) and loads it. */
 lc_code lc_pth_load_file(const char *path, const lc_pth_opts *o, lc_model *m, lc_error *err);
 
 /* Reads the sharded checkpoint at PATH (see lc_pth_is_index) into m. */
