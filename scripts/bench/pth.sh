@@ -108,6 +108,9 @@ for _ in $(seq "$REPS"); do
     run "python torch+st" "$PYOUT" "$TORCH_PY" "$PYPATH" "$CKPT" "$PYOUT"
     run "cp" "$CPOUT" cp "$CKPT" "$CPOUT"
     rm -f "$CPOUT"
+    # pth2safetensors fsyncs its output before the rename (atomic, durable); cp does not.
+    run "cp + sync" "$CPOUT" sh -c 'cp "$1" "$2" && sync "$2"' sh "$CKPT" "$CPOUT"
+    rm -f "$CPOUT"
     if [ $have_lc = 1 ]; then
         run "pth2safetensors" "$OUT" "$LC_BIN/pth2safetensors" -q "$CKPT" "$OUT"
     fi
@@ -123,9 +126,9 @@ awk -F'\t' -v b="$BYTES" '
         if (!("pth2safetensors" in t))
             exit
         sp = t["python torch+st"] / t["pth2safetensors"]; rc = t["pth2safetensors"] / t["cp"]
-        mb = r["pth2safetensors"] / 1024
-        printf "bench pth: %.1fx faster than Python (target >= 5x: %s), %.2fx cp (target <= 1.5x: %s), RSS %.1f MiB (target <= 64: %s)\n", \
-               sp, (sp >= 5 ? "met" : "MISSED"), rc, (rc <= 1.5 ? "met" : "MISSED"), mb, (mb <= 64 ? "met" : "MISSED")
+        rs = t["pth2safetensors"] / t["cp + sync"]; mb = r["pth2safetensors"] / 1024
+        printf "bench pth: %.1fx faster than Python (target >= 5x: %s), %.2fx cp (target <= 1.5x: %s; %.2fx cp + sync), RSS %.1f MiB (target <= 64: %s)\n", \
+               sp, (sp >= 5 ? "met" : "MISSED"), rc, (rc <= 1.5 ? "met" : "MISSED"), rs, mb, (mb <= 64 ? "met" : "MISSED")
     }' "$LC_BENCH_ROWS"
 if [ $have_lc = 1 ]; then
     if cmp -s "$OUT" "$PYOUT"; then same="byte-identical to"; else same="DIFFERENT from"; fi
