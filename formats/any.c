@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "formats/gguf.h"
 #include "formats/pth.h"
 #include "formats/safetensors.h"
 
@@ -56,22 +57,19 @@ lc_code lc_model_open_any_info(const char *path, lc_model **out, lc_any_info *in
         (void)got; /* a short file keeps zeros and falls through to safetensors */
         close(fd);
     }
-    const char *other = NULL;
-    if (memcmp(magic, "GGUF", 4) == 0)
-        other = "gguf";
-    else if (memcmp(magic, "PK\3\4", 4) == 0)
-        other = "pth";
-    else if (magic[8] != '{' && magic[0] == 0x80 && magic[1] <= 5)
-        other = "pth"; /* a legacy pickle; a safetensors length may start 0x80 too */
-    if (other && strcmp(other, "pth") == 0) {
+    if (memcmp(magic, "GGUF", 4) == 0) {
+        lc_gguf_info gi;
+        info->format = "gguf";
+        lc_code rc = lc_gguf_load_ex(path, out, &gi, err);
+        if (rc == LC_OK)
+            info->header_size = gi.data_offset; /* header, metadata, infos and padding */
+        return rc;
+    }
+    /* A zip, or a legacy pickle (a safetensors length may start 0x80 too, but then
+     * byte 8 opens its JSON header). */
+    if (memcmp(magic, "PK\3\4", 4) == 0 || (magic[8] != '{' && magic[0] == 0x80 && magic[1] <= 5)) {
         info->format = "pth";
         return lc_pth_load(path, NULL, out, err);
-    }
-    if (other) {
-        info->format = other;
-        lc_fail(err, LC_E_UNSUPPORTED, 0, "%s files are not supported by this build", other);
-        lc_err_context(err, path, NULL);
-        return LC_E_UNSUPPORTED;
     }
     info->format = "safetensors";
     return lc_safetensors_load_hdr(path, out, &info->header_size, err);

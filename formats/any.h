@@ -7,8 +7,7 @@
  * is GGUF; a zip ("PK\3\4") or a pickle (0x80, protocol <= 5, and no '{' at byte
  * 8 where a safetensors header would start) is a PyTorch checkpoint; anything
  * else goes to the safetensors reader, the one format with no magic, whose own
- * checks then explain what is wrong. Readers not built yet
- * answer LC_E_UNSUPPORTED naming the format. */
+ * checks then explain what is wrong. */
 #ifndef LC_FORMATS_ANY_H
 #define LC_FORMATS_ANY_H
 

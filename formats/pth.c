@@ -200,7 +200,8 @@ static lc_code bind_legacy(const uint8_t *buf, uint64_t size, int fd, legacy *lg
     const lc_pickle_val *const *k = lc_pickle_items(keys, LC_PICKLE_LIST, &n);
     if (!k)
         return lc_fail(err, LC_E_MALFORMED, lc_pickle_offset(keys),
-                       "the storage key list is a %s", lc_pickle_kind_name(lc_pickle_kind_of(keys)));
+                       "the storage key list is a %s",
+                       lc_pickle_kind_name(lc_pickle_kind_of(keys)));
     lc_rd r = lc_rd_init(buf + lg->end, size - lg->end, lg->end, err);
     for (size_t i = 0; i < n; i++) {
         char num[24];
@@ -407,7 +408,8 @@ static lc_code scan_file(const char *path, scan_ctx *sc, lc_error *err) {
         else if (is_pickle(map->data, map->size))
             rc = scan_legacy(map->data, map->size, sc, err);
         else
-            rc = lc_fail(err, LC_E_MALFORMED, 0, "neither a zip nor a pickle: not a torch.save file");
+            rc = lc_fail(err, LC_E_MALFORMED, 0,
+                         "neither a zip nor a pickle: not a torch.save file");
     }
     lc_map_close(map);
     lc_err_context(err, path, NULL);

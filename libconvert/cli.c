@@ -25,6 +25,9 @@ int lc_cli_option(lc_cli *cli, int opt, const char *arg, void (*usage)(FILE *)) 
     case 'q':
         cli->quiet = true;
         return -1;
+    case LC_OPT_NO_FSYNC:
+        lc_outfile_set_durable(false);
+        return -1;
     case LC_OPT_JSON:
         cli->json = true;
         return -1;

@@ -14,15 +14,16 @@
 
 enum { LC_EXIT_OK = 0, LC_EXIT_FAIL = 1, LC_EXIT_USAGE = 2 };
 
-/* Long options every tool accepts; short forms -h -q -t. --version and --json have
- * none. The values are what getopt_long returns for them. */
-enum { LC_OPT_VERSION = 0x1000, LC_OPT_JSON };
+/* Long options every tool accepts; short forms -h -q -t. --version, --json and
+ * --no-fsync (outputs are renamed into place but not flushed to disk) have none. The values are what getopt_long returns for them. */
+enum { LC_OPT_VERSION = 0x1000, LC_OPT_JSON, LC_OPT_NO_FSYNC };
 #define LC_CLI_SHORTOPTS "hqt:"
 #define LC_CLI_LONGOPTS                                                                   \
     { "help", no_argument, NULL, 'h' }, { "quiet", no_argument, NULL, 'q' },              \
     { "threads", required_argument, NULL, 't' },                                          \
     { "version", no_argument, NULL, LC_OPT_VERSION },                                     \
-    { "json", no_argument, NULL, LC_OPT_JSON }
+    { "json", no_argument, NULL, LC_OPT_JSON },                                           \
+    { "no-fsync", no_argument, NULL, LC_OPT_NO_FSYNC }
 
 typedef struct lc_cli {
     const char  *prog;      /* basename of argv[0] */

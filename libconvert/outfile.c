@@ -29,6 +29,9 @@ struct lc_outfile {
 /* Temp paths of open outfiles, read by the signal handler; only async-signal-safe
  * calls (unlink, _exit) happen there. */
 static char *volatile g_live[MAX_LIVE];
+static bool g_durable = true;
+
+void lc_outfile_set_durable(bool durable) { g_durable = durable; }
 
 static void register_live(lc_outfile *f) {
     f->live_slot = -1;
@@ -180,7 +183,8 @@ lc_code lc_outfile_copy_from(lc_outfile *f, int fd, uint64_t off, uint64_t len, 
                            " bytes early", len);
         /* Start writing these pages back now, so that the fsync at commit overlaps
          * with the rest of the copy instead of following it. Advisory only. */
-        sync_file_range(f->fd, (off64_t)f->written, k, SYNC_FILE_RANGE_WRITE);
+        if (g_durable)
+            sync_file_range(f->fd, (off64_t)f->written, k, SYNC_FILE_RANGE_WRITE);
         off += (uint64_t)k;
         len -= (uint64_t)k;
         f->written += (uint64_t)k;
@@ -214,7 +218,7 @@ static void fsync_dir_of(const char *path) {
 
 lc_code lc_outfile_commit(lc_outfile *f, lc_error *err) {
     lc_code rc = flush(f, err);
-    if (rc == LC_OK && fsync(f->fd) != 0) {
+    if (rc == LC_OK && g_durable && fsync(f->fd) != 0) {
         rc = lc_fail(err, LC_E_IO, LC_NO_OFFSET, "fsync failed: %s", strerror(errno));
         lc_err_context(err, f->path, NULL);
     }
@@ -229,7 +233,7 @@ lc_code lc_outfile_commit(lc_outfile *f, lc_error *err) {
     }
     if (rc != LC_OK)
         unlink(f->tmp);
-    else
+    else if (g_durable)
         fsync_dir_of(f->path);
     free_outfile(f);
     return rc;

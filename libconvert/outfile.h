@@ -8,6 +8,7 @@
 #ifndef LC_LIBCONVERT_OUTFILE_H
 #define LC_LIBCONVERT_OUTFILE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -32,6 +33,11 @@ uint64_t lc_outfile_tell(const lc_outfile *f);
 lc_code lc_outfile_commit(lc_outfile *f, lc_error *err);
 /* Close and remove the temp file; NULL-safe. */
 void lc_outfile_abort(lc_outfile *f);
+
+/* Process-wide: whether commit fsyncs the file and its directory (default true).
+ * Without it the rename is still atomic for other processes, but a power loss can
+ * leave OUT empty or short. Set once by the tools (--no-fsync) before any output. */
+void lc_outfile_set_durable(bool durable);
 
 /* Installs SIGINT/SIGTERM/SIGHUP handlers that remove every open temp file and exit
  * with 128+signal. Called by the tools, never by the library. */

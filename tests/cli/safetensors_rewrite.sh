@@ -33,3 +33,8 @@ cmp "$fx/all_dtypes.safetensors" self.safetensors
 # An output in a missing folder fails with the path, leaving nothing.
 if safetensors-rewrite -q "$fx/empty.safetensors" nodir/x.safetensors 2>err.txt; then exit 1; fi
 grep -q "nodir/x.safetensors" err.txt
+
+# --no-fsync skips only the flush to disk: same bytes, renamed into place, no .tmp.
+safetensors-rewrite --no-fsync "$LC_ROOT/fixtures/safetensors/tiny_llama.safetensors" nosync.safetensors
+cmp "$LC_ROOT/fixtures/safetensors/tiny_llama.safetensors" nosync.safetensors
+[ ! -e nosync.safetensors.tmp ]

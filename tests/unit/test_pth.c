@@ -210,7 +210,8 @@ Test(pth, zip_reads_values_and_big_endian) {
         for (int k = 0; k < 4; k++)
             be[i * 4 + k] = (uint8_t)(u >> (24 - 8 * k));
     }
-    entry e[] = { { "archive/data.pkl", p.d, p.n }, { "archive/byteorder", (const uint8_t *)"big", 3 },
+    entry e[] = { { "archive/data.pkl", p.d, p.n },
+                  { "archive/byteorder", (const uint8_t *)"big", 3 },
                   { "archive/data/0", be, sizeof be } };
     zip(&b, e, 3);
     lc_model *m;

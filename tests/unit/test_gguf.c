@@ -1,0 +1,452 @@
+/* Unit tests for formats/gguf: one literal-bytes case per code the reader returns
+ * (code and offset), the IR it builds from gguf-py fixtures, the writer's layout,
+ * chunked streaming, refusals, and out-of-memory paths. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "formats/gguf.h"
+#include "libconvert/alloc.h"
+#include "libconvert/bytes.h"
+#include "libconvert/map.h"
+
+/* ---- a tiny little-endian builder for hand-made files ---- */
+
+typedef struct buf {
+    uint8_t b[4096];
+    size_t n;
+} buf;
+
+static size_t put(buf *g, const void *p, size_t n) {
+    size_t at = g->n;
+    memcpy(g->b + g->n, p, n);
+    g->n += n;
+    return at;
+}
+static size_t u32(buf *g, uint32_t v) { uint8_t b[4]; lc_store_le32(b, v); return put(g, b, 4); }
+static size_t u64(buf *g, uint64_t v) { uint8_t b[8]; lc_store_le64(b, v); return put(g, b, 8); }
+static size_t str(buf *g, const char *s) {
+    size_t at = u64(g, strlen(s));
+    put(g, s, strlen(s));
+    return at;
+}
+static void header(buf *g, uint32_t version, uint64_t nt, uint64_t nkv) {
+    g->n = 0;
+    put(g, "GGUF", 4);
+    u32(g, version);
+    u64(g, nt);
+    u64(g, nkv);
+}
+
+static lc_code load(const buf *g, lc_error *err) {
+    lc_model *m = (lc_model *)1;
+    memset(err, 0, sizeof *err);
+    lc_code rc = lc_gguf_load_mem(g->b, g->n, &m, err);
+    if (rc != LC_OK)
+        cr_assert_null(m, "out-param must be NULL on failure");
+    lc_model_free(m);
+    return rc;
+}
+
+#define EXPECT(g, want_, off)                                                              \
+    do {                                                                                  \
+        lc_error e_;                                                                      \
+        cr_assert_eq(load(g, &e_), want_, "code %s (%s)", lc_code_name(e_.code), e_.msg); \
+        cr_assert_eq(e_.offset, (uint64_t)(off), "offset %#llx (%s)",                    \
+                     (unsigned long long)e_.offset, e_.msg);                              \
+    } while (0)
+
+/* ---- one case per code ---- */
+
+Test(gguf, truncated_magic_literal) {
+    static const uint8_t bytes[] = { 'G', 'G', 'U' };
+    lc_model *m;
+    lc_error err = { 0 };
+    cr_assert_eq(lc_gguf_load_mem(bytes, sizeof bytes, &m, &err), LC_E_TRUNCATED);
+    cr_assert_eq(err.offset, 0);
+    cr_assert_null(m);
+}
+
+Test(gguf, bad_magic_literal) {
+    static const uint8_t bytes[] = { 'G', 'G', 'M', 'L', 3, 0, 0, 0 };
+    lc_model *m;
+    lc_error err = { 0 };
+    cr_assert_eq(lc_gguf_load_mem(bytes, sizeof bytes, &m, &err), LC_E_MALFORMED);
+    cr_assert_eq(err.offset, 0);
+}
+
+Test(gguf, versions_literal) {
+    static const uint8_t v1[] = { 'G', 'G', 'U', 'F', 1, 0, 0, 0 };
+    static const uint8_t v4[] = { 'G', 'G', 'U', 'F', 4, 0, 0, 0 };
+    static const uint8_t be[] = { 'G', 'G', 'U', 'F', 0, 0, 0, 3 };
+    const uint8_t *cases[] = { v1, v4, be };
+    for (int i = 0; i < 3; i++) {
+        lc_model *m;
+        lc_error err = { 0 };
+        cr_assert_eq(lc_gguf_load_mem(cases[i], 8, &m, &err), LC_E_UNSUPPORTED, "case %d", i);
+        cr_assert_eq(err.offset, 4);
+    }
+}
+
+Test(gguf, huge_counts_fail_before_allocating) {
+    buf g;
+    header(&g, 3, 0, (uint64_t)1 << 60);  /* 2^60 entries in a 100-byte file */
+    while (g.n < 100)
+        g.b[g.n++] = 0;
+    lc_model *m;
+    lc_error err = { 0 };
+    /* lc_model_new is the first allocation; any later one fails: it must not happen. */
+    lc_alloc_fail_after(2);
+    lc_code rc = lc_gguf_load_mem(g.b, g.n, &m, &err);
+    lc_alloc_fail_after(0);
+    cr_assert_eq(rc, LC_E_TRUNCATED, "%s", err.msg);
+    cr_assert_eq(err.offset, 16);
+    header(&g, 3, (uint64_t)1 << 63, 0);
+    EXPECT(&g, LC_E_OVERFLOW, 8);
+    header(&g, 3, 0, UINT64_MAX);
+    EXPECT(&g, LC_E_OVERFLOW, 16);
+}
+
+Test(gguf, metadata_errors) {
+    buf g;
+    size_t at;
+    header(&g, 3, 0, 1);
+    at = u64(&g, UINT64_MAX);                  /* key length */
+    u64(&g, 0);                                /* enough bytes for the count check */
+    EXPECT(&g, LC_E_TRUNCATED, at);
+
+    header(&g, 3, 0, 1);
+    str(&g, "k");
+    at = u32(&g, 13);                          /* value type */
+    u32(&g, 0);
+    EXPECT(&g, LC_E_MALFORMED, at);
+
+    header(&g, 3, 0, 1);
+    str(&g, "k");
+    u32(&g, LC_VT_ARRAY);
+    u32(&g, LC_VT_U64);
+    at = u64(&g, (uint64_t)1 << 62);           /* count * 8 overflows */
+    EXPECT(&g, LC_E_OVERFLOW, at);
+
+    header(&g, 3, 0, 1);
+    str(&g, "k");
+    u32(&g, LC_VT_STRING);
+    at = u64(&g, 1000);                        /* string past EOF */
+    put(&g, "abc", 3);
+    EXPECT(&g, LC_E_TRUNCATED, at);
+
+    header(&g, 3, 0, 1);
+    str(&g, "k");
+    u32(&g, LC_VT_ARRAY);
+    for (int d = 0; d < LC_GGUF_MAX_DEPTH; d++) {
+        u32(&g, LC_VT_ARRAY);
+        u64(&g, 1);
+    }
+    at = u32(&g, LC_VT_U8);
+    u64(&g, 0);
+    EXPECT(&g, LC_E_OVERFLOW, at);
+
+    header(&g, 3, 0, 2);
+    str(&g, "k");
+    u32(&g, LC_VT_U8);
+    put(&g, "\1", 1);
+    at = str(&g, "k");
+    u32(&g, LC_VT_U8);
+    put(&g, "\2", 1);
+    lc_error e;
+    cr_assert_eq(load(&g, &e), LC_E_MALFORMED);
+    cr_assert_eq(e.offset, at);
+    cr_assert_str_eq(e.where, "k");
+
+    header(&g, 3, 0, 1);
+    str(&g, "general.alignment");
+    u32(&g, LC_VT_U32);
+    at = u32(&g, 3);
+    EXPECT(&g, LC_E_MALFORMED, at);
+}
+
+/* A file with one F32 tensor of ne (4, 2) after an optional alignment key. */
+static void one_tensor(buf *g, uint32_t ndim, uint64_t ne0, uint32_t type, uint64_t off,
+                       size_t *ndim_at, size_t *ne_at, size_t *type_at, size_t *off_at) {
+    header(g, 3, 1, 0);
+    str(g, "t");
+    *ndim_at = u32(g, ndim);
+    *ne_at = u64(g, ne0);
+    for (uint32_t d = 1; d < ndim; d++)
+        u64(g, 2);
+    *type_at = u32(g, type);
+    *off_at = u64(g, off);
+    while (g->n % 32)
+        g->b[g->n++] = 0;
+    for (int i = 0; i < 32; i++)
+        g->b[g->n++] = (uint8_t)i;
+}
+
+Test(gguf, tensor_info_errors) {
+    buf g;
+    size_t nd, ne, ty, of;
+    one_tensor(&g, 2, 4, 0, 0, &nd, &ne, &ty, &of);
+    lc_error e;
+    cr_assert_eq(load(&g, &e), LC_OK, "%s", e.msg);
+    one_tensor(&g, 2, 0, 0, 0, &nd, &ne, &ty, &of);   /* ggml allows ne = 0 */
+    lc_model *m;
+    cr_assert_eq(lc_gguf_load_mem(g.b, g.n, &m, &e), LC_OK, "%s", e.msg);
+    cr_assert_eq(lc_model_tensor(m, 0)->nbytes, 0);
+    cr_assert(lc_model_tensor(m, 0)->shape[0] == 2 && lc_model_tensor(m, 0)->shape[1] == 0);
+    lc_model_free(m);
+    one_tensor(&g, 5, 4, 0, 0, &nd, &ne, &ty, &of);
+    EXPECT(&g, LC_E_MALFORMED, nd);
+    one_tensor(&g, 2, (uint64_t)1 << 63, 0, 0, &nd, &ne, &ty, &of);
+    EXPECT(&g, LC_E_OVERFLOW, ne);
+    one_tensor(&g, 2, (uint64_t)1 << 62, 0, 0, &nd, &ne, &ty, &of);
+    EXPECT(&g, LC_E_OVERFLOW, ne);             /* 2^63 elements pass INT64_MAX */
+    one_tensor(&g, 2, 4, 5, 0, &nd, &ne, &ty, &of);
+    EXPECT(&g, LC_E_UNSUPPORTED, ty);          /* removed Q4_3 */
+    one_tensor(&g, 2, 4, 8, 0, &nd, &ne, &ty, &of);
+    EXPECT(&g, LC_E_MALFORMED, ne);            /* Q8_0 row of 4 */
+    one_tensor(&g, 2, 4, 0, 16, &nd, &ne, &ty, &of);
+    EXPECT(&g, LC_E_MALFORMED, of);            /* misaligned */
+    one_tensor(&g, 2, 4, 0, 32, &nd, &ne, &ty, &of);
+    EXPECT(&g, LC_E_MALFORMED, of);            /* not the running sum */
+    one_tensor(&g, 2, 8, 0, 0, &nd, &ne, &ty, &of);
+    EXPECT(&g, LC_E_TRUNCATED, of);            /* 64 bytes, 32 present */
+}
+
+Test(gguf, duplicate_tensor_names_where) {
+    buf g;
+    header(&g, 3, 2, 0);
+    str(&g, "t");
+    u32(&g, 1);
+    u64(&g, 4);
+    u32(&g, 0);
+    u64(&g, 0);
+    size_t at = str(&g, "t");
+    u32(&g, 1);
+    u64(&g, 4);
+    u32(&g, 0);
+    u64(&g, 32);
+    lc_error e;
+    cr_assert_eq(load(&g, &e), LC_E_MALFORMED);
+    cr_assert_eq(e.offset, at);
+    cr_assert_str_eq(e.where, "t");
+}
+
+/* ---- the IR built from gguf-py's files ---- */
+
+static const char *fixture(const char *name) {
+    static char path[512];
+    const char *dir = getenv("LC_FIXTURES");
+    snprintf(path, sizeof path, "%s/gguf/%s", dir ? dir : "fixtures", name);
+    return path;
+}
+
+Test(gguf, reads_gguf_py_file) {
+    lc_model *m;
+    lc_gguf_info info;
+    lc_error err = { 0 };
+    cr_assert_eq(lc_gguf_load_ex(fixture("tensors.gguf"), &m, &info, &err), LC_OK, "%s",
+                 err.msg);
+    cr_assert_eq(info.version, 3);
+    cr_assert_eq(info.alignment, 32);
+    cr_assert_eq(info.n_tensors, 8);
+    cr_assert_eq(info.data_offset % 32, 0);
+    cr_assert_str_eq(lc_model_meta(m, 0)->key, "general.architecture");
+    const lc_value *v = lc_model_find_meta(m, "t.i8");
+    cr_assert(v && v->type == LC_VT_I8 && v->i == -100);
+    v = lc_model_find_meta(m, "t.u64");
+    cr_assert(v && v->type == LC_VT_U64 && v->u == UINT64_MAX);
+    v = lc_model_find_meta(m, "t.f32");
+    cr_assert(v && v->type == LC_VT_F32 && v->f == (double)3.14159f);
+    v = lc_model_find_meta(m, "t.arr_nested3");
+    cr_assert(v && v->type == LC_VT_ARRAY && v->arr.elem == LC_VT_ARRAY && v->arr.count == 2);
+    const lc_value *inner = &v->arr.items[0].arr.items[1];
+    cr_assert(inner->arr.elem == LC_VT_STRING && inner->arr.count == 2);
+    cr_assert_str_eq(inner->arr.items[1].str.ptr, "z");
+    const lc_tensor *t = lc_model_find_tensor(m, "w.f16");
+    cr_assert(t && t->dtype == LC_DT_F16 && t->ndim == 3);
+    cr_assert(t->shape[0] == 2 && t->shape[1] == 3 && t->shape[2] == 8, "ne reversed");
+    cr_assert_eq(t->nbytes, 2 * 3 * 8 * 2);
+    t = lc_model_find_tensor(m, "w.q4_k");
+    cr_assert(t && t->dtype == LC_DT_Q4_K && t->shape[0] == 2 && t->shape[1] == 256);
+    cr_assert_eq(t->nbytes, 288);
+    t = lc_model_find_tensor(m, "w.f64_4d");
+    cr_assert(t && t->ndim == 4 && t->shape[0] == 2 && t->shape[1] == 1 && t->shape[3] == 2);
+    cr_assert_eq(t->file_offset % 32, 0);
+    lc_model_free(m);
+
+    cr_assert_eq(lc_gguf_load_ex(fixture("align64.gguf"), &m, &info, &err), LC_OK);
+    cr_assert_eq(info.alignment, 64);
+    for (size_t i = 0; i < lc_model_tensor_count(m); i++)
+        cr_assert_eq(lc_model_tensor(m, i)->file_offset % 64, 0);
+    lc_model_free(m);
+    cr_assert_eq(lc_gguf_load_ex(fixture("v2_patched.gguf"), &m, &info, &err), LC_OK);
+    cr_assert_eq(info.version, 2);
+    lc_model_free(m);
+}
+
+Test(gguf, missing_file_is_notfound) {
+    lc_model *m;
+    lc_error err = { 0 };
+    cr_assert_eq(lc_gguf_load("/nonexistent/x.gguf", &m, &err), LC_E_NOTFOUND);
+    cr_assert_str_eq(err.path, "/nonexistent/x.gguf");
+}
+
+/* Every allocation in turn fails: the loader must report NOMEM and free everything
+ * (ASan's leak check runs this in `make asan`). */
+Test(gguf, out_of_memory_everywhere) {
+    lc_map *map;
+    lc_error err = { 0 };
+    cr_assert_eq(lc_map_open(fixture("tensors.gguf"), &map, &err), LC_OK);
+    int failures = 0;
+    for (long n = 1;; n++) {
+        lc_model *m;
+        memset(&err, 0, sizeof err);
+        lc_alloc_fail_after(n);
+        lc_code rc = lc_gguf_load_mem(map->data, map->size, &m, &err);
+        lc_alloc_fail_after(0);
+        if (rc == LC_OK) {
+            lc_model_free(m);
+            break;
+        }
+        cr_assert_eq(rc, LC_E_NOMEM, "allocation %ld: %s", n, err.msg);
+        failures++;
+    }
+    cr_assert_gt(failures, 20);
+    lc_map_close(map);
+}
+
+/* ---- writer ---- */
+
+typedef struct counting { size_t max_len; int calls; } counting;
+
+static lc_code counting_read(void *ctx, const lc_tensor *t, uint64_t off, void *dst, size_t len,
+                             lc_error *err) {
+    (void)t, (void)err;
+    counting *c = ctx;
+    c->calls++;
+    if (len > c->max_len)
+        c->max_len = len;
+    for (size_t i = 0; i < len; i++)
+        ((uint8_t *)dst)[i] = (uint8_t)(off + i);
+    return LC_OK;
+}
+static const lc_source_ops counting_ops = { counting_read, NULL };
+
+static char dir[] = "/tmp/lc-gguf-XXXXXX";
+
+static const char *tmp_path(const char *name) {
+    static char path[300];
+    static int made;
+    if (!made++)
+        cr_assert_not_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    return path;
+}
+
+Test(gguf, writer_round_trip_and_chunks) {
+    lc_error err = { 0 };
+    lc_model *m = lc_model_new();
+    lc_value v = lc_value_uint(LC_VT_U32, 64);
+    cr_assert_eq(lc_model_add_meta(m, "general.alignment", &v, &err), LC_OK);
+    cr_assert_eq(lc_value_array(&v, LC_VT_STRING, 0, &err), LC_OK);   /* empty array */
+    cr_assert_eq(lc_model_add_meta(m, "empty", &v, &err), LC_OK);
+    cr_assert_eq(lc_value_array(&v, LC_VT_ARRAY, 1, &err), LC_OK);
+    cr_assert_eq(lc_value_array(&v.arr.items[0], LC_VT_I16, 1, &err), LC_OK);
+    v.arr.items[0].arr.items[0] = lc_value_int(LC_VT_I16, -7);
+    cr_assert_eq(lc_model_add_meta(m, "nested", &v, &err), LC_OK);
+    v = lc_value_float(LC_VT_F64, 0.1);
+    cr_assert_eq(lc_model_add_meta(m, "f64", &v, &err), LC_OK);
+    static const float data[6] = { 1, 2, 3, 4, 5, 6 };
+    lc_tensor *t;
+    cr_assert_eq(lc_model_add_tensor(m, "a", LC_DT_F32, 2, (uint64_t[]){ 2, 3 }, &t, &err),
+                 LC_OK);
+    t->data = (const uint8_t *)data;
+    counting c = { 0, 0 };
+    cr_assert_eq(lc_model_add_tensor(m, "b", LC_DT_Q8_0, 1, (uint64_t[]){ 64 }, &t, &err),
+                 LC_OK);
+    t->ops = &counting_ops;
+    t->ctx = &c;
+    const char *path = tmp_path("w.gguf");
+    lc_gguf_write_opts o = { .chunk_bytes = 5 };
+    cr_assert_eq(lc_gguf_write(m, path, &o, NULL, &err), LC_OK, "%s", err.msg);
+    cr_assert_eq(c.max_len, 5, "reads are bounded by the chunk");
+    cr_assert_eq(c.calls, 14);                                  /* 68 bytes / 5 */
+    lc_model_free(m);
+
+    lc_gguf_info info;
+    cr_assert_eq(lc_gguf_load_ex(path, &m, &info, &err), LC_OK, "%s", err.msg);
+    cr_assert_eq(info.version, 3);
+    cr_assert_eq(info.alignment, 64);
+    cr_assert_eq(lc_model_meta_count(m), 4);
+    cr_assert_eq(lc_model_find_meta(m, "empty")->arr.count, 0);
+    cr_assert_eq(lc_model_find_meta(m, "nested")->arr.items[0].arr.items[0].i, -7);
+    cr_assert_eq(lc_model_find_meta(m, "f64")->f, 0.1);
+    const lc_tensor *a = lc_model_find_tensor(m, "a"), *b = lc_model_find_tensor(m, "b");
+    cr_assert(a->shape[0] == 2 && a->shape[1] == 3);
+    cr_assert_eq(memcmp(a->data, data, sizeof data), 0);
+    cr_assert_eq(b->file_offset - a->file_offset, 64, "a is padded to the alignment");
+    for (int i = 0; i < 68; i++)
+        cr_assert_eq(b->data[i], (uint8_t)i);
+    lc_model_free(m);
+    unlink(path);
+}
+
+Test(gguf, writer_refusals) {
+    struct { lc_dtype dt; uint32_t ndim; const char *name; lc_code want; } cases[] = {
+        { LC_DT_U8, 1, "u8", LC_E_UNSUPPORTED },
+        { LC_DT_F32, 5, "five", LC_E_UNSUPPORTED },
+        { LC_DT_F32, 1, "a-name-of-exactly-sixty-four-bytes-which-ggml-cannot-load-xxxxxx",
+          LC_E_UNSUPPORTED },
+    };
+    const char *path = tmp_path("r.gguf");
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        lc_error err = { 0 };
+        lc_model *m = lc_model_new();
+        const uint64_t shape[5] = { 1, 1, 1, 1, 1 };
+        cr_assert_eq(lc_model_add_tensor(m, cases[i].name, cases[i].dt, cases[i].ndim, shape,
+                                         NULL, &err), LC_OK);
+        cr_assert_eq(lc_gguf_write(m, path, NULL, NULL, &err), cases[i].want, "case %zu", i);
+        cr_assert_str_eq(err.where, cases[i].name);
+        cr_assert_eq(access(path, F_OK), -1, "no file after a refusal");
+        lc_model_free(m);
+    }
+    lc_error err = { 0 };
+    lc_model *m = lc_model_new();
+    lc_value v = lc_value_uint(LC_VT_U32, 48);
+    cr_assert_eq(lc_model_add_meta(m, "general.alignment", &v, &err), LC_OK);
+    cr_assert_eq(lc_gguf_write(m, path, NULL, NULL, &err), LC_E_ARG);
+    cr_assert_str_eq(err.where, "general.alignment");
+    lc_model_free(m);
+    m = lc_model_new();
+    cr_assert_eq(lc_value_array(&v, LC_VT_U8, 1, &err), LC_OK);
+    v.arr.items[0] = lc_value_uint(LC_VT_U16, 1);          /* item type disagrees */
+    cr_assert_eq(lc_model_add_meta(m, "bad", &v, &err), LC_OK);
+    cr_assert_eq(lc_gguf_write(m, path, NULL, NULL, &err), LC_E_ARG);
+    cr_assert_eq(access(path, F_OK), -1);
+    lc_model_free(m);
+}
+
+/* The writer under every allocation failure: NOMEM, and no file or temp file left. */
+Test(gguf, writer_out_of_memory_leaves_nothing) {
+    lc_model *m;
+    lc_error err = { 0 };
+    cr_assert_eq(lc_gguf_load(fixture("tensors.gguf"), &m, &err), LC_OK);
+    const char *path = tmp_path("oom.gguf");
+    char tmp[320];
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    for (long n = 1;; n++) {
+        memset(&err, 0, sizeof err);
+        lc_alloc_fail_after(n);
+        lc_code rc = lc_gguf_write(m, path, NULL, NULL, &err);
+        lc_alloc_fail_after(0);
+        if (rc == LC_OK)
+            break;
+        cr_assert_eq(rc, LC_E_NOMEM, "allocation %ld: %s", n, err.msg);
+        cr_assert_eq(access(path, F_OK), -1);
+        cr_assert_eq(access(tmp, F_OK), -1);
+    }
+    lc_model_free(m);
+    unlink(path);
+}
