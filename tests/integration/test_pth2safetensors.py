@@ -145,3 +145,34 @@ def test_dtype_cast_matches_numpy(tmp_path):
         for name in ("i64", "i32", "u8", "bool"):
             assert b.get_tensor(name).tobytes() == a.get_tensor(name).tobytes()
     assert run("--dtype", "f8", src, str(tmp_path / "c.safetensors")).returncode == 2
+
+
+def legacy_hostile():
+    """A legacy-format file whose object pickle calls os.system, then a storage."""
+    head = (b"\x80\x02\x8a\x0a" + bytes.fromhex("6cfc9c46f9206aa85019") + b"." +
+            b"\x80\x02M\xe9\x03." + b"\x80\x02}X\x0d\x00\x00\x00little_endian\x88s.")
+    obj = b"\x80\x02cos\nsystem\nX\x18\x00\x00\x00touch LC_PWNED_legacy_os\x85R."
+    keys = b"\x80\x02](X\x01\x00\x00\x000e."
+    return head + obj + keys + struct.pack("<Q", 1) + struct.pack("<f", 1.0)
+
+
+@pytest.mark.parametrize("name", ["legacy", "forbidden-os-system.bin",
+                                  "forbidden-stack-global-memo.bin"])
+def test_scan_lists_payloads_of_legacy_and_plain_pickles(name, tmp_path):
+    """--scan names the refused global whatever the container: a legacy torch file, or
+    a plain pickle from the pickle corpus (protocol 0 included)."""
+    if name == "legacy":
+        path = tmp_path / "legacy.pth"
+        path.write_bytes(legacy_hostile())
+    else:
+        path = os.path.join(FIX, "bad", "pickle", name)
+    work = tmp_path / "w"
+    work.mkdir()
+    s = run("--scan", str(path), cwd=work)
+    assert s.returncode == 1, (s.stdout, s.stderr)
+    assert "FORBIDDEN" in s.stdout
+    if name != "forbidden-stack-global-memo.bin":
+        assert "os.system FORBIDDEN" in s.stdout or "posix.system FORBIDDEN" in s.stdout
+    r = run("-q", str(path), "o.safetensors", cwd=work)
+    assert r.returncode == 1 and "allowlist" in r.stderr
+    assert os.listdir(work) == []
