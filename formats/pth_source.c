@@ -199,7 +199,20 @@ static lc_code src_read(void *ctx, const lc_tensor *t, uint64_t off, void *dst, 
     return LC_OK;
 }
 
-static const lc_source_ops pth_ops = { src_read, src_free };
+/* Contiguous, native-order, un-negated views of a storage read with pread are a plain
+ * range of the checkpoint file: writers can copy them in the kernel. */
+static bool src_file_range(void *ctx, const lc_tensor *t, int *fd, uint64_t *off) {
+    const pth_src *s = ctx;
+    (void)t;
+    if (!s->contiguous || s->swap || s->neg || s->st->bytes || s->st->fd < 0 ||
+        s->st->file_offset == LC_NO_OFFSET)
+        return false;
+    *fd = s->st->fd;
+    *off = s->st->file_offset + s->offset * s->esize;
+    return true;
+}
+
+static const lc_source_ops pth_ops = { src_read, src_free, src_file_range };
 
 lc_code lc_pth_source_attach(lc_tensor *t, const lc_pth_tensor *pt, lc_error *err) {
     const uint32_t e = lc_dtype_get(pt->dtype)->type_size;
