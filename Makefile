@@ -5,6 +5,7 @@
 #   make demo       run the tools end to end on a bundled example
 #   make bench      speed and memory against cp/memcpy and the Python peers
 #   make fuzz       every libFuzzer harness for FUZZ_SECONDS each
+#   make check-llama  llama.cpp (llama-cpp-python, built once) judges our GGUFs
 #   make install PREFIX=/usr/local
 BUILD   ?= build
 OPT     ?= -O2 -g
@@ -55,7 +56,7 @@ FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
 HEADERS := $(filter-out %_impl.h,$(wildcard libconvert/*.h formats/*.h quant/*.h infer/*.h))
 
 .PHONY: all tools check test-unit test-cli test-py test-fuzz-short asan ubsan demo bench fuzz \
-        install clean bootstrap
+        install clean bootstrap check-llama
 
 all: tools $(BUILD)/libconvert.a
 tools: $(BINS) $(TEST_TOOLS)
@@ -97,6 +98,13 @@ test-cli: tools
 PY_TESTS := $(wildcard tests/integration/test_*.py)
 test-py: tools
 	$(Q)$(if $(PY_TESTS),LC_BIN=$(abspath $(BUILD)/bin) LC_TEST_BIN=$(abspath $(BUILD)/test-bin) $(PY) -m pytest -q -p no:cacheprovider $(PY_TESTS),echo "py: no integration tests yet")
+
+# llama.cpp as the judge: its own venv (scripts/bootstrap-llama.sh builds the wheel once).
+check-llama: bootstrap
+	$(Q)scripts/bootstrap-llama.sh
+	$(Q)$(MAKE) --no-print-directory tools
+	$(Q)LC_BIN=$(abspath $(BUILD)/bin) build/llama-venv/bin/python -m pytest -q -rs \
+	    -p no:cacheprovider tests/llama
 
 # The sanitizer runs skip the short fuzz (check's own clang build covers it).
 asan: bootstrap

@@ -3,16 +3,31 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "formats/gguf.h"
+#include "formats/pth.h"
 #include "formats/safetensors.h"
 
 static bool ends_with(const char *s, const char *tail) {
     size_t n = strlen(s), k = strlen(tail);
     return n >= k && memcmp(s + n - k, tail, k) == 0;
+}
+
+/* A Hugging Face folder holds model.safetensors.index.json or, older,
+ * pytorch_model.bin.index.json; safetensors wins when both are there. */
+static bool is_pth_index(const char *path, bool dir) {
+    char p[4096];
+    if (!dir)
+        return ends_with(path, ".bin.index.json");
+    snprintf(p, sizeof p, "%s/model.safetensors.index.json", path);
+    if (access(p, F_OK) == 0)
+        return false;
+    snprintf(p, sizeof p, "%s/pytorch_model.bin.index.json", path);
+    return access(p, F_OK) == 0;
 }
 
 lc_code lc_model_open_any_info(const char *path, lc_model **out, lc_any_info *info,
@@ -27,6 +42,10 @@ lc_code lc_model_open_any_info(const char *path, lc_model **out, lc_any_info *in
         return err ? err->code : LC_E_IO;
     }
     if (S_ISDIR(st.st_mode) || ends_with(path, ".index.json")) {
+        if (is_pth_index(path, S_ISDIR(st.st_mode))) {
+            info->format = "pth-sharded";
+            return lc_pth_load(path, NULL, out, err);
+        }
         info->format = "safetensors-sharded";
         return lc_safetensors_load_index(path, out, err);
     }
@@ -38,7 +57,6 @@ lc_code lc_model_open_any_info(const char *path, lc_model **out, lc_any_info *in
         (void)got; /* a short file keeps zeros and falls through to safetensors */
         close(fd);
     }
-    const char *other = NULL;
     if (memcmp(magic, "GGUF", 4) == 0) {
         lc_gguf_info gi;
         info->format = "gguf";
@@ -47,15 +65,11 @@ lc_code lc_model_open_any_info(const char *path, lc_model **out, lc_any_info *in
             info->header_size = gi.data_offset; /* header, metadata, infos and padding */
         return rc;
     }
-    if (memcmp(magic, "PK\3\4", 4) == 0)
-        other = "pth";
-    else if (magic[8] != '{' && magic[0] == 0x80 && magic[1] <= 5)
-        other = "pth"; /* a legacy pickle; a safetensors length may start 0x80 too */
-    if (other) {
-        info->format = other;
-        lc_fail(err, LC_E_UNSUPPORTED, 0, "%s files are not supported by this build", other);
-        lc_err_context(err, path, NULL);
-        return LC_E_UNSUPPORTED;
+    /* A zip, or a legacy pickle (a safetensors length may start 0x80 too, but then
+     * byte 8 opens its JSON header). */
+    if (memcmp(magic, "PK\3\4", 4) == 0 || (magic[8] != '{' && magic[0] == 0x80 && magic[1] <= 5)) {
+        info->format = "pth";
+        return lc_pth_load(path, NULL, out, err);
     }
     info->format = "safetensors";
     return lc_safetensors_load_hdr(path, out, &info->header_size, err);

@@ -1,12 +1,13 @@
 /* formats/any.h: open a model file of any format we read, chosen by its bytes.
  *
  * The one place that knows every reader. Detection, in order: a directory or a
- * name ending in ".index.json" is a sharded safetensors checkpoint; "GGUF" magic
+ * name ending in ".index.json" is a sharded checkpoint (PyTorch when the name ends
+ * in ".bin.index.json" or the folder holds pytorch_model.bin.index.json and no
+ * model.safetensors.index.json; safetensors otherwise); "GGUF" magic
  * is GGUF; a zip ("PK\3\4") or a pickle (0x80, protocol <= 5, and no '{' at byte
  * 8 where a safetensors header would start) is a PyTorch checkpoint; anything
  * else goes to the safetensors reader, the one format with no magic, whose own
- * checks then explain what is wrong. Readers not built yet
- * answer LC_E_UNSUPPORTED naming the format. */
+ * checks then explain what is wrong. */
 #ifndef LC_FORMATS_ANY_H
 #define LC_FORMATS_ANY_H
 
@@ -18,7 +19,8 @@
 #include "libconvert/model.h"
 
 typedef struct lc_any_info {
-    const char *format;      /* "safetensors", "safetensors-sharded", "gguf", "pth" (static) */
+    const char *format;      /* "safetensors", "safetensors-sharded", "gguf", "pth",
+                                "pth-sharded" (static) */
     uint64_t    file_size;   /* bytes of the file (0 for a folder) */
     uint64_t    header_size; /* bytes of the format's header, 0 when it has none */
 } lc_any_info;

@@ -50,8 +50,16 @@ static lc_code view_read(void *ctx, const lc_tensor *t, uint64_t off, void *dst,
     memcpy(dst, t->data + off, len);
     return LC_OK;
 }
+static bool view_file_range(void *ctx, const lc_tensor *t, int *fd, uint64_t *off) {
+    const lc_map *m = ctx;
+    if (m->fd < 0)
+        return false;
+    *fd = m->fd;
+    *off = t->file_offset;
+    return true;
+}
 /* ctx is the lc_map, owned by the model through lc_model_own, hence no free. */
-static const lc_source_ops g_view_ops = { view_read, NULL };
+static const lc_source_ops g_view_ops = { view_read, NULL, view_file_range };
 
 /* ---- lexer: byte offsets of JSON values and keys, in document order ---- */
 
@@ -773,26 +781,27 @@ static lc_code build_header(const lc_model *m, const lc_tensor *const *order, si
     return LC_OK;
 }
 
-/* The mapped file a tensor is an unchanged view of, or NULL. */
-static const lc_map *view_map(const lc_tensor *t) {
-    const lc_map *m = t->ops == &g_view_ops ? t->ctx : NULL;
-    return m && m->fd >= 0 ? m : NULL;
+/* The open file a tensor is an unchanged range of (any reader's source may say so),
+ * or -1. */
+static int source_fd(const lc_tensor *t, uint64_t *off) {
+    int fd;
+    return lc_tensor_file_range(t, &fd, off) ? fd : -1;
 }
 
 /* Below this many bytes a run is cheaper to copy from the map through the output
  * buffer than with a copy_file_range call of its own. */
 #define KERNEL_COPY_MIN (256u << 10)
 
-/* Copies [off, off + len) of a mapped file without touching the map: big runs in
+/* Copies [off, off + len) of an input file without touching any map: big runs in
  * the kernel (copy_file_range), small ones with pread through a bounded buffer.
  * Reading through the mapping instead would count every touched page in RSS, and
  * with large folios a few scattered small tensors map most of the file. */
-static lc_code copy_run(lc_outfile *f, const lc_map *src, uint64_t off, uint64_t len,
+static lc_code copy_run(lc_outfile *f, int src_fd, uint64_t off, uint64_t len,
                         uint8_t **chunk, lc_progress *progress, lc_error *err) {
     if (len >= KERNEL_COPY_MIN) {
         for (uint64_t done = 0; done < len;) {
             uint64_t k = len - done < 16u << 20 ? len - done : 16u << 20;
-            LC_TRY(lc_outfile_copy_from(f, src->fd, off + done, k, err));
+            LC_TRY(lc_outfile_copy_from(f, src_fd, off + done, k, err));
             done += k;
             lc_progress_add(progress, k);
         }
@@ -802,7 +811,7 @@ static lc_code copy_run(lc_outfile *f, const lc_map *src, uint64_t off, uint64_t
         return lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory for a %u-byte buffer",
                        CHUNK);
     for (uint64_t done = 0; done < len;) {
-        ssize_t k = pread(src->fd, *chunk, (size_t)(len - done), (off_t)(off + done));
+        ssize_t k = pread(src_fd, *chunk, (size_t)(len - done), (off_t)(off + done));
         if (k < 0 && errno == EINTR)
             continue;
         if (k <= 0)
@@ -866,15 +875,16 @@ lc_code lc_safetensors_write(const lc_model *m, const char *path, const lc_st_wr
         goto done;
     lc_progress_begin(progress, path, total);
     for (size_t i = 0, j; i < n; i = j) {
-        /* Tensors that sit back to back in the same mapped file, as they do when a
+        /* Tensors that sit back to back in the same input file, as they do when a
          * reference-written file is rewritten, are copied as one run. */
-        const lc_map *src = view_map(order[i]);
+        uint64_t start, next;
+        const int fd = source_fd(order[i], &start);
         uint64_t len = order[i]->nbytes;
-        for (j = i + 1; src && j < n && view_map(order[j]) == src &&
-                        order[j]->file_offset == order[i]->file_offset + len; j++)
+        for (j = i + 1; fd >= 0 && j < n && source_fd(order[j], &next) == fd &&
+                        next == start + len; j++)
             len += order[j]->nbytes;
-        rc = src ? copy_run(f, src, order[i]->file_offset, len, &chunk, progress, err)
-                 : write_tensor(f, order[i], &chunk, progress, err);
+        rc = fd >= 0 ? copy_run(f, fd, start, len, &chunk, progress, err)
+                     : write_tensor(f, order[i], &chunk, progress, err);
         if (rc != LC_OK) {
             ctx_name(err, order[i]->name);
             goto done;

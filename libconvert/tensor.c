@@ -55,6 +55,10 @@ lc_code lc_tensor_read(const lc_tensor *t, uint64_t off, void *dst, size_t len, 
     return t->ops->read(t->ctx, t, off, dst, len, err);
 }
 
+bool lc_tensor_file_range(const lc_tensor *t, int *fd, uint64_t *off) {
+    return t->ops && t->ops->file_range && t->ops->file_range(t->ctx, t, fd, off);
+}
+
 void lc_shape_format(const lc_tensor *t, char *buf, size_t cap) {
     size_t n = 0;
     if (cap == 0)

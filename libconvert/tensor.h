@@ -26,6 +26,10 @@ typedef struct lc_source_ops {
                     lc_error *err);
     /* Releases ctx; called once when the model is freed. May be NULL. */
     void (*free)(void *ctx);
+    /* Optional. True when t's bytes are exactly [*off, *off + t->nbytes) of the open
+     * file *fd, unchanged, so a writer may copy them in the kernel (copy_file_range)
+     * instead of reading them. The fd stays open while the model lives. */
+    bool (*file_range)(void *ctx, const lc_tensor *t, int *fd, uint64_t *off);
 } lc_source_ops;
 
 struct lc_tensor {
@@ -52,6 +56,10 @@ lc_code lc_shape_nbytes(lc_dtype dt, uint32_t ndim, const uint64_t *shape, uint6
 /* Copies bytes [off, off + len) of the tensor's contiguous data into dst.
  * LC_E_ARG when the range passes nbytes; otherwise whatever the source reports. */
 lc_code lc_tensor_read(const lc_tensor *t, uint64_t off, void *dst, size_t len, lc_error *err);
+
+/* The file range t's bytes are an unchanged copy of (see lc_source_ops.file_range);
+ * false when it has none. */
+bool lc_tensor_file_range(const lc_tensor *t, int *fd, uint64_t *off);
 
 /* Formats the shape as "[2, 3]" into buf. */
 void lc_shape_format(const lc_tensor *t, char *buf, size_t cap);
