@@ -2,7 +2,8 @@
  *
  * Folder layout read (see hf.h):
  *   DIR/config.json                                   hyperparameters
- *   DIR/model.safetensors.index.json + shards, or DIR/model.safetensors
+ *   DIR/model.safetensors.index.json + shards, or DIR/model.safetensors, or the same
+ *   with pytorch_model.bin (torch.save checkpoints, through formats/pth.h)
  *   DIR/tokenizer.model | tokenizer.json (+ tokenizer_config.json, ...)
  * GGUF keys written, in this order (convert_hf_to_gguf.py's, see the differences below):
  *   general.architecture str, general.type str "model", general.sampling.{top_k i32,
@@ -43,6 +44,7 @@
 #include "formats/hf_tensors.h"
 #include "formats/hf_tokenizer.h"
 #include "formats/hf_view.h"
+#include "formats/pth.h"
 #include "formats/safetensors.h"
 #include "libconvert/alloc.h"
 #include "libconvert/convert.h"
@@ -342,8 +344,15 @@ static lc_code load_tensors(conv *c, lc_error *err) {
     LC_TRY(lc_hf_json_path(path, sizeof path, c->dir, "model.safetensors", err));
     if (lc_hf_json_exists(c->dir, "model.safetensors"))
         return lc_safetensors_load(path, &c->in, err);
-    lc_fail(err, LC_E_NOTFOUND, LC_NO_OFFSET, "the folder has no model.safetensors or "
-            "model.safetensors.index.json (pytorch_model.bin is not supported yet)");
+    /* Older transformers checkpoints: torch.save files, read by the pth reader (lazy
+     * sources, so the views below read through it). */
+    if (lc_hf_json_exists(c->dir, "pytorch_model.bin.index.json"))
+        return lc_pth_load(c->dir, NULL, &c->in, err);
+    LC_TRY(lc_hf_json_path(path, sizeof path, c->dir, "pytorch_model.bin", err));
+    if (lc_hf_json_exists(c->dir, "pytorch_model.bin"))
+        return lc_pth_load(path, NULL, &c->in, err);
+    lc_fail(err, LC_E_NOTFOUND, LC_NO_OFFSET, "the folder has no model.safetensors, "
+            "pytorch_model.bin or an index of either");
     lc_err_context(err, c->dir, NULL);
     return LC_E_NOTFOUND;
 }

@@ -2,7 +2,8 @@
  *
  * The folder (transformers' save_pretrained layout):
  *  1. config.json: architecture and hyperparameters (hf_config.h).
- *  2. model.safetensors, or model.safetensors.index.json + its shards.
+ *  2. model.safetensors, or model.safetensors.index.json + its shards; else
+ *     pytorch_model.bin or pytorch_model.bin.index.json + shards (formats/pth.h).
  *  3. tokenizer.model (SentencePiece) or tokenizer.json (BPE), tokenizer_config.json,
  *     special_tokens_map.json, generation_config.json (hf_tokenizer.h).
  * The GGUF model built from it follows llama.cpp's convert_hf_to_gguf.py (as vendored
@@ -40,7 +41,7 @@ typedef struct lc_hf_opts {
 } lc_hf_opts;
 
 /* Builds in *out the GGUF model for the HF folder DIR (see above). *out owns the
- * loaded safetensors maps. Codes: LC_E_NOTFOUND (no config.json, no weights, no
+ * loaded weight files. Codes: LC_E_NOTFOUND (no config.json, no weights, no
  * tokenizer), LC_E_UNSUPPORTED (architecture, rope scaling, tensor name, pre-tokenizer
  * without o->pre, a source dtype that is not a number), LC_E_MISMATCH (a required
  * tensor missing or with a shape other than config.json implies; where = tensor),

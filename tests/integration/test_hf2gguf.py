@@ -230,7 +230,7 @@ def set_cfg(d, **kw):
     ("unknown-arch", lambda d: set_cfg(d, architectures=["GPT2LMHeadModel"]), "GPT2LMHeadModel"),
     ("shape", lambda d: set_cfg(d, intermediate_size=96), "implies"),
     ("missing-layer", lambda d: set_cfg(d, num_hidden_layers=5), "layer 4 of 5"),
-    ("no-weights", lambda d: (d / "model.safetensors").unlink(), "model.safetensors"),
+    ("no-weights", lambda d: (d / "model.safetensors").unlink(), "pytorch_model.bin"),
 ])
 def test_bad_folders(name, edit, needle, tmp):
     d = bad_folder(tmp, name, edit)
@@ -308,3 +308,22 @@ def test_same_as_convert_hf_to_gguf(folder, outtype, tmp):
     ta = {t.name: (t.tensor_type, tuple(t.shape), t.data.tobytes()) for t in a.tensors}
     tb = {t.name: (t.tensor_type, tuple(t.shape), t.data.tobytes()) for t in b.tensors}
     assert ta == tb
+
+
+@pytest.mark.parametrize("outtype", OUTTYPES)
+def test_pytorch_model_bin_folder(outtype, tmp):
+    """fixtures/hf/llama-pth holds llama-spm's weights saved by torch.save: the GGUF is
+    llama-spm's but for general.name (the folder name)."""
+    a, b = tmp / f"pth-{outtype}.gguf", tmp / f"spm-{outtype}.gguf"
+    run(BIN / "safetensors2gguf", "-q", "--outtype", outtype, HF / "llama-pth", a)
+    run(BIN / "safetensors2gguf", "-q", "--outtype", outtype, HF / "llama-spm", b)
+    ra, rb = gguf.GGUFReader(a), gguf.GGUFReader(b)
+
+    def keys(r):
+        return {k: f.contents() for k, f in r.fields.items()
+                if not k.startswith("GGUF.") and k != "general.name"}
+
+    assert keys(ra) == keys(rb)
+    assert ra.fields["general.name"].contents() == "Llama Pth"
+    assert [(t.name, t.tensor_type, t.data.tobytes()) for t in ra.tensors] == \
+           [(t.name, t.tensor_type, t.data.tobytes()) for t in rb.tensors]
