@@ -784,10 +784,9 @@ static lc_code back_tensor(lc_model *out, lc_model *work, const lc_tensor *s, co
                            uint32_t heads, lc_dtype dtype, lc_error *err) {
     const bool quant = lc_dtype_is_quant(s->dtype);
     lc_tensor *t;
-    const lc_tensor *from;
-    char dname[192];
-    snprintf(dname, sizeof dname, "%s#map", hf);
-    LC_TRY(lc_hf_view_map(work, dname, s, &from, err));
+    /* No map view here: `in` may live in plain memory (lc_gguf_load_mem), which
+     * MADV_DONTNEED would zero (hf_view.h). */
+    const lc_tensor *from = s;
     LC_TRY(lc_model_add_tensor(quant ? work : out, hf, s->dtype, s->ndim, s->shape, &t, err));
     if (heads)
         LC_TRY(lc_hf_tensors_permute(t, from, heads, true, err));

@@ -25,7 +25,9 @@ lc_code lc_hf_view_quant(lc_tensor *dst, const lc_tensor *src, lc_dtype qtype, b
 
 /* Adds to `work` a tensor NAME with s's dtype and shape that copies s's mapped bytes
  * and gives the pages back behind the reads; *out is it. When s is not a zero-copy
- * view, nothing is added and *out is s. s is borrowed. */
+ * view, nothing is added and *out is s. s is borrowed. s->data MUST point into a
+ * read-only file mapping (lc_map): MADV_DONTNEED on anonymous or written memory
+ * would zero it or drop its changes. */
 lc_code lc_hf_view_map(lc_model *work, const char *name, const lc_tensor *s,
                        const lc_tensor **out, lc_error *err);
 

@@ -11,6 +11,7 @@
 #include "formats/hf_meta.h"
 #include "formats/hf_view.h"
 #include "formats/safetensors.h"
+#include "libconvert/map.h"
 #include "libconvert/model.h"
 #include "quant/quant.h"
 
@@ -158,9 +159,18 @@ Test(hf_view, quant_both_ways_and_map_view) {
     static float x[3 * 64];
     for (int i = 0; i < 3 * 64; i++)
         x[i] = (float)(i % 17) - 8.5f;
+    /* The map view's contract: the bytes are in a read-only file mapping. */
+    char path[] = "/tmp/lc-hf-view-q-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    cr_assert_eq(write(fd, x, sizeof x), (ssize_t)sizeof x);
+    close(fd);
+    lc_map *map = NULL;
+    cr_assert_eq(lc_map_open(path, &map, &err), LC_OK);
+    unlink(path);
     lc_tensor *f, *q, *back;
     cr_assert_eq(lc_model_add_tensor(m, "f", LC_DT_F32, 2, shape, &f, &err), LC_OK);
-    f->data = (const uint8_t *)x;
+    f->data = map->data;
     const lc_tensor *v;
     cr_assert_eq(lc_hf_view_map(work, "f#map", f, &v, &err), LC_OK);
     cr_assert_neq(v, f);
@@ -184,6 +194,7 @@ Test(hf_view, quant_both_ways_and_map_view) {
     cr_assert_eq(lc_hf_view_quant(bad, bad, LC_DT_Q8_0, true, &err), LC_E_ARG);
     lc_model_free(m);
     lc_model_free(work);
+    lc_map_close(map);
 }
 
 Test(hf_view, file_view_short_file_is_truncated_at_its_offset) {
@@ -208,4 +219,38 @@ Test(hf_view, file_view_short_file_is_truncated_at_its_offset) {
     unlink(path);
     lc_model_free(m);
     lc_model_free(work);
+}
+
+Test(hf_view, map_view_gives_pages_back_and_rereads_the_same_bytes) {
+    enum { N = 3 << 20 };                          /* 3 MiB: drops happen behind reads */
+    lc_error err = { 0 };
+    uint8_t *data = malloc(N), *buf = malloc(N);
+    for (size_t i = 0; i < N; i++)
+        data[i] = (uint8_t)(i * 2654435761u >> 13);
+    char path[] = "/tmp/lc-hf-view-m-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    cr_assert_eq(write(fd, data, N), (ssize_t)N);
+    close(fd);
+    lc_map *map = NULL;
+    cr_assert_eq(lc_map_open(path, &map, &err), LC_OK);
+    unlink(path);
+    lc_model *m = lc_model_new(), *work = lc_model_new();
+    const uint64_t shape[1] = { N };
+    lc_tensor *s;
+    cr_assert_eq(lc_model_add_tensor(m, "s", LC_DT_U8, 1, shape, &s, &err), LC_OK);
+    s->data = map->data;
+    const lc_tensor *v;
+    cr_assert_eq(lc_hf_view_map(work, "s#map", s, &v, &err), LC_OK);
+    for (size_t off = 0; off < N; off += 65536)
+        cr_assert_eq(lc_tensor_read(v, off, buf + off, 65536, &err), LC_OK);
+    cr_assert_eq(memcmp(buf, data, N), 0);
+    memset(buf, 0, N);                             /* again, after the pages were dropped */
+    cr_assert_eq(lc_tensor_read(v, 0, buf, N, &err), LC_OK);
+    cr_assert_eq(memcmp(buf, data, N), 0);
+    lc_model_free(m);
+    lc_model_free(work);
+    lc_map_close(map);
+    free(data);
+    free(buf);
 }
