@@ -28,4 +28,39 @@ model-inspect "$work/merged.safetensors" | grep -E '^tensors:' | sed 's/^/    /'
 echo "demo: 5. a damaged file is refused with the file, the tensor and the byte offset:"
 head -c 3000 "$src" >"$work/cut.safetensors"
 if model-inspect "$work/cut.safetensors" 2>&1 >/dev/null | sed "s|$work/||; s/^/    /"; then :; fi
+pth=fixtures/pth/2.15.0/tiny_llama.pth
+echo "demo: 6. pth2safetensors $pth (written by torch.save; its pickle is never run)"
+pth2safetensors -q "$pth" "$work/tiny.safetensors"
+model-inspect "$work/tiny.safetensors" | grep -E '^tensors:' | sed 's/^/    /'
+echo "demo: 7. --scan lists what a checkpoint's pickle would call; a hostile one is refused:"
+pth2safetensors --scan fixtures/bad/pth/forbidden-os_system.bin 2>&1 | grep -E 'FORBIDDEN|not on' \
+    | head -n 2 | sed 's/^/    /' || true
+hf=fixtures/hf/llama-spm
+echo "demo: 8. safetensors2gguf $hf (a tiny HF llama, SentencePiece tokenizer) -> q8_0 GGUF"
+safetensors2gguf -q --outtype q8_0 "$hf" "$work/tiny-q8_0.gguf"
+model-inspect "$work/tiny-q8_0.gguf" | grep -E '^(format|tensors):|general.architecture|tokenizer.ggml.model' \
+    | sed 's/^/    /'
+if cmp -s "$work/tiny-q8_0.gguf" fixtures/hf-ref/llama-spm-q8_0.gguf; then
+    echo "    byte-identical to the GGUF llama.cpp's convert_hf_to_gguf.py wrote (fixtures/hf-ref)"
+else
+    echo "    differs from llama.cpp's convert_hf_to_gguf.py output (fixtures/hf-ref)" >&2
+    exit 1
+fi
+echo "demo: 9. and back: gguf2safetensors of the bf16 GGUF equals the HF source, byte for byte"
+safetensors2gguf -q --outtype bf16 "$hf" "$work/tiny-bf16.gguf"
+gguf2safetensors -q --dtype bf16 "$work/tiny-bf16.gguf" "$work/back.safetensors"
+build/venv/bin/python - "$hf/model.safetensors" "$work/back.safetensors" <<'PY'
+# numpy has no bf16: compare the raw bytes of every tensor through the header's offsets
+import json, struct, sys
+def raw(path):
+    with open(path, "rb") as f:
+        n = struct.unpack("<Q", f.read(8))[0]
+        h = json.loads(f.read(n)); base = 8 + n; f.seek(0); data = f.read()
+    return {k: data[base + v["data_offsets"][0]: base + v["data_offsets"][1]]
+            for k, v in h.items() if k != "__metadata__"}
+ra, rb = raw(sys.argv[1]), raw(sys.argv[2])
+kept = {k: v for k, v in ra.items() if "rotary_emb" not in k}
+assert kept == rb, sorted(set(kept) ^ set(rb))
+print(f"    {len(rb)} tensors identical (rotary_emb.inv_freq is dropped on the way in, as llama.cpp does)")
+PY
 echo "demo: done"
