@@ -58,6 +58,10 @@ HEADERS := $(filter-out %_impl.h,$(wildcard libconvert/*.h formats/*.h quant/*.h
 .PHONY: all tools check test-unit test-cli test-py test-fuzz-short asan ubsan demo bench fuzz \
         install clean bootstrap check-llama
 
+# Keep the objects of tools and test drivers: they are intermediates of pattern rules,
+# which make would otherwise delete (and rebuild on the next run).
+.SECONDARY:
+
 all: tools $(BUILD)/libconvert.a
 tools: $(BINS) $(TEST_TOOLS)
 
