@@ -41,6 +41,7 @@
 
 #include "formats/hf_config.h"
 #include "formats/hf_impl.h"
+#include "formats/hf_meta_layout.h"
 #include "formats/hf_tensors.h"
 #include "formats/hf_tokenizer.h"
 #include "formats/hf_view.h"
@@ -48,6 +49,7 @@
 #include "formats/safetensors.h"
 #include "libconvert/alloc.h"
 #include "libconvert/convert.h"
+#include "libconvert/map.h"
 #include "quant/quant.h"
 
 /* ---- source files read with pread (see hf_view.h) ---- */
@@ -77,6 +79,8 @@ typedef struct conv {
     cJSON *config;          /* config.json, for fields lc_hf_config does not keep */
     cJSON *config_extra;    /* model.safetensors.index.json when there is one */
     lc_model *in;           /* the safetensors tensors (owned by out once handed) */
+    bool in_owned;          /* in was handed to out (or freed by the failed hand-over) */
+    bool meta;              /* Meta's layout: params.json + consolidated.00.pth */
     lc_model *work;         /* intermediate F32 tensors feeding Q8_0 (owned by out) */
     lc_model *out;
     lc_dtype ftype;         /* the resolved out type */
@@ -376,7 +380,11 @@ static lc_code add_tensors(conv *c, lc_error *err) {
     for (size_t i = 0; i < lc_model_tensor_count(c->in); i++) {
         const lc_tensor *s = lc_model_tensor(c->in, i);
         lc_hf_role role;
-        LC_TRY(lc_hf_tensors_name(s->name, c->cfg.block_count, g, sizeof g, &role, err));
+        if (c->meta)
+            LC_TRY(lc_hf_meta_layout_name(s->name, c->cfg.block_count, g, sizeof g, &role,
+                                          err));
+        else
+            LC_TRY(lc_hf_tensors_name(s->name, c->cfg.block_count, g, sizeof g, &role, err));
         if (role == LC_HF_ROLE_DROP)
             continue;
         if (lc_dtype_is_quant(s->dtype) || !lc_convert_supported(s->dtype, LC_DT_F32)) {
@@ -614,6 +622,29 @@ static lc_code add_keys(conv *c, lc_error *err) {
     return add_bytelevel_defaults(c->dir, m, err);
 }
 
+/* The first dimension of 2-D tensor NAME in m, or 0. */
+static uint64_t rows_of(const lc_model *m, const char *name) {
+    const lc_tensor *t = lc_model_find_tensor(m, name);
+    return t && t->ndim == 2 ? t->shape[0] : 0;
+}
+
+/* Meta's layout: the tensors first (params.json lacks the FFN size), then params.json. */
+static lc_code load_meta_config(conv *c, lc_error *err) {
+    char path[4096];
+    lc_map *map = NULL;
+    LC_TRY(lc_hf_meta_layout_load(c->dir, &c->in, err));
+    LC_TRY(lc_hf_json_path(path, sizeof path, c->dir, "params.json", err));
+    lc_code rc = lc_map_open(path, &map, err);
+    if (rc == LC_OK)
+        rc = lc_hf_meta_layout_config((const char *)map->data, (size_t)map->size,
+                                      rows_of(c->in, "tok_embeddings.weight"),
+                                      rows_of(c->in, "layers.0.feed_forward.w1.weight"),
+                                      &c->cfg, err);
+    lc_map_close(map);
+    lc_err_context(err, path, NULL);
+    return rc;
+}
+
 /* Reads config.json; a llama3 rope_scaling (which lc_hf_config refuses because it
  * needs a tensor) is taken out before parsing and returned in *llama3 (owned by
  * c->config). */
@@ -650,7 +681,8 @@ lc_code lc_hf_to_gguf(const char *dir, const lc_hf_opts *o, lc_model **out, lc_e
     const cJSON *llama3 = NULL;
     lc_code rc;
     *out = NULL;
-    if ((rc = load_config(&c, &llama3, err)) != LC_OK)
+    c.meta = lc_hf_meta_layout_is(dir);
+    if ((rc = c.meta ? load_meta_config(&c, err) : load_config(&c, &llama3, err)) != LC_OK)
         goto done;
     if (!(c.out = lc_model_new()) || !(c.work = lc_model_new()) ||
         !(c.seen = lc_calloc(c.cfg.block_count, sizeof *c.seen))) {
@@ -662,10 +694,12 @@ lc_code lc_hf_to_gguf(const char *dir, const lc_hf_opts *o, lc_model **out, lc_e
     /* The intermediates and the source model live as long as out (its tensors read
      * them); nothing here dereferences another model's tensors when freeing. */
     rc = lc_model_own(c.out, c.work, (void (*)(void *))lc_model_free, err);
-    if (rc == LC_OK && (!o->vocab_only || o->outtype == LC_DT_INVALID))
+    if (rc == LC_OK && !c.meta && (!o->vocab_only || o->outtype == LC_DT_INVALID))
         rc = load_tensors(&c, err);
-    if (rc == LC_OK && c.in)
+    if (rc == LC_OK && c.in) {
+        c.in_owned = true;
         rc = lc_model_own(c.out, c.in, (void (*)(void *))lc_model_free, err);
+    }
     if (rc != LC_OK)
         goto done;
     lc_model *in = c.in;       /* borrowed from here on */
@@ -680,6 +714,8 @@ lc_code lc_hf_to_gguf(const char *dir, const lc_hf_opts *o, lc_model **out, lc_e
 done:
     if (c.files && lc_model_own(c.out, c.files, srcfiles_close, err) != LC_OK && rc == LC_OK)
         rc = err ? err->code : LC_E_NOMEM;  /* (out is freed below; own closed the files) */
+    if (!c.in_owned)
+        lc_model_free(c.in);
     cJSON_Delete(c.config);
     cJSON_Delete(c.config_extra);
     lc_free(c.seen);

@@ -6,6 +6,10 @@
  *     pytorch_model.bin or pytorch_model.bin.index.json + shards (formats/pth.h).
  *  3. tokenizer.model (SentencePiece) or tokenizer.json (BPE), tokenizer_config.json,
  *     special_tokens_map.json, generation_config.json (hf_tokenizer.h).
+ * Or Meta's original llama layout (no config.json; params.json, consolidated.00.pth,
+ * tokenizer.model): see hf_meta_layout.h. The same keys and GGUF tensors come out, with
+ * hyperparameters from params.json and no Q/K permutation (Meta's rows are already
+ * interleaved); rope.freqs is dropped.
  * The GGUF model built from it follows llama.cpp's convert_hf_to_gguf.py (as vendored
  * by llama-cpp-python 0.3.36) key by key and byte by byte, except where hf.c's comment
  * "Differences from convert_hf_to_gguf.py" says otherwise:
@@ -40,10 +44,10 @@ typedef struct lc_hf_opts {
     FILE       *plan;       /* when not NULL, one line per tensor: "hf -> gguf ..." */
 } lc_hf_opts;
 
-/* Builds in *out the GGUF model for the HF folder DIR (see above). *out owns the
- * loaded weight files. Codes: LC_E_NOTFOUND (no config.json, no weights, no
+/* Builds in *out the GGUF model for the HF (or Meta) folder DIR (see above). *out owns
+ * the loaded weight files. Codes: LC_E_NOTFOUND (no config.json, no weights, no
  * tokenizer), LC_E_UNSUPPORTED (architecture, rope scaling, tensor name, pre-tokenizer
- * without o->pre, a source dtype that is not a number), LC_E_MISMATCH (a required
+ * without o->pre, a source dtype that is not a number, Meta model-parallel shards), LC_E_MISMATCH (a required
  * tensor missing or with a shape other than config.json implies; where = tensor),
  * LC_E_MALFORMED / LC_E_TRUNCATED from the files (path in err). On failure *out is
  * NULL. */
