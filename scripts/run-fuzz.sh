@@ -10,7 +10,7 @@ for bin in "$@"; do
     seeds=()
     for d in fixtures/bad/$fmt fixtures/$fmt; do [ -d "$d" ] && seeds+=("$d"); done
     echo "fuzz: $name for ${secs}s"
-    "$bin" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
+    "$bin" -artifact_prefix="build/fuzz-crash-$fmt-" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
         -print_final_stats=0 "$corpus" ${seeds[@]+"${seeds[@]}"} 2>build/fuzz-$fmt.log \
         || { tail -n 40 build/fuzz-$fmt.log; echo "fuzz: $name FAILED"; exit 1; }
     echo "fuzz: $name ok ($(grep -c . "$corpus"/* 2>/dev/null | wc -l) corpus files)"
