@@ -33,12 +33,9 @@ int main(int argc, char **argv) {
     int opt;
     while ((opt = getopt_long(argc, argv, LC_CLI_SHORTOPTS, longopts, NULL)) != -1) {
         if (opt == OPT_DTYPE) {
-            dtype = strcmp(optarg, "f32") == 0 ? LC_DT_F32 : strcmp(optarg, "f16") == 0
-                  ? LC_DT_F16 : strcmp(optarg, "bf16") == 0 ? LC_DT_BF16 : LC_DT_COUNT;
-            if (dtype == LC_DT_COUNT) {
-                fprintf(stderr, "%s: --dtype must be f32, f16 or bf16\n", cli.prog);
-                return LC_EXIT_USAGE;
-            }
+            int rc = lc_cli_float_dtype(&cli, optarg, &dtype);
+            if (rc >= 0)
+                return rc;
             continue;
         }
         int rc = lc_cli_option(&cli, opt, optarg, usage);

@@ -101,13 +101,9 @@ int main(int argc, char **argv) {
         else if (opt == OPT_LIST || opt == OPT_SCAN)
             mode = opt;
         else if (opt == OPT_DTYPE) {
-            cast = lc_dtype_from_name(optarg);
-            if (cast != LC_DT_F32 && cast != LC_DT_F16 && cast != LC_DT_BF16) {
-                fprintf(stderr, "%s: --dtype wants f32, f16 or bf16, not '%s'\n", cli.prog, optarg);
-                return LC_EXIT_USAGE;
-            }
-        }
-        else if ((opt = lc_cli_option(&cli, opt, optarg, usage)) >= 0)
+            if ((opt = lc_cli_float_dtype(&cli, optarg, &cast)) >= 0)
+                return opt;
+        } else if ((opt = lc_cli_option(&cli, opt, optarg, usage)) >= 0)
             return opt;
     }
     if (argc - optind != (mode ? 1 : 2)) {

@@ -46,11 +46,9 @@ int main(int argc, char **argv) {
             continue;
         }
         if (opt == OPT_DTYPE) {
-            cast = lc_dtype_from_name(optarg);
-            if (cast != LC_DT_F32 && cast != LC_DT_F16 && cast != LC_DT_BF16) {
-                fprintf(stderr, "%s: --dtype wants f32, f16 or bf16, not '%s'\n", cli.prog, optarg);
-                return LC_EXIT_USAGE;
-            }
+            int rc = lc_cli_float_dtype(&cli, optarg, &cast);
+            if (rc >= 0)
+                return rc;
             continue;
         }
         int rc = lc_cli_option(&cli, opt, optarg, usage);

@@ -48,6 +48,16 @@ int lc_cli_option(lc_cli *cli, int opt, const char *arg, void (*usage)(FILE *)) 
     }
 }
 
+int lc_cli_float_dtype(const lc_cli *cli, const char *arg, lc_dtype *out) {
+    lc_dtype t = lc_dtype_from_name(arg);
+    if (t != LC_DT_F32 && t != LC_DT_F16 && t != LC_DT_BF16) {
+        fprintf(stderr, "%s: --dtype wants f32, f16 or bf16, not '%s'\n", cli->prog, arg);
+        return LC_EXIT_USAGE;
+    }
+    *out = t;
+    return -1;
+}
+
 void lc_cli_start(lc_cli *cli) {
     lc_outfile_cleanup_on_signal();
     cli->progress = lc_progress_new(!cli->quiet && isatty(STDERR_FILENO));

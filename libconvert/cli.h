@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "libconvert/dtype.h"
 #include "libconvert/error.h"
 #include "libconvert/progress.h"
 
@@ -36,6 +37,9 @@ void lc_cli_init(lc_cli *cli, const char *argv0);
 /* Handles a common option. Returns -1 when the tool should go on parsing, or an exit
  * code to return now (0 after --help or --version, 2 for a bad or unknown option). */
 int lc_cli_option(lc_cli *cli, int opt, const char *arg, void (*usage)(FILE *));
+/* Parses a --dtype argument that must name a float type a tool writes (f32, f16,
+ * bf16). Returns -1 on success (*out set), else prints why and returns 2. */
+int lc_cli_float_dtype(const lc_cli *cli, const char *arg, lc_dtype *out);
 /* After parsing: installs temp-file cleanup on signals and creates the progress
  * reporter (enabled when stderr is a terminal and not -q). */
 void lc_cli_start(lc_cli *cli);
