@@ -23,6 +23,8 @@ extern const lc_qkernels lc_qk_ref;
 extern const lc_qkernels lc_qk_avx2;
 void lc_q8_0_quantize_avx2(const float *restrict x, void *restrict y, size_t n);
 void lc_q8_0_dequantize_avx2(const void *restrict x, float *restrict y, size_t n);
+void lc_q4_0_quantize_avx2(const float *restrict x, void *restrict y, size_t n);
+void lc_q4_0_dequantize_avx2(const void *restrict x, float *restrict y, size_t n);
 #endif
 
 /* ---- binary16 conversion ----

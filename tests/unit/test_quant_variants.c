@@ -233,6 +233,36 @@ Test(quant_variants, subnormals_and_signed_zeros) {
         cr_assert_eq(y.qs[j], 0);
 }
 
+/* Q4_0/Q5_0 take the sign of the FIRST element of largest magnitude: equal
+ * magnitudes of both signs in every lane order, and +-inf ties. */
+Test(quant_variants, signed_extreme_magnitude_ties) {
+    NEED_VARIANTS(ks, nk);
+    enum { NB = 32 * 3 };
+    float x[NB * 32];
+    uint32_t s = 2024;
+    for (int b = 0; b < NB; b++) {
+        float *blk = x + 32 * b;
+        const int p = b % 32, q = (b * 7 + 3) % 32;
+        const float big = b < 64 ? 9.25f : INFINITY;
+        for (int j = 0; j < 32; j++)
+            blk[j] = normal(&s);
+        blk[p] = b & 1 ? -big : big;
+        blk[q] = -blk[p];                        /* same magnitude, other sign */
+        if (b >= 32 && b < 64)
+            blk[(p + 16) % 32] = blk[p];
+    }
+    check_all(ks, nk, x, NB * 32, "magnitude ties");
+    /* x[0] = -8 makes Q4_0's d = id = 1; x + 8.5 then lands exactly on n and on
+     * the float just below n, where truncation decides. */
+    float t[64];
+    t[0] = t[32] = -8.0f;
+    for (int j = 1; j < 32; j++) {
+        t[j] = (float)(j % 16 - 8) + 0.5f;
+        t[32 + j] = t[j] - ldexpf(1.0f, -20);
+    }
+    check_all(ks, nk, t, 64, "q4_0 truncation edges");
+}
+
 /* NaN, -NaN, a payload NaN and both infinities in each of the 32 lanes, alone,
  * behind a larger element (the NaN restart of the reference's amax), and paired. */
 Test(quant_variants, nan_and_inf_in_every_lane) {
@@ -304,6 +334,8 @@ Test(quant_variants, dispatch_and_env) {
         cr_assert_str_eq(a->name, "avx2");
         cr_assert_eq(lc_qk_quantize(a, LC_DT_Q8_0), lc_q8_0_quantize_avx2);
         cr_assert_eq(lc_qk_dequantize(a, LC_DT_Q8_0), lc_q8_0_dequantize_avx2);
+        cr_assert_eq(lc_qk_quantize(a, LC_DT_Q4_0), lc_q4_0_quantize_avx2);
+        cr_assert_eq(lc_qk_dequantize(a, LC_DT_Q4_0), lc_q4_0_dequantize_avx2);
         cr_assert_eq(lc_qk_quantize(a, LC_DT_Q4_K), lc_q4_K_quantize_ref);  /* fallback */
         cr_assert_null(lc_qk_quantize(a, LC_DT_F32));
     }
