@@ -166,7 +166,8 @@ Test(quant_variants, exact_half_ties_of_x_times_id) {
     for (int b = 0; b < NB; b++) {
         float *blk = x + 32 * b;
         /* b = 0: amax 127 so d = id = 1; others: random amax over many octaves. */
-        const float amax = b == 0 ? 127.0f : ldexpf(1.0f + fabsf(uniform(&s)), (int)(rng_next(&s) % 60) - 30);
+        const int e = (int)(rng_next(&s) % 60) - 30;
+        const float amax = b == 0 ? 127.0f : ldexpf(1.0f + fabsf(uniform(&s)), e);
         const float d = amax / 127.0f, id = 1.0f / d;
         blk[0] = (b & 1) ? -amax : amax;
         for (int j = 1; j < 32; j++) {
