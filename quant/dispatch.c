@@ -1,5 +1,6 @@
 /* quant/dispatch.c: the only file that knows which kernel variants exist. The
- * choice is made once per process; today the scalar reference is the only one. */
+ * choice is made once per process: LC_QUANT when it names an available variant,
+ * else the fastest one this build and CPU support, else the scalar reference. */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,8 +28,19 @@ static void pick(void) {
     const char *force = getenv("LC_QUANT");     /* tests and bisecting */
     if (force && (g_best = lc_qkernels_get(force)))
         return;
-    g_best = &lc_qk_ref;                        /* AVX2/NEON/CUDA checks go here */
+    g_best = lc_qkernels_get("avx2");
+    if (!g_best)
+        g_best = &lc_qk_ref;
 }
+
+#ifdef LC_HAVE_AVX2
+/* avx2.c is compiled with -mavx2 -mfma -mf16c, so the CPU needs all three. */
+static bool cpu_has_avx2(void) {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+           __builtin_cpu_supports("f16c");
+}
+#endif
 
 const lc_qkernels *lc_qkernels_best(void) {
     pthread_once(&g_once, pick);
@@ -36,8 +48,14 @@ const lc_qkernels *lc_qkernels_best(void) {
 }
 
 const lc_qkernels *lc_qkernels_get(const char *name) {
-    if (name && strcmp(name, "ref") == 0)
+    if (!name)
+        return NULL;
+    if (strcmp(name, "ref") == 0)
         return &lc_qk_ref;
+#ifdef LC_HAVE_AVX2
+    if (strcmp(name, "avx2") == 0 && cpu_has_avx2())
+        return &lc_qk_avx2;
+#endif
     return NULL;
 }
 

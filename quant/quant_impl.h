@@ -17,6 +17,16 @@
 /* ---- variant tables ---- */
 extern const lc_qkernels lc_qk_ref;
 
+#ifdef LC_HAVE_AVX2
+/* quant/avx2.c: same bytes as the _ref kernels; call only when the CPU has AVX2,
+ * FMA and F16C (lc_qkernels_get("avx2") checks). Entries it lacks fall back to ref. */
+extern const lc_qkernels lc_qk_avx2;
+void lc_q8_0_quantize_avx2(const float *restrict x, void *restrict y, size_t n);
+void lc_q8_0_dequantize_avx2(const void *restrict x, float *restrict y, size_t n);
+void lc_q4_0_quantize_avx2(const float *restrict x, void *restrict y, size_t n);
+void lc_q4_0_dequantize_avx2(const void *restrict x, float *restrict y, size_t n);
+#endif
+
 /* ---- binary16 conversion ----
  * The project's one converter (libconvert/convert.h, round to nearest even, the same
  * as numpy and ggml on every non-NaN input). Its NaN rule follows numpy; ggml stores a

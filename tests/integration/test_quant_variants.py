@@ -1,0 +1,96 @@
+"""Kernel variants through the test driver: LC_QUANT=<variant> and LC_QUANT=ref must give
+the same bytes from tests/tools/lc-quant-raw, for every type, quantizing and dequantizing,
+and the variant must give ggml's golden blocks (fixtures/quant/) itself. A variant that
+this build or CPU lacks is skipped: lc-quant-bench names the variant actually chosen."""
+import os
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+FIX = ROOT / "fixtures" / "quant"
+BIN = Path(os.environ.get("LC_TEST_BIN", ROOT / "build" / "test-bin"))
+RAW, BENCH = BIN / "lc-quant-raw", BIN / "lc-quant-bench"
+
+ALL = ["Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q4_K", "Q6_K"]
+BLOCK = {"Q4_K": 256, "Q6_K": 256}
+VARIANTS = ["avx2", "neon", "cuda"]
+
+
+def env_for(variant):
+    return dict(os.environ, LC_QUANT=variant)
+
+
+def chosen(variant) -> str:
+    out = subprocess.run([str(BENCH), "1", "1"], env=env_for(variant), check=True,
+                         capture_output=True, text=True).stdout
+    return out.split()[1].rstrip(",")     # "variant NAME, 1 MiB of f32, ..."
+
+
+@pytest.fixture(params=VARIANTS)
+def variant(request):
+    if chosen(request.param) != request.param:
+        pytest.skip(f"{request.param} is not built or not supported by this CPU")
+    assert chosen("ref") == "ref"
+    return request.param
+
+
+def run(variant, op, qtype, data: bytes, tmp_path) -> bytes:
+    src, dst = tmp_path / f"in-{variant}.bin", tmp_path / f"out-{variant}.bin"
+    src.write_bytes(data)
+    subprocess.run([str(RAW), op, qtype, str(src), str(dst)], env=env_for(variant), check=True)
+    return dst.read_bytes()
+
+
+def hard_inputs():
+    """The fixture inputs plus random data with ties, huge, subnormal and non-finite lanes."""
+    rng = np.random.default_rng(20261122)
+    x = rng.standard_normal(32 * 1024).astype(np.float32)
+    x[:32] = np.arange(-16, 16, dtype=np.float32) + 0.5      # exact ties, d = 1 block
+    x[15] = 127.0
+    x[64:96] *= np.float32(1e36)
+    x[96:128] = rng.integers(-2**20, 2**20, 32).astype(np.float32) * np.float32(1e-45)
+    for lane in range(32):                                    # one NaN/inf per block
+        x[128 + 32 * lane + lane] = np.nan
+        x[1280 + 32 * lane + lane] = np.inf if lane % 2 else -np.inf
+        x[2560 + 32 * lane + lane] = np.nan
+        x[2560 + 32 * lane + (lane + 7) % 32] = 1e3
+    yield "random", x.tobytes()
+    for name in ("hard", "special"):
+        yield name, (FIX / f"{name}.f32").read_bytes()
+
+
+@pytest.mark.parametrize("qtype", ALL)
+def test_quantize_same_bytes_as_ref(variant, qtype, tmp_path):
+    for name, data in hard_inputs():
+        want = run("ref", "quantize", qtype, data, tmp_path)
+        got = run(variant, "quantize", qtype, data, tmp_path)
+        assert len(want) > 0 and got == want, f"{variant} {qtype} on {name}"
+        if name != "random":
+            assert got == (FIX / f"{name}.{qtype}.bin").read_bytes(), f"{name} golden"
+
+
+@pytest.mark.parametrize("qtype", ALL)
+def test_quantize_odd_length_rejected_alike(variant, qtype, tmp_path):
+    """Not a whole number of blocks: both refuse (lc_quantize_rows), neither writes."""
+    src, dst = tmp_path / "x.f32", tmp_path / "y.bin"
+    src.write_bytes(np.ones(BLOCK.get(qtype, 32) + 1, np.float32).tobytes())
+    for v in ("ref", variant):
+        r = subprocess.run([str(RAW), "quantize", qtype, str(src), str(dst)],
+                           env=env_for(v), capture_output=True, text=True)
+        assert r.returncode == 1 and "not a multiple" in r.stderr, (v, r.stderr)
+        assert not dst.exists()
+
+
+@pytest.mark.parametrize("qtype", ALL)
+def test_dequantize_same_bytes_as_ref(variant, qtype, tmp_path):
+    blocks = [(FIX / f"{n}.{qtype}.bin").read_bytes() for n in ("hard", "special")]
+    size = len((FIX / f"hard.{qtype}.bin").read_bytes()) // (len((FIX / "hard.f32").read_bytes())
+                                                             // 4 // BLOCK.get(qtype, 32))
+    rng = np.random.default_rng(7)
+    blocks.append(rng.integers(0, 256, size * 300, dtype=np.uint8).tobytes())
+    for data in blocks:
+        want = run("ref", "dequantize", qtype, data, tmp_path)
+        assert len(want) > 0 and run(variant, "dequantize", qtype, data, tmp_path) == want

@@ -1,0 +1,344 @@
+/* Unit tests for the quant/ kernel variants: every variant this build and CPU
+ * offer (avx2, neon, cuda) must write exactly the reference's bytes, for every
+ * supported type, on inputs chosen to break a vector kernel: the golden-fixture
+ * inputs, random data at many scales, exact .5 ties of x*id and their neighbours,
+ * huge values, subnormals, signed zeros, NaN and infinities in every lane, odd
+ * lengths and unaligned pointers. Output buffers carry a canary past the last
+ * whole block, so a kernel that writes a partial tail fails too. Variants that
+ * are not built or not supported by the CPU are skipped, not passed silently. */
+#include <criterion/criterion.h>
+#include <float.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "libconvert/dtype.h"
+#include "quant/blocks.h"
+#include "quant/quant.h"
+#include "quant/quant_impl.h"
+
+static const lc_dtype vtypes[] = { LC_DT_Q8_0, LC_DT_Q4_0, LC_DT_Q4_1, LC_DT_Q5_0,
+                                   LC_DT_Q5_1, LC_DT_Q4_K, LC_DT_Q6_K };
+#define NVTYPES (sizeof vtypes / sizeof vtypes[0])
+#define CANARY 64
+
+/* The non-reference variants available here; at most 3. */
+static int variants(const lc_qkernels **out) {
+    static const char *const names[] = { "avx2", "neon", "cuda" };
+    int n = 0;
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if ((out[n] = lc_qkernels_get(names[i])) != NULL)
+            n++;
+    return n;
+}
+
+#define NEED_VARIANTS(ks, nk)                                                  \
+    const lc_qkernels *ks[3];                                                  \
+    const int nk = variants(ks);                                               \
+    if (nk == 0)                                                               \
+        cr_skip_test("no kernel variant besides ref in this build or CPU")
+
+static uint32_t rng_next(uint32_t *s) {
+    *s ^= *s << 13;
+    *s ^= *s >> 17;
+    *s ^= *s << 5;
+    return *s;
+}
+static float uniform(uint32_t *s) {      /* [-1, 1) */
+    return (float)(rng_next(s) >> 8) / 8388608.0f - 1.0f;
+}
+static float normal(uint32_t *s) {       /* sum of uniforms, sd ~1 */
+    float a = 0;
+    for (int k = 0; k < 12; k++)
+        a += uniform(s) * 0.5f;
+    return a;
+}
+static float from_bits(uint32_t u) {
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+/* Compares every variant's quantize (and dequantize of the reference's blocks)
+ * with the reference on x[0..n) for every type; returns the number of checks. */
+static int check_all(const lc_qkernels *const *ks, int nk, const float *x, size_t n,
+                     const char *what) {
+    int checks = 0;
+    for (size_t ti = 0; ti < NVTYPES; ti++) {
+        const lc_dtype t = vtypes[ti];
+        const lc_dtype_info *info = lc_dtype_get(t);
+        const size_t nb = n / info->block_size;
+        const size_t qbytes = nb * info->type_size + CANARY;
+        const size_t fbytes = nb * info->block_size * sizeof(float) + CANARY;
+        uint8_t *qr = malloc(qbytes), *qv = malloc(qbytes);
+        uint8_t *fr = malloc(fbytes), *fv = malloc(fbytes);
+        cr_assert(qr && qv && fr && fv);
+        memset(qr, 0xa5, qbytes);
+        memset(fr, 0x5a, fbytes);
+        lc_qk_ref.quantize[t](x, qr, n);
+        lc_qk_ref.dequantize[t](qr, (float *)(void *)fr, n);
+        for (int v = 0; v < nk; v++) {
+            memset(qv, 0xa5, qbytes);
+            memset(fv, 0x5a, fbytes);
+            lc_qk_quantize(ks[v], t)(x, qv, n);
+            lc_qk_dequantize(ks[v], t)(qr, (float *)(void *)fv, n);
+            size_t i = 0;
+            while (i < qbytes && qr[i] == qv[i])
+                i++;
+            cr_assert_eq(i, qbytes,
+                         "%s: %s quantize %s (n=%zu) differs from ref at byte %zu "
+                         "(block %zu): ref %02x, got %02x",
+                         what, ks[v]->name, info->name, n, i, i / info->type_size, qr[i], qv[i]);
+            i = 0;
+            while (i < fbytes && fr[i] == fv[i])
+                i++;
+            cr_assert_eq(i, fbytes, "%s: %s dequantize %s (n=%zu) differs from ref at float %zu",
+                         what, ks[v]->name, info->name, n, i / sizeof(float));
+            checks++;
+        }
+        free(qr), free(qv), free(fr), free(fv);
+    }
+    return checks;
+}
+
+static float *read_f32(const char *name, size_t *n) {
+    const char *dir = getenv("LC_FIXTURES");
+    char path[512];
+    snprintf(path, sizeof path, "%s/quant/%s", dir ? dir : "fixtures", name);
+    FILE *f = fopen(path, "rb");
+    cr_assert_not_null(f, "cannot open %s", path);
+    cr_assert_eq(fseek(f, 0, SEEK_END), 0);
+    const long size = ftell(f);
+    cr_assert(size > 0 && size % 4 == 0, "%s: size %ld", path, size);
+    rewind(f);
+    float *x = malloc((size_t)size);
+    cr_assert_not_null(x);
+    cr_assert_eq(fread(x, 1, (size_t)size, f), (size_t)size);
+    fclose(f);
+    *n = (size_t)size / sizeof(float);
+    return x;
+}
+
+Test(quant_variants, fixture_inputs_and_unaligned) {
+    NEED_VARIANTS(ks, nk);
+    const char *const files[] = { "hard.f32", "special.f32" };
+    for (size_t i = 0; i < 2; i++) {
+        size_t n;
+        float *x = read_f32(files[i], &n);
+        cr_assert_gt(n, 256u);
+        check_all(ks, nk, x, n, files[i]);
+        check_all(ks, nk, x + 1, n - 1, files[i]);     /* unaligned, odd tail */
+        check_all(ks, nk, x + 3, n - 3 - 256, files[i]);
+        free(x);
+    }
+}
+
+Test(quant_variants, random_at_many_scales_and_lengths) {
+    NEED_VARIANTS(ks, nk);
+    const size_t lens[] = { 0, 1, 31, 32, 33, 63, 255, 256, 257, 288, 511, 32 * 37 + 5, 4096 + 17 };
+    const float scales[] = { 1e-38f, 1e-20f, 1e-3f, 1.0f, 3.7f, 1e3f, 1e20f, 1e37f };
+    float *x = malloc((4096 + 64) * sizeof *x);
+    cr_assert_not_null(x);
+    uint32_t s = 0x9e3779b9u;
+    int checks = 0;
+    for (size_t si = 0; si < sizeof scales / sizeof scales[0]; si++) {
+        for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++) {
+            for (size_t i = 0; i < lens[li]; i++)
+                x[i] = (li & 1 ? uniform(&s) : normal(&s)) * scales[si];
+            checks += check_all(ks, nk, x, lens[li], "random");
+        }
+    }
+    cr_assert_gt(checks, 0);
+    free(x);
+}
+
+/* Blocks where x*id lands exactly on k + 0.5 (and the floats next to such x),
+ * under the scale the reference itself derives from the block's amax. */
+Test(quant_variants, exact_half_ties_of_x_times_id) {
+    NEED_VARIANTS(ks, nk);
+    enum { NB = 256 };
+    float *x = malloc(NB * 32 * sizeof *x);
+    cr_assert_not_null(x);
+    uint32_t s = 12345;
+    int ties = 0;
+    for (int b = 0; b < NB; b++) {
+        float *blk = x + 32 * b;
+        /* b = 0: amax 127 so d = id = 1; others: random amax over many octaves. */
+        const int e = (int)(rng_next(&s) % 60) - 30;
+        const float amax = b == 0 ? 127.0f : ldexpf(1.0f + fabsf(uniform(&s)), e);
+        const float d = amax / 127.0f, id = 1.0f / d;
+        blk[0] = (b & 1) ? -amax : amax;
+        for (int j = 1; j < 32; j++) {
+            const int k = (int)(rng_next(&s) % 253) - 126;
+            const float t = (float)k + (k < 0 ? -0.5f : 0.5f);
+            float v = t / id;
+            for (int step = 0; step < 4 && v * id != t; step++)
+                v = nextafterf(v, v * id < t ? INFINITY : -INFINITY);
+            if (v * id == t)
+                ties++;
+            const int nudge = (b >> 1) % 3;     /* the tie, or the float on either side */
+            blk[j] = nudge == 0 ? v : nextafterf(v, nudge == 1 ? INFINITY : -INFINITY);
+            if (fabsf(blk[j]) > amax)
+                blk[j] = v;
+        }
+    }
+    cr_assert_gt(ties, NB * 31 / 4, "only %d exact ties constructed", ties);
+    /* The reference rounds each tie away from zero: check it on block 0. */
+    lc_block_q8_0 y;
+    lc_q8_0_quantize_ref(x, &y, 32);
+    cr_assert_eq(y.d, 0x3c00);
+    check_all(ks, nk, x, NB * 32, "ties");
+    free(x);
+}
+
+Test(quant_variants, huge_values) {
+    NEED_VARIANTS(ks, nk);
+    float x[32 * 6];
+    uint32_t s = 777;
+    for (int i = 0; i < 32 * 6; i++)
+        x[i] = normal(&s);
+    x[0] = FLT_MAX, x[5] = -FLT_MAX;                             /* block 0 */
+    x[32 + 31] = -FLT_MAX;                                       /* block 1 */
+    for (int j = 0; j < 32; j++)
+        x[64 + j] = (j & 1 ? -1.0f : 1.0f) * ldexpf(1.0f, 100 + j);    /* block 2 */
+    for (int j = 0; j < 32; j++)
+        x[96 + j] = 8388608.0f + (float)j;                       /* block 3: >= 2^23 */
+    for (int j = 0; j < 32; j++)
+        x[128 + j] = (float)(j - 16) * 2147483648.0f;            /* block 4: >= 2^31 */
+    for (int j = 0; j < 32; j++)
+        x[160 + j] = from_bits(0x7f7fffffu - (uint32_t)j * 3u) * (j % 3 ? 1.0f : -1.0f);
+    check_all(ks, nk, x, sizeof x / sizeof x[0], "huge");
+}
+
+Test(quant_variants, subnormals_and_signed_zeros) {
+    NEED_VARIANTS(ks, nk);
+    float x[32 * 8];
+    uint32_t s = 4242;
+    for (int j = 0; j < 32; j++) {
+        x[j] = 0.0f;                                             /* all +0 */
+        x[32 + j] = -0.0f;                                       /* all -0 */
+        x[64 + j] = j & 1 ? -0.0f : 0.0f;
+        x[96 + j] = from_bits((uint32_t)j);                      /* tiny subnormals */
+        x[128 + j] = from_bits((rng_next(&s) & 0x807fffffu));    /* random subnormals */
+        x[160 + j] = from_bits(0x00400000u + (uint32_t)j) * (j & 2 ? -1.0f : 1.0f);
+        x[192 + j] = j == 7 ? FLT_MIN * 4.0f : from_bits(rng_next(&s) & 0x800fffffu);
+        x[224 + j] = j == 30 ? from_bits(0x80000001u) : 0.0f;    /* one -min subnormal */
+    }
+    check_all(ks, nk, x, sizeof x / sizeof x[0], "subnormal");
+    /* The reference's id overflows to inf on the tiny blocks: everything is 0. */
+    lc_block_q8_0 y;
+    lc_q8_0_quantize_ref(x + 96, &y, 32);
+    for (int j = 0; j < 32; j++)
+        cr_assert_eq(y.qs[j], 0);
+}
+
+/* Q4_0/Q5_0 take the sign of the FIRST element of largest magnitude: equal
+ * magnitudes of both signs in every lane order, and +-inf ties. */
+Test(quant_variants, signed_extreme_magnitude_ties) {
+    NEED_VARIANTS(ks, nk);
+    enum { NB = 32 * 3 };
+    float x[NB * 32];
+    uint32_t s = 2024;
+    for (int b = 0; b < NB; b++) {
+        float *blk = x + 32 * b;
+        const int p = b % 32, q = (b * 7 + 3) % 32;
+        const float big = b < 64 ? 9.25f : INFINITY;
+        for (int j = 0; j < 32; j++)
+            blk[j] = normal(&s);
+        blk[p] = b & 1 ? -big : big;
+        blk[q] = -blk[p];                        /* same magnitude, other sign */
+        if (b >= 32 && b < 64)
+            blk[(p + 16) % 32] = blk[p];
+    }
+    check_all(ks, nk, x, NB * 32, "magnitude ties");
+    /* x[0] = -8 makes Q4_0's d = id = 1; x + 8.5 then lands exactly on n and on
+     * the float just below n, where truncation decides. */
+    float t[64];
+    t[0] = t[32] = -8.0f;
+    for (int j = 1; j < 32; j++) {
+        t[j] = (float)(j % 16 - 8) + 0.5f;
+        t[32 + j] = t[j] - ldexpf(1.0f, -20);
+    }
+    check_all(ks, nk, t, 64, "q4_0 truncation edges");
+}
+
+/* NaN, -NaN, a payload NaN and both infinities in each of the 32 lanes, alone,
+ * behind a larger element (the NaN restart of the reference's amax), and paired. */
+Test(quant_variants, nan_and_inf_in_every_lane) {
+    NEED_VARIANTS(ks, nk);
+    const float specials[] = { NAN, -NAN, from_bits(0x7fa12345u), from_bits(0xffc00001u),
+                               INFINITY, -INFINITY };
+    enum { NS = sizeof specials / sizeof specials[0], PER = 4 };
+    float *x = malloc((size_t)NS * 32 * PER * 32 * sizeof *x);
+    cr_assert_not_null(x);
+    uint32_t s = 99;
+    size_t b = 0;
+    for (int si = 0; si < NS; si++) {
+        for (int p = 0; p < 32; p++) {
+            for (int variant = 0; variant < PER; variant++, b++) {
+                float *blk = x + 32 * b;
+                for (int j = 0; j < 32; j++)
+                    blk[j] = normal(&s);
+                blk[p] = specials[si];
+                if (variant == 1)                /* the largest element before it */
+                    blk[p ? p - 1 : 31] = 50.0f;
+                if (variant == 2)                /* a second special in the mirror lane */
+                    blk[31 - p] = specials[(si + 3) % NS];
+                if (variant == 3)                /* all special from p on */
+                    for (int j = p; j < 32; j++)
+                        blk[j] = specials[si];
+            }
+        }
+    }
+    check_all(ks, nk, x, b * 32, "nonfinite");
+    check_all(ks, nk, x + 5, b * 32 - 5, "nonfinite unaligned");
+    free(x);
+}
+
+/* Random bit patterns as blocks: dequantize must match for every scale, NaN and
+ * inf scales included, and quantizing random float bits must match too. */
+Test(quant_variants, random_bits) {
+    NEED_VARIANTS(ks, nk);
+    enum { N = 32 * 512 };
+    uint32_t *u = malloc(N * sizeof *u);
+    cr_assert_not_null(u);
+    uint32_t s = 31337;
+    for (size_t i = 0; i < N; i++)
+        u[i] = rng_next(&s);
+    check_all(ks, nk, (const float *)(const void *)u, N, "random bits");
+    for (int v = 0; v < nk; v++) {               /* dequantize raw random blocks */
+        float a[N], r[N];
+        lc_qk_ref.dequantize[LC_DT_Q8_0](u, r, N);
+        lc_qk_dequantize(ks[v], LC_DT_Q8_0)(u, a, N);
+        cr_assert_eq(memcmp(a, r, sizeof a), 0, "%s dequantize Q8_0 of random blocks",
+                     ks[v]->name);
+    }
+    free(u);
+}
+
+Test(quant_variants, dispatch_and_env) {
+    const lc_qkernels *ks[3];
+    const int nk = variants(ks);
+    const lc_qkernels *best = lc_qkernels_best();
+    const char *force = getenv("LC_QUANT");
+    if (force && lc_qkernels_get(force))
+        cr_assert_str_eq(best->name, force);
+    else if (nk == 0)
+        cr_assert_eq(best, &lc_qk_ref);
+    else
+        cr_assert_neq(best, &lc_qk_ref, "a faster variant exists but ref was chosen");
+#ifdef LC_HAVE_AVX2
+    const lc_qkernels *a = lc_qkernels_get("avx2");
+    if (a) {
+        cr_assert_str_eq(a->name, "avx2");
+        cr_assert_eq(lc_qk_quantize(a, LC_DT_Q8_0), lc_q8_0_quantize_avx2);
+        cr_assert_eq(lc_qk_dequantize(a, LC_DT_Q8_0), lc_q8_0_dequantize_avx2);
+        cr_assert_eq(lc_qk_quantize(a, LC_DT_Q4_0), lc_q4_0_quantize_avx2);
+        cr_assert_eq(lc_qk_dequantize(a, LC_DT_Q4_0), lc_q4_0_dequantize_avx2);
+        cr_assert_eq(lc_qk_quantize(a, LC_DT_Q4_K), lc_q4_K_quantize_ref);  /* fallback */
+        cr_assert_null(lc_qk_quantize(a, LC_DT_F32));
+    }
+#endif
+}
