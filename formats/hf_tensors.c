@@ -114,7 +114,14 @@ static lc_code view_read(void *ctx, const lc_tensor *t, uint64_t off, void *dst,
 
 static void view_free(void *ctx) { lc_free(ctx); }
 
-static const lc_source_ops VIEW_OPS = { view_read, view_free };
+/* A forwarded (unpermuted) tensor is wherever its source is. */
+static bool view_file_range(void *ctx, const lc_tensor *t, int *fd, uint64_t *off) {
+    const view *v = ctx;
+    (void)t;
+    return v->heads == 0 && lc_tensor_file_range(v->src, fd, off);
+}
+
+static const lc_source_ops VIEW_OPS = { view_read, view_free, view_file_range };
 
 static lc_code attach(lc_tensor *dst, const lc_tensor *src, uint32_t heads, bool inverse,
                       lc_error *err) {

@@ -200,7 +200,15 @@ static lc_code fview_read(void *ctx, const lc_tensor *t, uint64_t off, void *dst
 
 static void fview_free(void *ctx) { lc_free(ctx); }
 
-static const lc_source_ops FVIEW_OPS = { fview_read, fview_free };
+static bool fview_file_range(void *ctx, const lc_tensor *t, int *fd, uint64_t *off) {
+    const fview *v = ctx;
+    (void)t;
+    *fd = v->fd;
+    *off = v->base;
+    return true;
+}
+
+static const lc_source_ops FVIEW_OPS = { fview_read, fview_free, fview_file_range };
 
 /* Adds to `work` a tensor NAME reading s's bytes at s->file_offset of fd. */
 lc_code lc_hf_view_file(lc_model *work, const char *name, const lc_tensor *s, int fd,
