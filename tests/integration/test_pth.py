@@ -7,7 +7,6 @@ Hostile and malformed checkpoints must fail cleanly with the right code, and a
 hostile payload must never run (no marker file appears).
 """
 import collections
-import csv
 import hashlib
 import io
 import json
@@ -19,22 +18,15 @@ import zlib
 
 import pytest
 
+from pth_manifest import pth_manifest
+
 ROOT = os.path.normpath(os.path.join(os.path.dirname(__file__), "..", ".."))
 FIX = os.path.join(ROOT, "fixtures")
 DUMP = os.path.join(os.environ.get("LC_TEST_BIN", os.path.join(ROOT, "build", "test-bin")),
                     "lc-pth-dump")
 
 
-def manifest():
-    with open(os.path.join(FIX, "pth", "MANIFEST-tensors.tsv")) as f:
-        rows = list(csv.DictReader(f, delimiter="\t"))
-    by_file = collections.OrderedDict()
-    for r in rows:
-        by_file.setdefault(r["file"], []).append(r)
-    return by_file
-
-
-MANIFEST = manifest()
+MANIFEST = pth_manifest()
 UNSUPPORTED = {"complex.pth"}  # complex64: no safetensors-compatible dtype in our IR
 
 

@@ -1,8 +1,6 @@
 """pth2safetensors against the real consumer: every torch-written fixture converts,
 safetensors opens the result, and every tensor's bytes are the ones torch had
 (sha256 from fixtures/pth/MANIFEST-tensors.tsv)."""
-import collections
-import csv
 import hashlib
 import json
 import os
@@ -11,6 +9,8 @@ import subprocess
 
 import numpy as np
 import pytest
+
+from pth_manifest import pth_manifest
 from safetensors import safe_open
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -19,16 +19,7 @@ TOOL = os.path.join(os.environ.get("LC_BIN", os.path.join(ROOT, "build", "bin"))
                     "pth2safetensors")
 
 
-def manifest():
-    with open(os.path.join(FIX, "pth", "MANIFEST-tensors.tsv")) as f:
-        rows = list(csv.DictReader(f, delimiter="\t"))
-    out = collections.OrderedDict()
-    for r in rows:
-        out.setdefault(r["file"], []).append(r)
-    return out
-
-
-MANIFEST = manifest()
+MANIFEST = pth_manifest()
 NUMPY = {"F64": np.float64, "F32": np.float32, "F16": np.float16, "I64": np.int64,
          "I32": np.int32, "I16": np.int16, "I8": np.int8, "U8": np.uint8, "BOOL": np.bool_,
          "U16": np.uint16, "U32": np.uint32, "U64": np.uint64}
