@@ -28,6 +28,7 @@
 #include "libconvert/bytes.h"
 #include "libconvert/map.h"
 #include "libconvert/outfile.h"
+#include "libconvert/pipeline.h"
 #include "libconvert/rd.h"
 
 /* Smallest wire size of a metadata entry (empty key, u32 type, u8 value) and of a
@@ -585,77 +586,143 @@ static lc_code write_header(lc_outfile *f, const lc_model *m, uint32_t align, lc
     return pad_to(f, align, err);
 }
 
-/* Streams one tensor through buf (cap bytes), then pads it. *from_source tells a
- * failed read of the tensor's source (whose offset is in the source file) apart. */
-static lc_code write_data(lc_outfile *f, const lc_tensor *t, uint8_t *buf, size_t cap,
-                          uint32_t align, lc_progress *p, bool *from_source, lc_error *err) {
+/* ---- the data section, made by an ordered pipeline (libconvert/pipeline.h) ----
+ *
+ * A tensor read through its source is split into jobs of at most cap bytes that
+ * worker threads read (and so convert, permute or quantize) in parallel; this thread
+ * writes them in order. A tensor that is an unchanged file range or a zero-copy view
+ * is one job with nothing to make: it is copied straight to the file when taken. */
+
+typedef struct data_jobs {
+    const lc_model *m;
+    lc_outfile *f;
+    lc_progress *prog;
+    size_t cap;
+    uint32_t align;
+    size_t *first;          /* tensor i's jobs are [first[i], first[i + 1]) */
+    bool take_failed;       /* the failure was the output's, not a source's */
+} data_jobs;
+
+static bool read_in_jobs(const lc_tensor *t) {
+    int fd;
+    uint64_t off;
+    return t->nbytes && !t->data && !lc_tensor_file_range(t, &fd, &off);
+}
+
+/* The tensor job j belongs to: the last i with first[i] <= j. */
+static size_t job_tensor(const data_jobs *d, size_t j) {
+    size_t lo = 0, hi = lc_model_tensor_count(d->m);
+    while (hi - lo > 1) {
+        const size_t mid = lo + (hi - lo) / 2;
+        if (d->first[mid] <= j)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static lc_code make_job(void *ctx, size_t j, uint8_t *buf, size_t *len, lc_error *err) {
+    const data_jobs *d = ctx;
+    const size_t i = job_tensor(d, j);
+    const lc_tensor *t = lc_model_tensor(d->m, i);
+    if (!read_in_jobs(t))
+        return LC_OK;
+    const uint64_t off = (uint64_t)(j - d->first[i]) * d->cap;
+    const size_t n = t->nbytes - off < d->cap ? (size_t)(t->nbytes - off) : d->cap;
+    const lc_code rc = lc_tensor_read(t, off, buf, n, err);
+    if (rc != LC_OK) {
+        lc_err_context(err, NULL, t->name);
+        return rc;
+    }
+    *len = n;
+    return LC_OK;
+}
+
+/* Writes a whole tensor that needs no reading: kernel copy or zero-copy view. */
+static lc_code write_direct(data_jobs *d, const lc_tensor *t, lc_error *err) {
     int fd;
     uint64_t src;
-    if (t->nbytes && lc_tensor_file_range(t, &fd, &src)) {
-        /* Unchanged bytes of an input file (bf16 -> bf16, f16 -> f16): copied in the
-         * kernel, in pieces so progress moves. */
-        for (uint64_t off = 0; off < t->nbytes;) {
-            const uint64_t n = t->nbytes - off < (16u << 20) ? t->nbytes - off : 16u << 20;
-            LC_TRY(lc_outfile_copy_from(f, fd, src + off, n, err));
-            lc_progress_add(p, n);
-            off += n;
-        }
-        return pad_to(f, align, err);
-    }
+    const bool ranged = lc_tensor_file_range(t, &fd, &src);
     for (uint64_t off = 0; off < t->nbytes;) {
-        const size_t n = t->nbytes - off < cap ? (size_t)(t->nbytes - off) : cap;
-        if (t->data) {
-            /* A zero-copy view goes straight to the file: one copy fewer. */
-            LC_TRY(lc_outfile_write(f, t->data + off, n, err));
-        } else {
-            if (lc_tensor_read(t, off, buf, n, err) != LC_OK) {
-                *from_source = true;
-                return err ? err->code : LC_E_IO;
-            }
-            LC_TRY(lc_outfile_write(f, buf, n, err));
-        }
-        lc_progress_add(p, n);
+        /* in pieces so that progress moves */
+        const uint64_t n = t->nbytes - off < d->cap ? t->nbytes - off : d->cap;
+        if (ranged)
+            LC_TRY(lc_outfile_copy_from(d->f, fd, src + off, n, err));
+        else
+            LC_TRY(lc_outfile_write(d->f, t->data + off, (size_t)n, err));
+        lc_progress_add(d->prog, n);
         off += n;
     }
-    return pad_to(f, align, err);
+    return LC_OK;
+}
+
+static lc_code take_job(void *ctx, size_t j, const uint8_t *buf, size_t len, lc_error *err) {
+    data_jobs *d = ctx;
+    const size_t i = job_tensor(d, j);
+    const lc_tensor *t = lc_model_tensor(d->m, i);
+    lc_code rc;
+    if (!read_in_jobs(t))
+        rc = write_direct(d, t, err);
+    else if ((rc = lc_outfile_write(d->f, buf, len, err)) == LC_OK)
+        lc_progress_add(d->prog, len);
+    if (rc == LC_OK && j + 1 == d->first[i + 1])
+        rc = pad_to(d->f, d->align, err);
+    if (rc != LC_OK) {
+        d->take_failed = true;
+        lc_err_context(err, NULL, t->name);
+    }
+    return rc;
+}
+
+/* Lays out the jobs: first[] has one entry per tensor plus the end. */
+static lc_code plan_jobs(data_jobs *d, size_t *count, lc_error *err) {
+    const size_t nt = lc_model_tensor_count(d->m);
+    if (!(d->first = lc_calloc(nt + 1, sizeof *d->first)))
+        return lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory for %zu tensors", nt);
+    size_t n = 0;
+    for (size_t i = 0; i < nt; i++) {
+        const lc_tensor *t = lc_model_tensor(d->m, i);
+        d->first[i] = n;
+        const uint64_t k = read_in_jobs(t) ? (t->nbytes + d->cap - 1) / d->cap : 1;
+        if (k > SIZE_MAX - n)
+            return lc_fail(err, LC_E_OVERFLOW, LC_NO_OFFSET, "too many chunks");
+        n += (size_t)k;
+    }
+    d->first[nt] = n;
+    *count = n;
+    return LC_OK;
 }
 
 lc_code lc_gguf_write(const lc_model *m, const char *path, const lc_gguf_write_opts *o,
                       lc_progress *p, lc_error *err) {
-    const size_t cap = o && o->chunk_bytes ? o->chunk_bytes : DEFAULT_CHUNK;
-    lc_outfile *f = NULL;
-    uint8_t *buf = NULL;
-    uint32_t align;
+    data_jobs d = { .m = m, .prog = p, .cap = o && o->chunk_bytes ? o->chunk_bytes
+                                                                  : DEFAULT_CHUNK };
+    lc_pipeline pl = { .buf_bytes = d.cap, .threads = o ? o->threads : 0,
+                       .make = make_job, .take = take_job, .ctx = &d };
     uint64_t total;
-    bool from_source = false;
     lc_code rc;
-    if ((rc = check_model(m, &align, &total, err)) != LC_OK)
-        goto done;
-    if (!(buf = lc_malloc(cap))) {
-        rc = lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory for a %zu-byte buffer", cap);
+    if ((rc = check_model(m, &d.align, &total, err)) != LC_OK ||
+        (rc = plan_jobs(&d, &pl.count, err)) != LC_OK ||
+        (rc = lc_outfile_open(path, &d.f, err)) != LC_OK ||
+        (rc = write_header(d.f, m, d.align, err)) != LC_OK) {
+        d.take_failed = true;
         goto done;
     }
-    if ((rc = lc_outfile_open(path, &f, err)) != LC_OK)
-        goto done;
-    if ((rc = write_header(f, m, align, err)) != LC_OK)
-        goto done;
     lc_progress_begin(p, "writing GGUF", total);
-    for (size_t i = 0; i < lc_model_tensor_count(m); i++) {
-        const lc_tensor *t = lc_model_tensor(m, i);
-        if ((rc = write_data(f, t, buf, cap, align, p, &from_source, err)) != LC_OK) {
-            lc_err_context(err, NULL, t->name);
-            break;
-        }
-    }
+    rc = lc_pipeline_run(&pl, err);
     lc_progress_end(p);
     if (rc != LC_OK)
         goto done;
-    rc = lc_outfile_commit(f, err);
-    f = NULL;
+    rc = lc_outfile_commit(d.f, err);
+    d.f = NULL;
+    if (rc != LC_OK)
+        d.take_failed = true;
 done:
-    lc_outfile_abort(f);
-    lc_free(buf);
-    if (!from_source)
+    lc_outfile_abort(d.f);
+    lc_free(d.first);
+    /* A source's failure already names its own file; the caller adds it. */
+    if (d.take_failed)
         lc_err_context(err, path, NULL);
     return rc;
 }

@@ -65,12 +65,15 @@ lc_code lc_gguf_load_mem_ex(const void *buf, uint64_t size, lc_model **out,
 
 typedef struct lc_gguf_write_opts {
     size_t chunk_bytes;    /* bytes per lc_tensor_read while copying data; 0: 4 MiB */
+    int threads;           /* tensor readers in parallel; 0: one per core (at most 8) */
 } lc_gguf_write_opts;
 
 /* Writes M as a version 3 GGUF at PATH, atomically (lc_outfile): header, metadata in
  * model order, tensor infos with offsets computed from the IR, zero padding to the
  * alignment, then each tensor's data read through lc_tensor_read in chunks of at most
  * chunk_bytes, each tensor padded to the alignment (ggml's running-sum layout).
+ * Chunks are read by `threads` workers at once (sources must allow that, as
+ * lc_source_ops says) and written in order; the file is the same for any count.
  * The alignment is the model's general.alignment (must be a u32 power of two, else
  * LC_E_ARG) or 32. LC_E_UNSUPPORTED (where = tensor name) for a dtype GGUF lacks,
  * more than 4 dimensions, or a name of 64 bytes or more (ggml cannot load it);

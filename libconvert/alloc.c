@@ -1,22 +1,31 @@
 /* libconvert/alloc.c: the allocation indirection and its failure hook. */
 #include "libconvert/alloc.h"
 
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-static long g_fail_countdown; /* 0: never fail */
+/* Atomic because worker threads (libconvert/pipeline.c) allocate too; relaxed order is
+ * enough for a counter. */
+static _Atomic long g_fail_countdown; /* 0: never fail */
 
 static int should_fail(void) {
-    if (g_fail_countdown == 0)
-        return 0;
-    if (g_fail_countdown == 1)
-        return 1; /* stays failing until reset */
-    g_fail_countdown--;
-    return 0;
+    long c = atomic_load_explicit(&g_fail_countdown, memory_order_relaxed);
+    for (;;) {
+        if (c == 0)
+            return 0;
+        if (c == 1)
+            return 1; /* stays failing until reset */
+        if (atomic_compare_exchange_weak_explicit(&g_fail_countdown, &c, c - 1,
+                                                  memory_order_relaxed, memory_order_relaxed))
+            return 0;
+    }
 }
 
-void lc_alloc_fail_after(long nth) { g_fail_countdown = nth < 0 ? 0 : nth; }
+void lc_alloc_fail_after(long nth) {
+    atomic_store_explicit(&g_fail_countdown, nth < 0 ? 0 : nth, memory_order_relaxed);
+}
 
 void *lc_malloc(size_t n) {
     if (should_fail())

@@ -2,6 +2,7 @@
  * (code and offset), the IR it builds from gguf-py fixtures, the writer's layout,
  * chunked streaming, refusals, and out-of-memory paths. */
 #include <criterion/criterion.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -369,7 +370,7 @@ Test(gguf, writer_round_trip_and_chunks) {
     t->ops = &counting_ops;
     t->ctx = &c;
     const char *path = tmp_path("w.gguf");
-    lc_gguf_write_opts o = { .chunk_bytes = 5 };
+    lc_gguf_write_opts o = { .chunk_bytes = 5, .threads = 1 };   /* counting is not atomic */
     cr_assert_eq(lc_gguf_write(m, path, &o, NULL, &err), LC_OK, "%s", err.msg);
     cr_assert_eq(c.max_len, 5, "reads are bounded by the chunk");
     cr_assert_eq(c.calls, 14);                                  /* 68 bytes / 5 */
@@ -449,4 +450,114 @@ Test(gguf, writer_out_of_memory_leaves_nothing) {
     }
     lc_model_free(m);
     unlink(path);
+}
+
+/* ---- the writer's threads ---- */
+
+/* Bytes of tensor `t` are a function of (tensor index, offset); the source fails at
+ * fail_at when that is below nbytes, and may sleep to shuffle the workers' timing. */
+typedef struct pattern { uint8_t seed; uint64_t fail_at; } pattern;
+
+static lc_code pattern_read(void *ctx, const lc_tensor *t, uint64_t off, void *dst, size_t len,
+                            lc_error *err) {
+    const pattern *p = ctx;
+    (void)t;
+    if (p->fail_at >= off && p->fail_at < off + len)
+        return lc_fail(err, LC_E_IO, p->fail_at, "source %u fails", p->seed);
+    if ((off / len + p->seed) % 3 == 0)
+        usleep(50);
+    for (size_t i = 0; i < len; i++)
+        ((uint8_t *)dst)[i] = (uint8_t)((off + i) * 31 + p->seed);
+    return LC_OK;
+}
+static const lc_source_ops pattern_ops = { pattern_read, NULL };
+
+static lc_model *pattern_model(pattern *pats, size_t n) {
+    lc_error err = { 0 };
+    lc_model *m = lc_model_new();
+    static const float small[3] = { 1, 2, 3 };
+    for (size_t i = 0; i < n; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "t%zu", i);
+        lc_tensor *t;
+        const uint64_t cols = 1 + (i * 37) % 900;     /* odd sizes: padding everywhere */
+        cr_assert_eq(lc_model_add_tensor(m, name, LC_DT_I8, 1, &cols, &t, &err), LC_OK);
+        if (i % 5 == 4) {                              /* zero-copy views in between */
+            t->dtype = LC_DT_F32;
+            t->shape[0] = 3;
+            t->nbytes = sizeof small;
+            t->data = (const uint8_t *)small;
+            continue;
+        }
+        t->ops = &pattern_ops;
+        t->ctx = &pats[i];
+    }
+    return m;
+}
+
+static size_t slurp(const char *path, uint8_t *into, size_t cap) {
+    FILE *f = fopen(path, "rb");
+    cr_assert_not_null(f);
+    const size_t n = fread(into, 1, cap, f);
+    fclose(f);
+    return n;
+}
+
+Test(gguf, writer_same_file_for_any_thread_count) {
+    enum { N = 40 };
+    pattern pats[N];
+    for (size_t i = 0; i < N; i++)
+        pats[i] = (pattern){ (uint8_t)i, UINT64_MAX };
+    lc_model *m = pattern_model(pats, N);
+    static uint8_t want[1 << 16], got[1 << 16];
+    size_t want_n = 0;
+    static const int threads[] = { 1, 2, 3, 7 };
+    for (size_t k = 0; k < sizeof threads / sizeof *threads; k++) {
+        lc_error err = { 0 };
+        const lc_gguf_write_opts o = { .chunk_bytes = 64, .threads = threads[k] };
+        const char *path = tmp_path("threads.gguf");
+        cr_assert_eq(lc_gguf_write(m, path, &o, NULL, &err), LC_OK, "%s", err.msg);
+        if (k == 0) {
+            want_n = slurp(path, want, sizeof want);
+            cr_assert_gt(want_n, 10000);
+        } else {
+            cr_assert_eq(slurp(path, got, sizeof got), want_n, "threads %d", threads[k]);
+            cr_assert_eq(memcmp(want, got, want_n), 0, "threads %d", threads[k]);
+        }
+        unlink(path);
+    }
+    /* ... and the file holds the bytes the sources gave. */
+    lc_model *back;
+    lc_error err = { 0 };
+    cr_assert_eq(lc_gguf_load_mem(want, want_n, &back, &err), LC_OK, "%s", err.msg);
+    for (size_t i = 0; i < N; i++) {
+        const lc_tensor *t = lc_model_tensor(back, i);
+        if (i % 5 == 4)
+            continue;
+        for (uint64_t b = 0; b < t->nbytes; b++)
+            cr_assert_eq(t->data[b], (uint8_t)(b * 31 + i), "t%zu byte %" PRIu64, i, b);
+    }
+    lc_model_free(back);
+    lc_model_free(m);
+}
+
+Test(gguf, writer_first_failing_source_wins_for_any_thread_count) {
+    enum { N = 30 };
+    pattern pats[N];
+    for (size_t i = 0; i < N; i++)
+        pats[i] = (pattern){ (uint8_t)i, UINT64_MAX };
+    pats[21].fail_at = 100;     /* a later tensor fails early in its bytes ... */
+    pats[13].fail_at = 300;     /* ... this earlier one later in its: 13 is reported */
+    lc_model *m = pattern_model(pats, N);
+    for (int threads = 1; threads <= 4; threads++) {
+        lc_error err = { 0 };
+        const lc_gguf_write_opts o = { .chunk_bytes = 32, .threads = threads };
+        const char *path = tmp_path("fail.gguf");
+        cr_assert_eq(lc_gguf_write(m, path, &o, NULL, &err), LC_E_IO);
+        cr_assert_str_eq(err.where, "t13", "threads %d", threads);
+        cr_assert_eq(err.offset, 300);
+        cr_assert_str_eq(err.path, "", "a source's failure carries no output path");
+        cr_assert_eq(access(path, F_OK), -1, "no file after a failure");
+    }
+    lc_model_free(m);
 }
