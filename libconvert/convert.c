@@ -22,10 +22,12 @@
 #include "libconvert/convert.h"
 
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "libconvert/alloc.h"
+#include "libconvert/convert_impl.h"
 
 #define BLK 32
 
@@ -297,6 +299,50 @@ static void row_f16_bf16(const uint8_t *s, uint8_t *d, size_t n) {
         st16(d + 2 * i, lc_f32_to_bf16(lc_f16_to_f32(ld16(s + 2 * i))));
 }
 
+/* ---- SIMD rows, chosen once ---- */
+
+static bool g_simd_ok, g_simd_off;
+static pthread_once_t g_simd_once = PTHREAD_ONCE_INIT;
+
+static void simd_probe(void) {
+#if LC_CONVERT_X86
+    g_simd_ok = lc_convert_x86_usable();
+#endif
+}
+
+void lc_convert_use_simd(bool on) { g_simd_off = !on; }
+
+bool lc_convert_simd_active(void) {
+    pthread_once(&g_simd_once, simd_probe);
+    return g_simd_ok && !g_simd_off;
+}
+
+static lc_convert_simd_fn simd_row(lc_dtype from, lc_dtype to) {
+    if (!lc_convert_simd_active())
+        return NULL;
+#if LC_CONVERT_X86
+    if (from == LC_DT_BF16 && to == LC_DT_F16) return lc_convert_x86_bf16_f16;
+    if (from == LC_DT_F32 && to == LC_DT_F16) return lc_convert_x86_f32_f16;
+    if (from == LC_DT_F16 && to == LC_DT_F32) return lc_convert_x86_f16_f32;
+    if (from == LC_DT_BF16 && to == LC_DT_F32) return lc_convert_x86_bf16_f32;
+#endif
+    (void)from;
+    (void)to;
+    return NULL;
+}
+
+/* Runs `fast` and gives the groups it leaves (a NaN, the tail) to the scalar row. */
+static void row_simd(lc_convert_simd_fn fast, void (*row)(const uint8_t *, uint8_t *, size_t),
+                     const uint8_t *s, size_t fs, uint8_t *d, size_t ts, size_t n) {
+    size_t i = 0;
+    while (i < n) {
+        i += fast(s + i * fs, d + i * ts, n - i);
+        const size_t k = n - i < 8 ? n - i : 8;
+        row(s + i * fs, d + i * ts, k);
+        i += k;
+    }
+}
+
 /* ---- the general element converters ---- */
 
 /* Any float but F64 -> F32, exact. */
@@ -422,7 +468,10 @@ static lc_code convert_raw(lc_dtype from, const uint8_t *s, lc_dtype to, uint8_t
         else if (from == LC_DT_BF16 && to == LC_DT_F32) row = row_bf16_f32;
         else if (from == LC_DT_BF16 && to == LC_DT_F16) row = row_bf16_f16;
         else if (from == LC_DT_F16 && to == LC_DT_BF16) row = row_f16_bf16;
-        if (row) {
+        const lc_convert_simd_fn fast = row ? simd_row(from, to) : NULL;
+        if (fast) {
+            row_simd(fast, row, s, fs, d, ts, n);
+        } else if (row) {
             row(s, d, n);
         } else {
             for (size_t i = 0; i < n; i++)
@@ -497,40 +546,52 @@ static void cast_free(void *p) {
     lc_free(c);
 }
 
-/* Elements per chunk when the old data must be read through its source first; the
- * buffer lives on the stack so that concurrent reads share nothing. */
-#define CAST_CHUNK 1024
+/* Elements per step when the old data must be read through its source first: big
+ * enough that a source doing one syscall per read costs little, small enough to stay
+ * in cache between the read and the conversion. Concurrent reads share nothing. */
+#define CAST_CHUNK ((size_t)32768)
 
 /* Converts `count` whole elements starting at element `e` into out. */
 static lc_code cast_elems(const cast_ctx *c, lc_dtype to, uint64_t e, uint64_t count,
                           uint8_t *out, lc_error *err) {
     const lc_tensor *o = &c->old;
     const size_t fs = lc_dtype_get(o->dtype)->type_size, ts = lc_dtype_get(to)->type_size;
-    uint8_t buf[CAST_CHUNK * 8];
+    uint8_t small[64], *buf = NULL;
+    if (!o->data && count) {
+        const size_t step = count < CAST_CHUNK ? (size_t)count : CAST_CHUNK;
+        if (step * fs <= sizeof small)
+            buf = small;
+        else if (!(buf = lc_malloc(step * fs)))
+            return lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory for %zu elements",
+                           step);
+    }
+    lc_code rc = LC_OK;
     while (count > 0) {
         const size_t k = count < CAST_CHUNK ? (size_t)count : CAST_CHUNK;
         const uint8_t *s;
         if (o->data) {
             s = o->data + e * fs;
         } else {
-            LC_TRY(lc_tensor_read(o, e * fs, buf, k * fs, err));
+            if ((rc = lc_tensor_read(o, e * fs, buf, k * fs, err)) != LC_OK)
+                break;
             s = buf;
         }
         size_t bad = 0;
-        const lc_code rc = convert_raw(o->dtype, s, to, out, k, &bad);
-        if (rc != LC_OK) {
+        if ((rc = convert_raw(o->dtype, s, to, out, k, &bad)) != LC_OK) {
             /* the old tensor's bytes in its file, when it came straight from one */
             const uint64_t at = o->file_offset == LC_NO_OFFSET ? LC_NO_OFFSET
                                                                : o->file_offset + e * fs;
             convert_fail(rc, o->dtype, s, to, bad, e, at, err);
             lc_err_context(err, NULL, o->name);
-            return rc;
+            break;
         }
         e += k;
         count -= k;
         out += k * ts;
     }
-    return LC_OK;
+    if (buf != small)
+        lc_free(buf);
+    return rc;
 }
 
 static lc_code cast_read(void *ctx, const lc_tensor *t, uint64_t off, void *dst, size_t len,
