@@ -250,11 +250,11 @@ static lc_code add_tensor(conv *c, const lc_tensor *s, const char *g, lc_hf_role
     const lc_tensor *from;
     char dname[160];
     snprintf(dname, sizeof dname, "%s#map", g);
-    /* Plain copies pread whole chunks; casts and the permutation read a few KiB at a
-     * time, which costs less as memcpy from the map than as a syscall each. */
+    /* pread from the file rather than copy out of the map: the map's pages would count
+     * in the RSS of every thread that touched them, and a plain copy becomes a kernel
+     * copy (file_range). The map is the fallback when the file cannot be named. */
     int fd = -1;
-    if (!permute && to == s->dtype)
-        LC_TRY(source_fd(c, s, &fd, err));
+    LC_TRY(source_fd(c, s, &fd, err));
     if (fd >= 0)
         LC_TRY(lc_hf_view_file(c->work, dname, s, fd, &from, err));
     else
