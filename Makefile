@@ -139,8 +139,8 @@ demo: bootstrap
 	$(Q)LC_BIN=$(BUILD)/bin scripts/demo.sh
 
 bench: bootstrap
-	$(Q)$(MAKE) --no-print-directory tools
-	$(Q)LC_BIN=$(BUILD)/bin PY=$(PY) scripts/bench.sh
+	$(Q)$(MAKE) --no-print-directory tools $(TEST_TOOLS)
+	$(Q)LC_BIN=$(BUILD)/bin LC_TEST_BIN=$(BUILD)/test-bin PY=$(PY) scripts/bench.sh
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig

@@ -7,13 +7,16 @@ bits (fixed seed, exponents kept in a sane range so f16/q8_0 see real numbers), 
 the SentencePiece tokenizer files of fixtures/hf/llama-spm (vocab padded by the
 converter, so vocab_size 32000 works with its 400 pieces).
 
-Each tool runs as a child; wall time and the child's peak RSS (wait4's ru_maxrss) are
-printed as the median of N runs (BENCH_RUNS, default 3). cp copies the folder (cp -r).
-safetensors2gguf runs with --outtype f16 and q8_0, durable (fsync) and --no-fsync.
-convert_hf_to_gguf.py runs once per outtype when LC_REF_PY and LC_REF_CONVERT are set,
-else a line says it was skipped. Targets: f16 <= 1.5x cp, peak RSS <= 128 MiB,
->= 20x faster than convert_hf_to_gguf.py."""
-import json, os, shutil, statistics, subprocess, sys, time
+Each tool runs as a child of tests/tools/lc-peak; wall time and the child's peak RSS
+(wait4's ru_maxrss) are printed as the median of N rounds (BENCH_RUNS, default 3), every
+case once per round. cp copies the folder (cp -r), with and without a final sync of the
+copy. safetensors2gguf runs with --outtype f16 and q8_0, durable (fsync) and --no-fsync,
+plus f16 on one thread and bf16 (a kernel copy). llama.cpp's convert_hf_to_gguf.py runs
+in every round too, f16 and q8_0, when a python with torch ($LC_REF_PY, default
+build/ref-venv) and the script ($LC_REF_CONVERT, default the llama-cpp-python sdist
+under build/llama-src) are there; else a line says it was skipped. Targets: f16 <=
+1.5x cp, peak RSS <= 128 MiB, >= 20x faster than convert_hf_to_gguf.py."""
+import json, os, shutil, statistics, subprocess, sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CFG = {"architectures": ["LlamaForCausalLM"], "hidden_size": 2048, "intermediate_size": 5632,
@@ -54,19 +57,26 @@ def generate(folder):
         shutil.copy(os.path.join(spm, name), folder)
 
 
-def run(cmd, env=None):
-    t0 = time.perf_counter()
-    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, env=env)
-    _, status, ru = os.wait4(p.pid, 0)
-    if status != 0:
-        sys.exit(f"bench: {cmd} failed with status {status}")
-    return time.perf_counter() - t0, ru.ru_maxrss / 1024
+def run(cmd, quiet=False):
+    """Wall seconds and peak RSS (MiB) of one child, forked by lc-peak so that the
+    RSS is the tool's own and not this interpreter's (see tests/tools/lc-peak.c)."""
+    report = os.path.join(out_dir, "peak.txt")
+    p = subprocess.run([PEAK, report] + cmd, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL if quiet else None)
+    if p.returncode != 0:
+        sys.exit(f"bench: {cmd} failed with status {p.returncode}")
+    with open(report) as fh:
+        secs, kib = fh.read().split()
+    os.unlink(report)
+    return float(secs), int(kib) / 1024
 
 
 if sys.argv[1] == "gen":
     generate(sys.argv[2])
     sys.exit(0)
 bin_dir, out_dir = sys.argv[1], sys.argv[2]
+PEAK = os.path.join(os.environ.get("LC_TEST_BIN", os.path.join(ROOT, "build", "test-bin")),
+                    "lc-peak")
 folder = os.path.join(out_dir, "hf-llama-1.5g")
 out = os.path.join(out_dir, "hf-llama-1.5g.gguf")
 copy = os.path.join(out_dir, "hf-llama-1.5g.copy")
@@ -74,6 +84,14 @@ if not os.path.exists(os.path.join(folder, "config.json")):
     subprocess.run([sys.executable, __file__, "gen", folder], check=True)
 size = sum(os.path.getsize(os.path.join(folder, n)) for n in os.listdir(folder))
 runs = int(os.environ.get("BENCH_RUNS", "3"))
+# llama.cpp's converter: $LC_REF_PY + $LC_REF_CONVERT, or the ones
+# scripts/llama/make-ref-venv.sh and `scripts/make_llama_ref.py --converter-path` leave
+# under build/.
+ref_py = os.environ.get("LC_REF_PY") or os.path.join(ROOT, "build", "ref-venv", "bin", "python")
+ref = os.environ.get("LC_REF_CONVERT") or os.path.join(
+    ROOT, "build", "llama-src", "llama_cpp_python-0.3.36", "vendor", "llama.cpp",
+    "convert_hf_to_gguf.py")
+have_ref = os.path.isfile(ref_py) and os.path.isfile(ref)
 
 
 def fresh():
@@ -90,36 +108,42 @@ with open(os.path.join(folder, "model.safetensors"), "rb") as fh:   # warm the c
         pass
 tool = os.path.join(bin_dir, "safetensors2gguf")
 # cp copies in the kernel (copy_file_range); dd bs=256K is the same bytes through user
-# space (read + write), the floor for anything that looks at the data.
+# space (read + write). "+ sync" rows fsync the copy, as our durable default does.
 cases = [("cp -r", ["cp", "-r", folder, copy]),
+         ("cp -r + sync", ["sh", "-c", 'cp -r "$1" "$2" && sync "$2"/*', "sh", folder, copy]),
          ("dd bs=256K (user-space copy)", ["dd", "if=" + os.path.join(folder, "model.safetensors"),
                                           "of=" + out, "bs=256K", "status=none"])]
 for t in ("f16", "q8_0"):
     cases.append((f"safetensors2gguf {t}", [tool, "-q", "--outtype", t, folder, out]))
     cases.append((f"safetensors2gguf {t} --no-fsync", [tool, "-q", "--no-fsync", "--outtype", t, folder, out]))
+cases.append(("safetensors2gguf f16 --no-fsync -t 1", [tool, "-q", "--no-fsync", "-t", "1", "--outtype", "f16", folder, out]))
+cases.append(("safetensors2gguf bf16 --no-fsync", [tool, "-q", "--no-fsync", "--outtype", "bf16", folder, out]))
+if have_ref:
+    for t in ("f16", "q8_0"):
+        cases.append((f"convert_hf_to_gguf.py {t}", [ref_py, ref, folder, "--outtype", t, "--outfile", out]))
 res = {name: [] for name, _ in cases}
-for _ in range(runs):
+for _ in range(runs):           # rounds interleave every case, so noise hits all alike
     for name, cmd in cases:
         fresh()
-        res[name].append(run(cmd))
+        res[name].append(run(cmd, quiet=name.startswith("convert_hf_to_gguf")))
 fresh()
-print(f"hf2gguf on a {size / (1 << 30):.2f} GiB bf16 llama folder (median of {runs}):")
+print(f"hf2gguf on a {size / (1 << 30):.2f} GiB bf16 llama folder ({os.cpu_count()} cores, "
+      f"median of {runs}, peak RSS the largest):")
 med = {}
 for name, rs in res.items():
     med[name] = statistics.median(r[0] for r in rs)
-    print(f"  {name:34s} {med[name]:7.3f} s   peak RSS {max(r[1] for r in rs):7.1f} MiB")
-print(f"  f16 / cp: {med['safetensors2gguf f16 --no-fsync'] / med['cp -r']:.2f}x with --no-fsync, "
-      f"{med['safetensors2gguf f16'] / med['cp -r']:.2f}x durable (target <= 1.5x); "
-      f"f16 --no-fsync / dd: {med['safetensors2gguf f16 --no-fsync'] / med['dd bs=256K (user-space copy)']:.2f}x")
-ref_py, ref = os.environ.get("LC_REF_PY"), os.environ.get("LC_REF_CONVERT")
-if not ref_py or not ref:
+    lo, hi = min(r[0] for r in rs), max(r[0] for r in rs)
+    print(f"  {name:38s} {med[name]:7.3f} s  ({lo:.3f}-{hi:.3f})   peak RSS {max(r[1] for r in rs):7.1f} MiB")
+nf = med["safetensors2gguf f16 --no-fsync"]
+print(f"  f16 --no-fsync / cp -r: {nf / med['cp -r']:.2f}x; f16 durable / cp -r + sync: "
+      f"{med['safetensors2gguf f16'] / med['cp -r + sync']:.2f}x (target <= 1.5x); "
+      f"f16 --no-fsync / dd: {nf / med['dd bs=256K (user-space copy)']:.2f}x")
+if not have_ref:
     print("  convert_hf_to_gguf.py: skipped (set LC_REF_PY to a python with torch and "
-          "LC_REF_CONVERT to the script)")
+          "LC_REF_CONVERT to the script, or run scripts/llama/make-ref-venv.sh)")
     sys.exit(0)
 for t in ("f16", "q8_0"):
-    fresh()
-    secs, rss = run([ref_py, ref, folder, "--outtype", t, "--outfile", out])
-    ours = med[f"safetensors2gguf {t}"]
-    print(f"  convert_hf_to_gguf.py {t:5s} {secs:7.3f} s   peak RSS {rss:7.1f} MiB   "
-          f"ours is {secs / ours:.1f}x faster (target >= 20x)")
-fresh()
+    r = med[f"convert_hf_to_gguf.py {t}"]
+    print(f"  convert_hf_to_gguf.py / ours, {t}: {r / med[f'safetensors2gguf {t}']:.1f}x durable, "
+          f"{r / med[f'safetensors2gguf {t} --no-fsync']:.1f}x --no-fsync (target >= 20x; "
+          "the converter does not fsync)")
