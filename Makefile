@@ -2,6 +2,7 @@
 #   make            tools and libconvert.a in $(BUILD)
 #   make check      bootstrap deps, then unit, CLI, oracle and short fuzz tests
 #   make asan       the same tests built with ASan+UBSan in build/asan
+#   make tsan       threaded conversions under ThreadSanitizer in build/tsan
 #   make demo       run the tools end to end on a bundled example
 #   make bench      speed and memory against cp/memcpy and the Python peers
 #   make fuzz       every libFuzzer harness for FUZZ_SECONDS each
@@ -55,7 +56,7 @@ TEST_TOOLS := $(patsubst tests/tools/%.c,$(BUILD)/test-bin/%,$(wildcard tests/to
 FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
 HEADERS := $(filter-out %_impl.h,$(wildcard libconvert/*.h formats/*.h quant/*.h infer/*.h))
 
-.PHONY: all tools check test-unit test-cli test-py test-fuzz-short asan ubsan demo bench fuzz \
+.PHONY: all tools check test-unit test-cli test-py test-fuzz-short asan ubsan tsan demo bench fuzz \
         install clean bootstrap check-llama
 
 # Keep the objects of tools and test drivers: they are intermediates of pattern rules,
@@ -116,6 +117,11 @@ asan: bootstrap
 	    OPT='-O1 -g' all build/asan/unit-tests
 	$(Q)$(MAKE) --no-print-directory BUILD=build/asan SAN=address,undefined OPT='-O1 -g' \
 	    test-unit test-cli test-py
+# The threaded paths under ThreadSanitizer (tools only: see scripts/run-tsan.sh).
+tsan: all
+	$(Q)$(MAKE) --no-print-directory BUILD=build/tsan SAN=thread OPT='-O1 -g' tools
+	$(Q)LC_BIN=$(BUILD)/bin TSAN_BIN=build/tsan/bin scripts/run-tsan.sh
+
 ubsan: bootstrap
 	$(Q)$(MAKE) --no-print-directory BUILD=build/ubsan SAN=undefined all build/ubsan/unit-tests
 	$(Q)$(MAKE) --no-print-directory BUILD=build/ubsan SAN=undefined test-unit test-cli test-py

@@ -277,7 +277,7 @@ static int key_eq(vm *m, const lc_pickle_val *a, const lc_pickle_val *b) {
                 return a->u.f == b->u.f;
             const lc_pickle_val *f = a->kind == LC_PICKLE_FLOAT ? a : b;
             const lc_pickle_val *n = f == a ? b : a;
-            int64_t fi, ni = n->kind == LC_PICKLE_BOOL ? n->u.b : n->u.i;
+            int64_t fi = 0, ni = n->kind == LC_PICKLE_BOOL ? n->u.b : n->u.i;
             return float_as_int(f->u.f, &fi) && fi == ni;
         }
         int64_t x = a->kind == LC_PICKLE_BOOL ? a->u.b : a->u.i;

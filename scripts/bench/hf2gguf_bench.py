@@ -11,7 +11,8 @@ Each tool runs as a child of tests/tools/lc-peak; wall time and the child's peak
 (wait4's ru_maxrss) are printed as the median of N rounds (BENCH_RUNS, default 3), every
 case once per round. cp copies the folder (cp -r), with and without a final sync of the
 copy. safetensors2gguf runs with --outtype f16 and q8_0, durable (fsync) and --no-fsync,
-plus f16 on one thread and bf16 (a kernel copy). llama.cpp's convert_hf_to_gguf.py runs
+plus f16 on one thread, q8_0 on 8 threads (the default's maximum, so the largest
+buffers) and bf16 (a kernel copy). llama.cpp's convert_hf_to_gguf.py runs
 in every round too, f16 and q8_0, when a python with torch ($LC_REF_PY, default
 build/ref-venv) and the script ($LC_REF_CONVERT, default the llama-cpp-python sdist
 under build/llama-src) are there; else a line says it was skipped. Targets: f16 <=
@@ -118,6 +119,8 @@ for t in ("f16", "q8_0"):
     cases.append((f"safetensors2gguf {t} --no-fsync", [tool, "-q", "--no-fsync", "--outtype", t, folder, out]))
 cases.append(("safetensors2gguf f16 --no-fsync -t 1", [tool, "-q", "--no-fsync", "-t", "1", "--outtype", "f16", folder, out]))
 cases.append(("safetensors2gguf bf16 --no-fsync", [tool, "-q", "--no-fsync", "--outtype", "bf16", folder, out]))
+# The most threads a run takes by default: its buffers are the largest peak RSS can get.
+cases.append(("safetensors2gguf q8_0 --no-fsync -t 8", [tool, "-q", "--no-fsync", "-t", "8", "--outtype", "q8_0", folder, out]))
 if have_ref:
     for t in ("f16", "q8_0"):
         cases.append((f"convert_hf_to_gguf.py {t}", [ref_py, ref, folder, "--outtype", t, "--outfile", out]))

@@ -477,7 +477,7 @@ static lc_model *pattern_model(pattern *pats, size_t n) {
     lc_model *m = lc_model_new();
     static const float small[3] = { 1, 2, 3 };
     for (size_t i = 0; i < n; i++) {
-        char name[16];
+        char name[32];
         snprintf(name, sizeof name, "t%zu", i);
         lc_tensor *t;
         const uint64_t cols = 1 + (i * 37) % 900;     /* odd sizes: padding everywhere */
