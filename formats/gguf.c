@@ -675,6 +675,16 @@ static lc_code take_job(void *ctx, size_t j, const uint8_t *buf, size_t len, lc_
     return rc;
 }
 
+/* The whole file's size once the header is written: every tensor padded. */
+static uint64_t file_size(const data_jobs *d) {
+    uint64_t size = lc_outfile_tell(d->f);
+    for (size_t i = 0; i < lc_model_tensor_count(d->m); i++) {
+        const uint64_t n = lc_model_tensor(d->m, i)->nbytes;     /* check_model summed them */
+        size += (n + d->align - 1) / d->align * d->align;
+    }
+    return size;
+}
+
 /* Lays out the jobs: first[] has one entry per tensor plus the end. */
 static lc_code plan_jobs(data_jobs *d, size_t *count, lc_error *err) {
     const size_t nt = lc_model_tensor_count(d->m);
@@ -709,6 +719,7 @@ lc_code lc_gguf_write(const lc_model *m, const char *path, const lc_gguf_write_o
         d.take_failed = true;
         goto done;
     }
+    lc_outfile_reserve(d.f, file_size(&d));
     lc_progress_begin(p, "writing GGUF", total);
     rc = lc_pipeline_run(&pl, err);
     lc_progress_end(p);

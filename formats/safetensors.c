@@ -873,6 +873,7 @@ lc_code lc_safetensors_write(const lc_model *m, const char *path, const lc_st_wr
     if ((rc = lc_outfile_write(f, len8, 8, err)) != LC_OK ||
         (rc = lc_outfile_write(f, h.data, h.len, err)) != LC_OK)
         goto done;
+    lc_outfile_reserve(f, 8 + h.len + total);     /* build_header checked the sum */
     lc_progress_begin(progress, path, total);
     for (size_t i = 0, j; i < n; i = j) {
         /* Tensors that sit back to back in the same input file, as they do when a

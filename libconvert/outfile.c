@@ -222,6 +222,14 @@ lc_code lc_outfile_pad(lc_outfile *f, size_t len, lc_error *err) {
 
 uint64_t lc_outfile_tell(const lc_outfile *f) { return f->written; }
 
+void lc_outfile_reserve(lc_outfile *f, uint64_t size) {
+    /* KEEP_SIZE: the size still grows only as bytes are written, so a wrong guess
+     * can never leave zeros at the end of the file. Advice only: some filesystems
+     * have no fallocate, and the writes work the same without it. */
+    if (size > f->written && size <= (uint64_t)INT64_MAX)
+        fallocate(f->fd, FALLOC_FL_KEEP_SIZE, 0, (off_t)size);
+}
+
 static void fsync_dir_of(const char *path) {
     char *copy = lc_strdup(path);
     if (!copy)
