@@ -71,9 +71,7 @@ static lc_code run_hf(lc_cli *cli, const char *dir, const char *out, const lc_hf
         lc_hf_meta_print(m, stdout);
         printf("output %s (not written: --dry-run)\n", out);
     } else if (rc == LC_OK) {
-        /* 256 KiB chunks stay in cache between read and write: 4x faster than the
-         * default 4 MiB for a plain copy of a 1.5 GiB model (scripts/bench). */
-        const lc_gguf_write_opts wo = { .chunk_bytes = 256 << 10, .threads = cli->threads };
+        const lc_gguf_write_opts wo = { .threads = cli->threads };
         rc = lc_gguf_write(m, out, &wo, cli->progress, err);
         if (rc != LC_OK)
             lc_err_context(err, dir, NULL);   /* a failed source read: the input */

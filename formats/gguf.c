@@ -36,7 +36,10 @@
  * before the loop so a huge count fails at once. */
 #define MIN_KV_BYTES 13u
 #define MIN_TENSOR_INFO_BYTES 24u
-#define DEFAULT_CHUNK ((size_t)4 << 20)
+/* Bytes per job: small enough that a job's bytes are still in cache when written
+ * (1 MiB jobs made f16 from bf16 3x slower on the bench), and 4 x threads of them
+ * are all the buffers a write needs. */
+#define DEFAULT_CHUNK ((size_t)256 << 10)
 
 static const char ALIGNMENT_KEY[] = "general.alignment";
 
@@ -600,7 +603,7 @@ typedef struct data_jobs {
     size_t cap;
     uint32_t align;
     size_t *first;          /* tensor i's jobs are [first[i], first[i + 1]) */
-    bool take_failed;       /* the failure was the output's, not a source's */
+    bool writer_failed;     /* the failure was the writer's own, not a source's */
 } data_jobs;
 
 static bool read_in_jobs(const lc_tensor *t) {
@@ -669,7 +672,7 @@ static lc_code take_job(void *ctx, size_t j, const uint8_t *buf, size_t len, lc_
     if (rc == LC_OK && j + 1 == d->first[i + 1])
         rc = pad_to(d->f, d->align, err);
     if (rc != LC_OK) {
-        d->take_failed = true;
+        d->writer_failed = true;
         lc_err_context(err, NULL, t->name);
     }
     return rc;
@@ -716,7 +719,7 @@ lc_code lc_gguf_write(const lc_model *m, const char *path, const lc_gguf_write_o
         (rc = plan_jobs(&d, &pl.count, err)) != LC_OK ||
         (rc = lc_outfile_open(path, &d.f, err)) != LC_OK ||
         (rc = write_header(d.f, m, d.align, err)) != LC_OK) {
-        d.take_failed = true;
+        d.writer_failed = true;
         goto done;
     }
     lc_outfile_reserve(d.f, file_size(&d));
@@ -728,12 +731,12 @@ lc_code lc_gguf_write(const lc_model *m, const char *path, const lc_gguf_write_o
     rc = lc_outfile_commit(d.f, err);
     d.f = NULL;
     if (rc != LC_OK)
-        d.take_failed = true;
+        d.writer_failed = true;
 done:
     lc_outfile_abort(d.f);
     lc_free(d.first);
     /* A source's failure already names its own file; the caller adds it. */
-    if (d.take_failed)
+    if (d.writer_failed)
         lc_err_context(err, path, NULL);
     return rc;
 }

@@ -64,7 +64,7 @@ lc_code lc_gguf_load_mem_ex(const void *buf, uint64_t size, lc_model **out,
                             lc_gguf_info *info, lc_error *err);
 
 typedef struct lc_gguf_write_opts {
-    size_t chunk_bytes;    /* bytes per lc_tensor_read while copying data; 0: 4 MiB */
+    size_t chunk_bytes;    /* bytes per lc_tensor_read while copying data; 0: 256 KiB */
     int threads;           /* tensor readers in parallel; 0: one per core (at most 8) */
 } lc_gguf_write_opts;
 
