@@ -510,6 +510,10 @@ static int wm_by_name(const void *a, const void *b) {
 static void free_model(void *p) { lc_model_free(p); }
 
 /* Shard names are plain relative paths: never absolute, never "..". */
+static int str_cmp(const void *a, const void *b) {
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
 static bool safe_shard_name(const char *s) {
     if (!*s || *s == '/')
         return false;
@@ -620,11 +624,20 @@ lc_code lc_safetensors_load_index(const char *index_json_path_or_dir, lc_model *
         }
         wm[k].name = it->string;
         wm[k].shard = it->valuestring;
-        size_t s = 0; /* shards in order of first mention; few, so a linear search */
+        size_t s = 0; /* distinct shards; few, so a linear search */
         while (s < nshards && strcmp(shards[s], it->valuestring) != 0)
             s++;
         if (s == nshards)
             shards[nshards++] = it->valuestring;
+    }
+    /* Shards in file-name order (model-00001-of-N first), as transformers and
+     * llama.cpp's converter read them; weight_map lists tensors by name, so its first
+     * mention of a shard says nothing about the order. */
+    qsort((void *)shards, nshards, sizeof *shards, str_cmp);
+    for (k = 0; k < nwm; k++) {
+        size_t s = 0;
+        while (strcmp(shards[s], wm[k].shard) != 0)
+            s++;
         wm[k].shard_no = s;
     }
     qsort(wm, nwm, sizeof *wm, wm_by_name);

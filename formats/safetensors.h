@@ -61,8 +61,9 @@ lc_code lc_safetensors_load_mem(const uint8_t *buf, uint64_t size, lc_model **ou
  * "weight_map" is loaded (paths relative to the index; absolute paths and ".."
  * are refused with LC_E_MALFORMED). LC_E_MISMATCH (where = tensor) when a tensor
  * in the map is in no shard, when a shard holds a tensor the map does not list,
- * or lists under another shard. Tensors come in shard order, then shard header
- * order; metadata is the union of the shards' (first value of a key wins). */
+ * or lists under another shard. Tensors come in shard order (shard file names
+ * sorted), then shard header order; metadata is the union of the shards' (first
+ * value of a key wins, in that shard order). */
 lc_code lc_safetensors_load_index(const char *index_json_path_or_dir, lc_model **out,
                                   lc_error *err);
 

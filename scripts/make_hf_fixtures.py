@@ -15,7 +15,9 @@ What is made by which producer:
   - *.safetensors: safetensors' own serializer (safetensors.serialize_file), fed raw
     little-endian bytes from numpy with fixed seeds. torch is not installed (its
     wheel is gigabytes); transformers only needs it to save a model object, and the
-    file format written by the serializer is the same.
+    file format written by the serializer is the same. fixtures/hf/llama-tf, made by
+    scripts/make_hf_tf_fixture.py in the torch venv, is the folder whose weights
+    transformers' save_pretrained wrote itself.
 Deliberate edits, each named here:
   - llama-spm gets a rotary_emb.inv_freq tensor like older transformers checkpoints
     carried, so the converter's "drop it" rule is exercised.

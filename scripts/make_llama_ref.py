@@ -44,10 +44,10 @@ SRC = ROOT / "build" / "llama-src"
 SDIST = SRC / f"llama_cpp_python-{VERSION}"
 LLAMA = SDIST / "vendor" / "llama.cpp"
 OUT = ROOT / "fixtures" / "hf-ref"
-MODELS = ["llama-spm", "llama-bpe", "qwen2"]
+MODELS = ["llama-spm", "llama-bpe", "qwen2", "llama-tf"]
 OUTTYPES = ["f32", "f16", "bf16", "q8_0"]
 # The llama.cpp pre-tokenizer name of the regex each BPE fixture copies (None: SentencePiece).
-PRE = {"llama-spm": None, "llama-bpe": "llama-bpe", "qwen2": "qwen2"}
+PRE = {"llama-spm": None, "llama-bpe": "llama-bpe", "qwen2": "qwen2", "llama-tf": None}
 PRODUCER = "llama.cpp convert_hf_to_gguf.py"
 
 

@@ -18,7 +18,9 @@ ROOT = Path(__file__).resolve().parents[2]
 HF = ROOT / "fixtures" / "hf"
 BIN = Path(os.environ.get("LC_BIN", ROOT / "build" / "bin"))
 TBIN = Path(os.environ.get("LC_TEST_BIN", ROOT / "build" / "test-bin"))
-FOLDERS = ["llama-spm", "llama-bpe", "qwen2"]
+# llama-tf's weights were made and sharded by transformers' save_pretrained itself
+# (scripts/make_hf_tf_fixture.py); the others' by safetensors from numpy.
+FOLDERS = ["llama-spm", "llama-bpe", "qwen2", "llama-tf"]
 OUTTYPES = ["f32", "f16", "bf16", "q8_0"]
 FTYPE = {"f32": 0, "f16": 1, "q8_0": 7, "bf16": 32}
 GTYPE = {"F32": gguf.GGMLQuantizationType.F32, "F16": gguf.GGMLQuantizationType.F16,
@@ -179,7 +181,8 @@ def test_vocab_only_and_metadata(tmp):
     assert bad.returncode == 1 and "fits" in bad.stderr
 
 
-@pytest.mark.parametrize("folder,dtype", [("llama-spm", "bf16"), ("llama-bpe", "f16"), ("qwen2", "f32")])
+@pytest.mark.parametrize("folder,dtype", [("llama-spm", "bf16"), ("llama-bpe", "f16"), ("qwen2", "f32"),
+                                          ("llama-tf", "bf16")])
 def test_round_trip_identical(folder, dtype, tmp):
     g, back = tmp / f"rt-{folder}.gguf", tmp / f"rt-{folder}.safetensors"
     run(BIN / "safetensors2gguf", "-q", "--outtype", dtype, HF / folder, g)
@@ -308,6 +311,19 @@ def test_same_as_convert_hf_to_gguf(folder, outtype, tmp):
     ta = {t.name: (t.tensor_type, tuple(t.shape), t.data.tobytes()) for t in a.tensors}
     tb = {t.name: (t.tensor_type, tuple(t.shape), t.data.tobytes()) for t in b.tensors}
     assert ta == tb
+    # Tensor order too: shard files in name order, each in its header's order (a sharded
+    # index lists tensors by name, which is not the order the converter reads them).
+    assert [t.name for t in a.tensors] == [t.name for t in b.tensors]
+
+
+@pytest.mark.parametrize("folder", ["llama-spm", "llama-tf"])
+@pytest.mark.parametrize("outtype", OUTTYPES)
+def test_sentencepiece_folders_byte_identical_to_convert_hf_to_gguf(folder, outtype, tmp):
+    """With a SentencePiece tokenizer no key order differs: the whole file is the
+    converter's, byte for byte (llama-tf: sharded by transformers itself)."""
+    out = tmp / f"bytes-{folder}-{outtype}.gguf"
+    run(BIN / "safetensors2gguf", "-q", "--outtype", outtype, HF / folder, out)
+    assert out.read_bytes() == (REF / f"{folder}-{outtype}.gguf").read_bytes()
 
 
 @pytest.mark.parametrize("outtype", OUTTYPES)

@@ -26,7 +26,7 @@ REF = ROOT / "fixtures" / "hf-ref"
 BIN = Path(os.environ.get("LC_BIN", ROOT / "build" / "bin"))
 TOOL = BIN / "safetensors2gguf"
 
-MODELS = ["llama-spm", "llama-bpe", "qwen2"]
+MODELS = ["llama-spm", "llama-bpe", "qwen2", "llama-tf"]
 OUTTYPES = ["f32", "f16", "bf16", "q8_0"]
 SUBJECTS = ["ref", "ours"]
 NOT_JUDGED = "OURS NOT JUDGED"

@@ -7,7 +7,7 @@ HF: shows the check can pass and pins llama.cpp's own deviations); the other che
 tests show that they do catch a changed weight or key. "ours" skips loudly while
 safetensors2gguf has no folder mode.
 
-What must hold for ours, per model (llama-spm: SentencePiece; llama-bpe, qwen2: BPE) and
+What must hold for ours, per model (llama-spm, llama-tf: SentencePiece; llama-bpe, qwen2: BPE) and
 outtype (f32, f16, bf16, q8_0):
   - llama.cpp loads it;
   - llama.cpp tokenizes STRINGS on it exactly as the HF tokenizer does (tokenizers /
@@ -44,6 +44,9 @@ STRINGS = [
     "<tool> and <ctl>",
     "<extra_word> ok",
 ]
+
+# The folders with llama-spm's tokenizer.model (llama-tf holds a copy of it).
+SPM_MODELS = {"llama-spm", "llama-tf"}
 
 # Where llama.cpp on the reference GGUF disagrees with sentencepiece itself, i.e. llama.cpp's
 # (or its converter's) behaviour, not ours. For these we assert that the reference disagrees
@@ -120,7 +123,7 @@ def test_tokenizes_like_hf_and_reference(gguf_of, subject, model, text):
     ref = tokenize(ref_path(model, "f16"), text)
     assert got == ref, "llama.cpp tokenizes differently on %s than on the reference" % subject
     hf = hf_tokens(model, text, add_special=False)
-    if model == "llama-spm" and text in SPM_LLAMA_CPP_DIFFERS:
+    if model in SPM_MODELS and text in SPM_LLAMA_CPP_DIFFERS:
         assert ref != hf, "llama.cpp now agrees with sentencepiece: drop it from the list"
     else:
         assert got == hf
