@@ -442,6 +442,13 @@ lc_code lc_gguf_load_ex(const char *path, lc_model **out, lc_gguf_info *info, lc
         goto done;
     if ((rc = parse(mp->data, mp->size, m, &tmp, err)) != LC_OK)
         goto done;
+    /* Views that also name their bytes in the file: writers then copy unchanged
+     * tensors in the kernel and read the others with pread, not through the map. */
+    for (size_t i = 0; i < lc_model_tensor_count(m); i++) {
+        lc_tensor *t = lc_model_tensor(m, i);
+        t->ops = &lc_map_view_ops;
+        t->ctx = (void *)(uintptr_t)mp;
+    }
     if (info)
         *info = tmp;
     *out = m;

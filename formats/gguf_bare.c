@@ -138,7 +138,10 @@ lc_code lc_gguf_bare_decode(lc_model *m, lc_model **out, lc_error *err) {
             goto done;
         t->data = src->data;           /* zero-copy views stay views */
         t->file_offset = src->file_offset;
-        if (!src->data) {
+        if (src->data && src->ops && !src->ops->free) {
+            t->ops = src->ops;         /* e.g. lc_map_view_ops: keeps the file range */
+            t->ctx = src->ctx;
+        } else if (!src->data) {
             t->ops = &forward_ops;
             t->ctx = src;
         }

@@ -820,9 +820,18 @@ static lc_code back_tensor(lc_model *out, lc_model *work, const lc_tensor *s, co
                            uint32_t heads, lc_dtype dtype, lc_error *err) {
     const bool quant = lc_dtype_is_quant(s->dtype);
     lc_tensor *t;
-    /* No map view here: `in` may live in plain memory (lc_gguf_load_mem), which
+    /* A tensor of a mapped file is read with pread (and copied in the kernel when
+     * nothing changes it), so the map's pages never count in our RSS. No drop view
+     * otherwise: `in` may live in plain memory (lc_gguf_load_mem), which
      * MADV_DONTNEED would zero (hf_view.h). */
     const lc_tensor *from = s;
+    int fd;
+    uint64_t at;
+    if (s->data && lc_tensor_file_range(s, &fd, &at)) {
+        char dname[160];
+        snprintf(dname, sizeof dname, "%.150s#file", hf);
+        LC_TRY(lc_hf_view_file(work, dname, s, fd, &from, err));
+    }
     LC_TRY(lc_model_add_tensor(quant ? work : out, hf, s->dtype, s->ndim, s->shape, &t, err));
     if (heads)
         LC_TRY(lc_hf_tensors_permute(t, from, heads, true, err));

@@ -41,26 +41,6 @@
 
 #define CHUNK (4u << 20) /* bytes per streamed read: bounds the writer's memory */
 
-/* ---- the view source: marks tensors that are unchanged bytes of a mapped file ---- */
-
-static lc_code view_read(void *ctx, const lc_tensor *t, uint64_t off, void *dst, size_t len,
-                         lc_error *err) {
-    (void)ctx;
-    (void)err;
-    memcpy(dst, t->data + off, len);
-    return LC_OK;
-}
-static bool view_file_range(void *ctx, const lc_tensor *t, int *fd, uint64_t *off) {
-    const lc_map *m = ctx;
-    if (m->fd < 0)
-        return false;
-    *fd = m->fd;
-    *off = t->file_offset;
-    return true;
-}
-/* ctx is the lc_map, owned by the model through lc_model_own, hence no free. */
-static const lc_source_ops g_view_ops = { view_read, NULL, view_file_range };
-
 /* ---- lexer: byte offsets of JSON values and keys, in document order ---- */
 
 typedef struct hdr {
@@ -450,7 +430,7 @@ static lc_code parse(const uint8_t *buf, uint64_t size, const lc_map *map, lc_mo
         t->file_offset = TEXT_AT + n + e->begin;
         t->data = buf + t->file_offset;
         if (map) {
-            t->ops = &g_view_ops;
+            t->ops = &lc_map_view_ops;
             t->ctx = (void *)(uintptr_t)map;
         }
     }

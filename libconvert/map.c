@@ -72,3 +72,24 @@ void lc_map_advise_sequential(const lc_map *m) {
     if (m && m->data)
         madvise((void *)(uintptr_t)m->data, (size_t)m->size, MADV_SEQUENTIAL);
 }
+
+/* ---- tensors that are views of a map ---- */
+
+static lc_code view_read(void *ctx, const lc_tensor *t, uint64_t off, void *dst, size_t len,
+                         lc_error *err) {
+    (void)ctx;
+    (void)err;
+    memcpy(dst, t->data + off, len);
+    return LC_OK;
+}
+
+static bool view_file_range(void *ctx, const lc_tensor *t, int *fd, uint64_t *off) {
+    const lc_map *m = ctx;
+    if (m->fd < 0 || t->file_offset == LC_NO_OFFSET)
+        return false;
+    *fd = m->fd;
+    *off = t->file_offset;
+    return true;
+}
+
+const lc_source_ops lc_map_view_ops = { view_read, NULL, view_file_range };

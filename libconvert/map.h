@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "libconvert/error.h"
+#include "libconvert/tensor.h"
 
 typedef struct lc_map {
     const uint8_t *data;
@@ -25,5 +26,12 @@ lc_code lc_map_open(const char *path, lc_map **out, lc_error *err);
 void lc_map_close(void *map);
 /* Hints that the bytes will be read front to back once (readahead, early drop). */
 void lc_map_advise_sequential(const lc_map *m);
+
+/* Source ops for a tensor whose `data` points into a map (ctx = the lc_map, owned
+ * elsewhere, e.g. by the model through lc_model_own; t->file_offset = where the bytes
+ * start in the file): reads copy from the map, and file_range names the map's
+ * descriptor so that writers copy the bytes in the kernel or pread them instead of
+ * touching the map. Readers of mapped formats (safetensors, GGUF) set these. */
+extern const lc_source_ops lc_map_view_ops;
 
 #endif
