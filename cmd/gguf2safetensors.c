@@ -49,7 +49,7 @@ int main(int argc, char **argv) {
     lc_cli_start(&cli);
     lc_error err = { 0 };
     lc_model *in = NULL, *m = NULL;
-    const lc_st_write_opts o = { .stringify_meta = true };
+    const lc_st_write_opts o = { .stringify_meta = true, .threads = cli.threads };
     int status = LC_EXIT_OK;
     lc_code rc = lc_gguf_load(argv[optind], &in, &err);
     if (rc == LC_OK) {

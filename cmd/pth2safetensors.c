@@ -41,7 +41,8 @@ static void print_ref(void *ctx, const lc_pth_ref *r) {
 
 /* As safetensors' convert script: "format": "pt" in the metadata. */
 static lc_code write_one(lc_model *m, const char *path, lc_cli *cli, lc_error *err) {
-    lc_st_write_opts wo = { .stringify_meta = true };  /* epoch = 5 becomes "5" */
+    lc_st_write_opts wo = { .stringify_meta = true,    /* epoch = 5 becomes "5" */
+                            .threads = cli->threads };
     LC_TRY(lc_model_set_meta_str(m, "format", "pt", err));
     if (cast != LC_DT_INVALID)
         LC_TRY(lc_model_cast(m, cast, NULL, err));     /* lazy: converts while writing */

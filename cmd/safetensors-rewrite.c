@@ -60,6 +60,7 @@ int main(int argc, char **argv) {
         return LC_EXIT_USAGE;
     }
     lc_cli_start(&cli);
+    opts.threads = cli.threads;
     const char *in = argv[optind], *out = argv[optind + 1];
     lc_error err = {0};
     lc_model *m = NULL;

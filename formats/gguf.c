@@ -28,7 +28,7 @@
 #include "libconvert/bytes.h"
 #include "libconvert/map.h"
 #include "libconvert/outfile.h"
-#include "libconvert/pipeline.h"
+#include "libconvert/segments.h"
 #include "libconvert/rd.h"
 
 /* Smallest wire size of a metadata entry (empty key, u32 type, u8 value) and of a
@@ -36,10 +36,6 @@
  * before the loop so a huge count fails at once. */
 #define MIN_KV_BYTES 13u
 #define MIN_TENSOR_INFO_BYTES 24u
-/* Bytes per job: small enough that a job's bytes are still in cache when written
- * (1 MiB jobs made f16 from bf16 3x slower on the bench), and 4 x threads of them
- * are all the buffers a write needs. */
-#define DEFAULT_CHUNK ((size_t)256 << 10)
 
 static const char ALIGNMENT_KEY[] = "general.alignment";
 
@@ -596,154 +592,74 @@ static lc_code write_header(lc_outfile *f, const lc_model *m, uint32_t align, lc
     return pad_to(f, align, err);
 }
 
-/* ---- the data section, made by an ordered pipeline (libconvert/pipeline.h) ----
+/* ---- the data section, as segments (libconvert/segments.h) ----
  *
- * A tensor read through its source is split into jobs of at most cap bytes that
- * worker threads read (and so convert, permute or quantize) in parallel; this thread
- * writes them in order. A tensor that is an unchanged file range or a zero-copy view
- * is one job with nothing to make: it is copied straight to the file when taken. */
+ * Each tensor is one segment, then zeros up to the alignment: an unchanged range of
+ * an input file is copied in the kernel, a zero-copy view written as it is, anything
+ * else read through its source in chunks by worker threads (so casts, permutations
+ * and quantization run on every core while this thread writes). */
 
-typedef struct data_jobs {
-    const lc_model *m;
-    lc_outfile *f;
-    lc_progress *prog;
-    size_t cap;
-    uint32_t align;
-    size_t *first;          /* tensor i's jobs are [first[i], first[i + 1]) */
-    bool writer_failed;     /* the failure was the writer's own, not a source's */
-} data_jobs;
-
-static bool read_in_jobs(const lc_tensor *t) {
-    int fd;
-    uint64_t off;
-    return t->nbytes && !t->data && !lc_tensor_file_range(t, &fd, &off);
-}
-
-/* The tensor job j belongs to: the last i with first[i] <= j. */
-static size_t job_tensor(const data_jobs *d, size_t j) {
-    size_t lo = 0, hi = lc_model_tensor_count(d->m);
-    while (hi - lo > 1) {
-        const size_t mid = lo + (hi - lo) / 2;
-        if (d->first[mid] <= j)
-            lo = mid;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
-static lc_code make_job(void *ctx, size_t j, uint8_t *buf, size_t *len, lc_error *err) {
-    const data_jobs *d = ctx;
-    const size_t i = job_tensor(d, j);
-    const lc_tensor *t = lc_model_tensor(d->m, i);
-    if (!read_in_jobs(t))
-        return LC_OK;
-    const uint64_t off = (uint64_t)(j - d->first[i]) * d->cap;
-    const size_t n = t->nbytes - off < d->cap ? (size_t)(t->nbytes - off) : d->cap;
-    const lc_code rc = lc_tensor_read(t, off, buf, n, err);
-    if (rc != LC_OK) {
-        lc_err_context(err, NULL, t->name);
-        return rc;
-    }
-    *len = n;
-    return LC_OK;
-}
-
-/* Writes a whole tensor that needs no reading: kernel copy or zero-copy view. */
-static lc_code write_direct(data_jobs *d, const lc_tensor *t, lc_error *err) {
-    int fd;
-    uint64_t src;
-    const bool ranged = lc_tensor_file_range(t, &fd, &src);
-    for (uint64_t off = 0; off < t->nbytes;) {
-        /* in pieces so that progress moves */
-        const uint64_t n = t->nbytes - off < d->cap ? t->nbytes - off : d->cap;
-        if (ranged)
-            LC_TRY(lc_outfile_copy_from(d->f, fd, src + off, n, err));
-        else
-            LC_TRY(lc_outfile_write(d->f, t->data + off, (size_t)n, err));
-        lc_progress_add(d->prog, n);
-        off += n;
-    }
-    return LC_OK;
-}
-
-static lc_code take_job(void *ctx, size_t j, const uint8_t *buf, size_t len, lc_error *err) {
-    data_jobs *d = ctx;
-    const size_t i = job_tensor(d, j);
-    const lc_tensor *t = lc_model_tensor(d->m, i);
-    lc_code rc;
-    if (!read_in_jobs(t))
-        rc = write_direct(d, t, err);
-    else if ((rc = lc_outfile_write(d->f, buf, len, err)) == LC_OK)
-        lc_progress_add(d->prog, len);
-    if (rc == LC_OK && j + 1 == d->first[i + 1])
-        rc = pad_to(d->f, d->align, err);
-    if (rc != LC_OK) {
-        d->writer_failed = true;
-        lc_err_context(err, NULL, t->name);
-    }
-    return rc;
-}
-
-/* The whole file's size once the header is written: every tensor padded. */
-static uint64_t file_size(const data_jobs *d) {
-    uint64_t size = lc_outfile_tell(d->f);
-    for (size_t i = 0; i < lc_model_tensor_count(d->m); i++) {
-        const uint64_t n = lc_model_tensor(d->m, i)->nbytes;     /* check_model summed them */
-        size += (n + d->align - 1) / d->align * d->align;
-    }
-    return size;
-}
-
-/* Lays out the jobs: first[] has one entry per tensor plus the end. */
-static lc_code plan_jobs(data_jobs *d, size_t *count, lc_error *err) {
-    const size_t nt = lc_model_tensor_count(d->m);
-    if (!(d->first = lc_calloc(nt + 1, sizeof *d->first)))
-        return lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory for %zu tensors", nt);
+/* Fills segs (2 per tensor at most) and returns their count and the file's size. */
+static size_t plan_segments(const lc_model *m, uint32_t align, uint64_t header,
+                            lc_segment *segs, uint64_t *size) {
     size_t n = 0;
-    for (size_t i = 0; i < nt; i++) {
-        const lc_tensor *t = lc_model_tensor(d->m, i);
-        d->first[i] = n;
-        const uint64_t k = read_in_jobs(t) ? (t->nbytes + d->cap - 1) / d->cap : 1;
-        if (k > SIZE_MAX - n)
-            return lc_fail(err, LC_E_OVERFLOW, LC_NO_OFFSET, "too many chunks");
-        n += (size_t)k;
+    uint64_t at = header;           /* write_header checked the padded sums for overflow */
+    for (size_t i = 0; i < lc_model_tensor_count(m); i++) {
+        const lc_tensor *t = lc_model_tensor(m, i);
+        lc_segment *s = &segs[n++];
+        *s = (lc_segment){ .kind = LC_SEG_READ, .t = t, .len = t->nbytes };
+        if (t->nbytes && lc_tensor_file_range(t, &s->fd, &s->off))
+            s->kind = LC_SEG_COPY;
+        else if (t->data) {
+            s->kind = LC_SEG_VIEW;
+            s->ptr = t->data;
+        }
+        at += t->nbytes;
+        if (at % align)
+            segs[n++] = (lc_segment){ .kind = LC_SEG_ZEROS, .t = t, .len = align - at % align };
+        at += (align - at % align) % align;
     }
-    d->first[nt] = n;
-    *count = n;
-    return LC_OK;
+    *size = at;
+    return n;
 }
 
 lc_code lc_gguf_write(const lc_model *m, const char *path, const lc_gguf_write_opts *o,
                       lc_progress *p, lc_error *err) {
-    data_jobs d = { .m = m, .prog = p, .cap = o && o->chunk_bytes ? o->chunk_bytes
-                                                                  : DEFAULT_CHUNK };
-    lc_pipeline pl = { .buf_bytes = d.cap, .threads = o ? o->threads : 0,
-                       .make = make_job, .take = take_job, .ctx = &d };
-    uint64_t total;
+    const lc_segments_opts so = { .chunk_bytes = o ? o->chunk_bytes : 0,
+                                  .threads = o ? o->threads : 0 };
+    const size_t nt = lc_model_tensor_count(m);
+    lc_outfile *f = NULL;
+    lc_segment *segs = NULL;
+    lc_segments_failure failed = { 0, false };
+    uint32_t align;
+    uint64_t total, size;
     lc_code rc;
-    if ((rc = check_model(m, &d.align, &total, err)) != LC_OK ||
-        (rc = plan_jobs(&d, &pl.count, err)) != LC_OK ||
-        (rc = lc_outfile_open(path, &d.f, err)) != LC_OK ||
-        (rc = write_header(d.f, m, d.align, err)) != LC_OK) {
-        d.writer_failed = true;
+    if ((rc = check_model(m, &align, &total, err)) != LC_OK)
+        goto done;
+    if (!(segs = lc_calloc(nt ? 2 * nt : 1, sizeof *segs))) {
+        rc = lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory for %zu tensors", nt);
         goto done;
     }
-    lc_outfile_reserve(d.f, file_size(&d));
-    lc_progress_begin(p, "writing GGUF", total);
-    rc = lc_pipeline_run(&pl, err);
-    lc_progress_end(p);
-    if (rc != LC_OK)
+    if ((rc = lc_outfile_open(path, &f, err)) != LC_OK ||
+        (rc = write_header(f, m, align, err)) != LC_OK)
         goto done;
-    rc = lc_outfile_commit(d.f, err);
-    d.f = NULL;
-    if (rc != LC_OK)
-        d.writer_failed = true;
+    const size_t n = plan_segments(m, align, lc_outfile_tell(f), segs, &size);
+    lc_outfile_reserve(f, size);
+    lc_progress_begin(p, "writing GGUF", total);
+    rc = lc_segments_write(f, segs, n, &so, p, &failed, err);
+    lc_progress_end(p);
+    if (rc != LC_OK) {
+        if (failed.segment < n)
+            lc_err_context(err, NULL, segs[failed.segment].t->name);
+        goto done;
+    }
+    rc = lc_outfile_commit(f, err);
+    f = NULL;
 done:
-    lc_outfile_abort(d.f);
-    lc_free(d.first);
+    lc_outfile_abort(f);
+    lc_free(segs);
     /* A source's failure already names its own file; the caller adds it. */
-    if (d.writer_failed)
+    if (!failed.source)
         lc_err_context(err, path, NULL);
     return rc;
 }

@@ -38,8 +38,8 @@
 #include "libconvert/json.h"
 #include "libconvert/map.h"
 #include "libconvert/outfile.h"
+#include "libconvert/segments.h"
 
-#define CHUNK (4u << 20) /* bytes per streamed read: bounds the writer's memory */
 
 /* ---- lexer: byte offsets of JSON values and keys, in document order ---- */
 
@@ -781,62 +781,33 @@ static int source_fd(const lc_tensor *t, uint64_t *off) {
     return lc_tensor_file_range(t, &fd, off) ? fd : -1;
 }
 
-/* Below this many bytes a run is cheaper to copy from the map through the output
- * buffer than with a copy_file_range call of its own. */
-#define KERNEL_COPY_MIN (256u << 10)
-
-/* Copies [off, off + len) of an input file without touching any map: big runs in
- * the kernel (copy_file_range), small ones with pread through a bounded buffer.
- * Reading through the mapping instead would count every touched page in RSS, and
- * with large folios a few scattered small tensors map most of the file. */
-static lc_code copy_run(lc_outfile *f, int src_fd, uint64_t off, uint64_t len,
-                        uint8_t **chunk, lc_progress *progress, lc_error *err) {
-    if (len >= KERNEL_COPY_MIN) {
-        for (uint64_t done = 0; done < len;) {
-            uint64_t k = len - done < 16u << 20 ? len - done : 16u << 20;
-            LC_TRY(lc_outfile_copy_from(f, src_fd, off + done, k, err));
-            done += k;
-            lc_progress_add(progress, k);
-        }
-        return LC_OK;
+/* Lays the tensors out as segments (libconvert/segments.h): tensors that sit back
+ * to back in the same input file, as they do when a reference-written file is
+ * rewritten, are one COPY run (copied in the kernel, or read with pread when small,
+ * never through a map, whose touched pages would count in RSS); zero-copy views are
+ * written as they are; the rest is read through their sources by worker threads.
+ * first[k] is the index in order[] of segment k's first tensor, for error names. */
+static size_t plan_segments(const lc_tensor **order, size_t n, lc_segment *segs,
+                            size_t *first) {
+    size_t k = 0;
+    for (size_t i = 0, j; i < n; i = j, k++) {
+        uint64_t start, next;
+        const int fd = source_fd(order[i], &start);
+        uint64_t len = order[i]->nbytes;
+        for (j = i + 1; fd >= 0 && j < n && source_fd(order[j], &next) == fd &&
+                        next == start + len; j++)
+            len += order[j]->nbytes;
+        first[k] = i;
+        if (fd >= 0)
+            segs[k] = (lc_segment){ .kind = LC_SEG_COPY, .t = order[i], .fd = fd, .off = start,
+                                    .len = len };
+        else if (order[i]->data)
+            segs[k] = (lc_segment){ .kind = LC_SEG_VIEW, .t = order[i], .ptr = order[i]->data,
+                                    .len = len };
+        else
+            segs[k] = (lc_segment){ .kind = LC_SEG_READ, .t = order[i], .len = len };
     }
-    if (!*chunk && !(*chunk = lc_malloc(CHUNK)))
-        return lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory for a %u-byte buffer",
-                       CHUNK);
-    for (uint64_t done = 0; done < len;) {
-        ssize_t k = pread(src_fd, *chunk, (size_t)(len - done), (off_t)(off + done));
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k <= 0)
-            return lc_fail(err, k < 0 ? LC_E_IO : LC_E_TRUNCATED, off + done,
-                           "cannot read the input: %s", k < 0 ? strerror(errno) : "it shrank");
-        LC_TRY(lc_outfile_write(f, *chunk, (size_t)k, err));
-        done += (uint64_t)k;
-    }
-    lc_progress_add(progress, len);
-    return LC_OK;
-}
-
-/* Streams one tensor that is not a view of a mapped file: straight from a zero-copy
- * view, else through a bounded buffer with lc_tensor_read. */
-static lc_code write_tensor(lc_outfile *f, const lc_tensor *t, uint8_t **chunk,
-                            lc_progress *progress, lc_error *err) {
-    for (uint64_t done = 0; done < t->nbytes;) {
-        uint64_t left = t->nbytes - done;
-        size_t len = left < CHUNK ? (size_t)left : CHUNK;
-        if (t->data) {
-            LC_TRY(lc_outfile_write(f, t->data + done, len, err));
-        } else {
-            if (!*chunk && !(*chunk = lc_malloc(CHUNK)))
-                return lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory for a %u-byte "
-                               "buffer", CHUNK);
-            LC_TRY(lc_tensor_read(t, done, *chunk, len, err));
-            LC_TRY(lc_outfile_write(f, *chunk, len, err));
-        }
-        done += len;
-        lc_progress_add(progress, len);
-    }
-    return LC_OK;
+    return k;
 }
 
 lc_code lc_safetensors_write(const lc_model *m, const char *path, const lc_st_write_opts *opts,
@@ -844,10 +815,11 @@ lc_code lc_safetensors_write(const lc_model *m, const char *path, const lc_st_wr
     lc_code rc = LC_OK;
     size_t n = lc_model_tensor_count(m);
     const lc_tensor **order = lc_calloc(n, sizeof *order);
+    lc_segment *segs = lc_calloc(n ? n : 1, sizeof *segs);
+    size_t *first = lc_calloc(n ? n : 1, sizeof *first);
     lc_json_buf h = {0};
     lc_outfile *f = NULL;
-    uint8_t *chunk = NULL;
-    if (!order) {
+    if (!order || !segs || !first) {
         rc = lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory");
         goto done;
     }
@@ -868,21 +840,13 @@ lc_code lc_safetensors_write(const lc_model *m, const char *path, const lc_st_wr
         goto done;
     lc_outfile_reserve(f, 8 + h.len + total);     /* build_header checked the sum */
     lc_progress_begin(progress, path, total);
-    for (size_t i = 0, j; i < n; i = j) {
-        /* Tensors that sit back to back in the same input file, as they do when a
-         * reference-written file is rewritten, are copied as one run. */
-        uint64_t start, next;
-        const int fd = source_fd(order[i], &start);
-        uint64_t len = order[i]->nbytes;
-        for (j = i + 1; fd >= 0 && j < n && source_fd(order[j], &next) == fd &&
-                        next == start + len; j++)
-            len += order[j]->nbytes;
-        rc = fd >= 0 ? copy_run(f, fd, start, len, &chunk, progress, err)
-                     : write_tensor(f, order[i], &chunk, progress, err);
-        if (rc != LC_OK) {
-            ctx_name(err, order[i]->name);
-            goto done;
-        }
+    const size_t nseg = plan_segments(order, n, segs, first);
+    const lc_segments_opts so = { .threads = opts ? opts->threads : 0 };
+    lc_segments_failure failed;
+    if ((rc = lc_segments_write(f, segs, nseg, &so, progress, &failed, err)) != LC_OK) {
+        if (failed.segment < nseg)
+            ctx_name(err, order[first[failed.segment]]->name);
+        goto done;
     }
     lc_progress_end(progress);
     rc = lc_outfile_commit(f, err);
@@ -890,7 +854,8 @@ lc_code lc_safetensors_write(const lc_model *m, const char *path, const lc_st_wr
 done:
     lc_progress_end(progress);
     lc_outfile_abort(f);
-    lc_free(chunk);
+    lc_free(segs);
+    lc_free(first);
     lc_json_buf_free(&h);
     lc_free((void *)order);
     lc_err_context(err, path, NULL);

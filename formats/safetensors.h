@@ -72,18 +72,20 @@ typedef struct lc_st_write_opts {
      * naming the key unless this is set; then they are written as their JSON text
      * ("32", "[1, 2]", "true"). */
     bool stringify_meta;
+    int threads;           /* tensor readers in parallel; 0: one per core (at most 8) */
 } lc_st_write_opts;
 
 /* Writes m to PATH atomically (PATH.tmp, fsync, rename) and byte-identical to what
  * safetensors' serialize_file writes for the same tensors and metadata in the same
  * metadata order (the reference's own metadata order is a Rust HashMap's, so it is
  * not reproducible when there are two or more keys). Streams: the header is built
- * from the IR first; tensors that are unchanged views of a loaded safetensors file
- * are copied from its descriptor (back-to-back ones as one run: copy_file_range for
- * runs of 256 KiB and more, pread through a 4 MiB buffer below that), so their
- * bytes never enter the process; others are read with lc_tensor_read in 4 MiB
- * chunks. Memory stays bounded by the header and one chunk. opts and progress may
- * be NULL.
+ * from the IR first; tensors that are unchanged ranges of an input file are copied
+ * from its descriptor (back-to-back ones as one run: copy_file_range for runs of
+ * 256 KiB and more, pread below that), never through a map; others are read with
+ * lc_tensor_read in 256 KiB chunks by `threads` workers at once (libconvert/
+ * segments.h) while this thread writes; the file is the same for any count. Memory
+ * stays bounded by the header and 4 chunks per worker. opts and progress may be
+ * NULL.
  * Codes: LC_E_UNSUPPORTED (a dtype safetensors lacks, non-string metadata without
  * stringify_meta, a name that is not UTF-8), LC_E_OVERFLOW (header above the limit),
  * LC_E_IO, and whatever a tensor's source reports (where = tensor). */

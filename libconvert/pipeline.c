@@ -82,7 +82,7 @@ static void *worker(void *arg) {
 }
 
 /* The consumer's side: takes jobs in order until the end or the first failure. */
-static lc_code consume(run *r, lc_error *err) {
+static lc_code consume(run *r, size_t *failed_job, lc_error *err) {
     const lc_pipeline *p = r->p;
     for (size_t j = 0; j < p->count; j++) {
         slot *s = &r->slots[j % r->nslots];
@@ -103,8 +103,10 @@ static lc_code consume(run *r, lc_error *err) {
         } else {
             rc = p->take(p->ctx, j, s->buf, s->len, err);
         }
-        if (rc != LC_OK)
+        if (rc != LC_OK) {
+            *failed_job = j;
             return rc;
+        }
         pthread_mutex_lock(&r->mu);
         s->ready = NO_JOB;
         r->taken = j + 1;
@@ -119,7 +121,7 @@ static lc_code consume(run *r, lc_error *err) {
 }
 
 /* One worker: no threads at all, so a single-threaded run is easy to reason about. */
-static lc_code run_inline(const lc_pipeline *p, lc_error *err) {
+static lc_code run_inline(const lc_pipeline *p, size_t *failed_job, lc_error *err) {
     uint8_t *buf = lc_malloc(p->buf_bytes ? p->buf_bytes : 1);
     if (!buf)
         return lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory for a %zu-byte buffer",
@@ -130,17 +132,23 @@ static lc_code run_inline(const lc_pipeline *p, lc_error *err) {
         rc = p->make(p->ctx, j, buf, &len, err);
         if (rc == LC_OK)
             rc = p->take(p->ctx, j, buf, len, err);
+        if (rc != LC_OK)
+            *failed_job = j;
     }
     lc_free(buf);
     return rc;
 }
 
-lc_code lc_pipeline_run(const lc_pipeline *p, lc_error *err) {
+lc_code lc_pipeline_run(const lc_pipeline *p, size_t *failed_job, lc_error *err) {
+    size_t ignored;
+    if (!failed_job)
+        failed_job = &ignored;
+    *failed_job = p->count;
     size_t workers = (size_t)lc_pipeline_threads(p->threads);
     if (workers > p->count)
         workers = p->count;
     if (workers <= 1)
-        return p->count ? run_inline(p, err) : LC_OK;
+        return p->count ? run_inline(p, failed_job, err) : LC_OK;
     run r = { .p = p, .nslots = SLOTS_PER_WORKER * workers };
     pthread_t *tid = lc_calloc(workers, sizeof *tid);
     r.slots = lc_calloc(r.nslots, sizeof *r.slots);
@@ -177,9 +185,9 @@ lc_code lc_pipeline_run(const lc_pipeline *p, lc_error *err) {
     while (started < workers && pthread_create(&tid[started], NULL, worker, &r) == 0)
         started++;
     if (started == 0) {
-        rc = run_inline(p, err);
+        rc = run_inline(p, failed_job, err);
     } else {
-        rc = consume(&r, err);
+        rc = consume(&r, failed_job, err);
         pthread_mutex_lock(&r.mu);
         r.stop = true;
         pthread_cond_broadcast(&r.free_cv);

@@ -31,9 +31,10 @@ typedef struct lc_pipeline {
 
 /* Runs every job. Stops at the first failure in job order and returns it with its
  * error: the same error whatever the thread count, since jobs after a failed one are
- * never taken. One worker runs everything on the calling thread, without threads.
- * LC_E_NOMEM when the buffers or threads cannot be had. */
-lc_code lc_pipeline_run(const lc_pipeline *p, lc_error *err);
+ * never taken; *failed_job (may be NULL) is then that job, or count when the
+ * pipeline itself failed (LC_E_NOMEM: no buffers). One worker runs everything on the
+ * calling thread, without threads. */
+lc_code lc_pipeline_run(const lc_pipeline *p, size_t *failed_job, lc_error *err);
 
 /* The worker count that `threads` asks for (0: online cores, at most 8; at least 1). */
 int lc_pipeline_threads(int threads);

@@ -17,6 +17,7 @@ typedef struct probe {
     size_t buf_bytes;
     _Atomic size_t made;
     bool out_of_order;
+    size_t failed_job;         /* what lc_pipeline_run said */
 } probe;
 
 static void nap(size_t job) {
@@ -55,7 +56,10 @@ static lc_code go(probe *pr, size_t count, int threads, lc_error *err) {
     pr->buf_bytes = 64;
     const lc_pipeline p = { .count = count, .buf_bytes = 64, .threads = threads, .make = make,
                             .take = take, .ctx = pr };
-    return lc_pipeline_run(&p, err);
+    size_t failed;
+    const lc_code rc = lc_pipeline_run(&p, &failed, err);
+    pr->failed_job = failed;
+    return rc;
 }
 
 Test(pipeline, in_order_for_any_thread_count) {
@@ -79,6 +83,7 @@ Test(pipeline, first_failure_in_job_order_wins) {
             cr_assert_eq(err.offset, 61, "threads %d: job %" PRIu64 " reported", threads,
                          err.offset);
             cr_assert_str_eq(err.msg, "job 61 failed");
+            cr_assert_eq(pr.failed_job, 61);
             cr_assert_eq(pr.next_take, 61, "jobs after the failed one are not taken");
             cr_assert_not(pr.out_of_order);
             /* at most the jobs whose slots were free: 4 per worker past the failure */
@@ -91,6 +96,7 @@ Test(pipeline, failed_take_stops) {
     lc_error err = { 0 };
     cr_assert_eq(go(&pr, 1000, 3, &err), LC_E_ARG);
     cr_assert_str_eq(err.msg, "take 10 failed");
+    cr_assert_eq(pr.failed_job, 10);
     cr_assert_eq(pr.next_take, 11);
     cr_assert_leq(atomic_load(&pr.made), 11 + 4 * 3);
 }
@@ -118,6 +124,7 @@ Test(pipeline, out_of_memory) {
         }
         cr_assert_eq(rc, LC_E_NOMEM, "allocation %ld: %s", n, err.msg);
         cr_assert_eq(pr.next_take, 0, "nothing taken when the buffers are missing");
+        cr_assert_eq(pr.failed_job, 50, "no job to blame");
     }
     cr_assert_fail("the pipeline never got its memory");
 }

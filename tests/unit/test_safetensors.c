@@ -2,6 +2,7 @@
  * returns (code and file offset), round trips through the writer, the index. */
 #include <criterion/criterion.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -548,4 +549,117 @@ Test(st_write, out_of_memory_leaves_no_file) {
     lc_model_free(m);
     unlink(path);
     rmdir(g_dir);
+}
+
+/* ---- the writer's threads (libconvert/segments.h) ---- */
+
+/* Bytes are a function of (seed, offset); the source fails at fail_at when that is
+ * inside the read, and sometimes sleeps so that workers finish out of order. */
+typedef struct pat { uint8_t seed; uint64_t fail_at; } pat;
+
+static lc_code pat_read(void *ctx, const lc_tensor *t, uint64_t off, void *dst, size_t len,
+                        lc_error *err) {
+    const pat *p = ctx;
+    (void)t;
+    if (p->fail_at >= off && p->fail_at < off + len)
+        return lc_fail(err, LC_E_IO, p->fail_at, "source %u fails", p->seed);
+    if ((off + p->seed) % 3 == 0)
+        usleep(30);
+    for (size_t i = 0; i < len; i++)
+        ((uint8_t *)dst)[i] = (uint8_t)((off + i) * 13 + p->seed);
+    return LC_OK;
+}
+static const lc_source_ops pat_ops = { pat_read, NULL };
+
+/* 30 lazy tensors of odd sizes, about 600 KB (several 256 KiB chunks for the big ones). */
+static lc_model *pat_model(pat *pats) {
+    lc_error err = { 0 };
+    lc_model *m = lc_model_new();
+    for (size_t i = 0; i < 30; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "t%02zu", i);
+        const uint64_t n = i % 7 == 0 ? 300000 + i : 1 + i * 97;
+        lc_tensor *t;
+        cr_assert_eq(lc_model_add_tensor(m, name, LC_DT_U8, 1, &n, &t, &err), LC_OK);
+        t->ops = &pat_ops;
+        t->ctx = &pats[i];
+    }
+    return m;
+}
+
+static size_t read_all(const char *path, uint8_t **out) {
+    FILE *f = fopen(path, "rb");
+    cr_assert_not_null(f);
+    fseek(f, 0, SEEK_END);
+    const long n = ftell(f);
+    rewind(f);
+    *out = malloc((size_t)n);
+    cr_assert_eq(fread(*out, 1, (size_t)n, f), (size_t)n);
+    fclose(f);
+    return (size_t)n;
+}
+
+Test(st_write, same_file_for_any_thread_count) {
+    pat pats[30];
+    for (size_t i = 0; i < 30; i++)
+        pats[i] = (pat){ (uint8_t)i, UINT64_MAX };
+    lc_model *m = pat_model(pats);
+    char path[] = "/tmp/lc-st-threads-XXXXXX";
+    const int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    close(fd);
+    uint8_t *want = NULL;
+    size_t want_n = 0;
+    for (int threads = 1; threads <= 5; threads += 2) {
+        lc_error err = { 0 };
+        const lc_st_write_opts o = { .threads = threads };
+        cr_assert_eq(lc_safetensors_write(m, path, &o, NULL, &err), LC_OK, "%s", err.msg);
+        uint8_t *got;
+        const size_t n = read_all(path, &got);
+        if (!want) {
+            want = got;
+            want_n = n;
+            continue;
+        }
+        cr_assert_eq(n, want_n, "threads %d", threads);
+        cr_assert_eq(memcmp(got, want, n), 0, "threads %d", threads);
+        free(got);
+    }
+    lc_model *back;
+    lc_error err = { 0 };
+    cr_assert_eq(lc_safetensors_load_mem(want, want_n, &back, &err), LC_OK, "%s", err.msg);
+    for (size_t i = 0; i < 30; i++) {
+        const lc_tensor *t = lc_model_tensor(back, i);
+        const size_t k = (size_t)(t->name[1] - '0') * 10 + (size_t)(t->name[2] - '0');
+        for (uint64_t b = 0; b < t->nbytes; b++)
+            cr_assert_eq(t->data[b], (uint8_t)(b * 13 + k), "%s byte %llu", t->name,
+                         (unsigned long long)b);
+    }
+    lc_model_free(back);
+    free(want);
+    unlink(path);
+    lc_model_free(m);
+}
+
+Test(st_write, first_failing_tensor_in_file_order_wins) {
+    pat pats[30];
+    for (size_t i = 0; i < 30; i++)
+        pats[i] = (pat){ (uint8_t)i, UINT64_MAX };
+    pats[21].fail_at = 5;        /* written after t14 (names sort): t14 is reported */
+    pats[14].fail_at = 290000;   /* t14 is a big one: its last chunk fails */
+    lc_model *m = pat_model(pats);
+    char path[] = "/tmp/lc-st-fail-XXXXXX";
+    const int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    close(fd);
+    unlink(path);
+    for (int threads = 1; threads <= 4; threads++) {
+        lc_error err = { 0 };
+        const lc_st_write_opts o = { .threads = threads };
+        cr_assert_eq(lc_safetensors_write(m, path, &o, NULL, &err), LC_E_IO);
+        cr_assert_str_eq(err.where, "t14", "threads %d", threads);
+        cr_assert_eq(err.offset, 290000);
+        cr_assert_eq(access(path, F_OK), -1, "no file after a failure");
+    }
+    lc_model_free(m);
 }
