@@ -19,7 +19,8 @@ static void usage(FILE *f) {
                "  every tensor as --dtype (default: f32/f16/bf16 kept, blocks dequantized to\n"
                "  f32). Any other GGUF: its tensors, restoring the dtypes safetensors2gguf\n"
                "  widened; metadata goes to __metadata__ (non-strings as JSON text).\n"
-               "  -q, --quiet  no progress; -h, --help  this text; --version the version\n");
+               "  -t, --threads N  convert on N threads (default: one per core, at most 8)\n"
+               "  -q, --quiet  no progress; --no-fsync; -h, --help  this text; --version\n");
 }
 
 int main(int argc, char **argv) {

@@ -30,7 +30,8 @@ static void usage(FILE *f) {
                "  --list     print the tensors (name, dtype, shape) and exit\n"
                "  --scan     print every global the pickles name; exit 0 clean, 1 refused,\n"
                "             2 not a readable checkpoint\n"
-               "  -q, --quiet  no progress; -h, --help; --version\n");
+               "  -t, --threads N  convert on N threads (default: one per core, at most 8)\n"
+               "  -q, --quiet  no progress; --no-fsync; -h, --help; --version\n");
 }
 
 static void print_ref(void *ctx, const lc_pth_ref *r) {

@@ -20,7 +20,8 @@ static void usage(FILE *f) {
                "  --dtype T         cast every floating-point tensor to T (f32, f16, bf16),\n"
                "                    rounding to nearest even; integer tensors are kept\n"
                "  --stringify-meta  write non-string metadata as JSON text instead of failing\n"
-               "  -q, --quiet       no progress; -h, --help this text; --version\n");
+               "  -t, --threads N   convert on N threads (default: one per core, at most 8)\n"
+               "  -q, --quiet       no progress; --no-fsync; -h, --help this text; --version\n");
 }
 
 static int is_sharded(const char *path) {
