@@ -130,7 +130,7 @@ static lc_code load_zip(const uint8_t *buf, uint64_t size, int fd, const lc_pth_
     const lc_zip_entry *e = NULL;
     bool big;
     lc_code rc;
-    if ((rc = lc_zip_open_mem(buf, size, &z, err)) != LC_OK)
+    if ((rc = lc_zip_open_file_mem(buf, size, fd, &z, err)) != LC_OK)
         return rc;
     if ((rc = lc_model_own(m, z, lc_zip_close_void, err)) != LC_OK)
         return rc;

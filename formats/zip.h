@@ -65,6 +65,12 @@ typedef struct lc_zip_entry {
  * headers, never entry data. On success *out owns the archive; on failure it is NULL. */
 lc_code lc_zip_open_mem(const uint8_t *buf, uint64_t size, lc_zip **out, lc_error *err);
 
+/* The same, for buf = a map of the open file FD (or FD -1: as lc_zip_open_mem): the
+ * local headers, spread over the file, are read with pread so that parsing touches no
+ * page of the map but the central directory's. Same codes, plus LC_E_IO. */
+lc_code lc_zip_open_file_mem(const uint8_t *buf, uint64_t size, int fd, lc_zip **out,
+                             lc_error *err);
+
 /* Maps PATH and opens it like lc_zip_open_mem; the archive owns the map. Codes as
  * lc_map_open and lc_zip_open_mem; err->path is PATH. */
 lc_code lc_zip_open(const char *path, lc_zip **out, lc_error *err);

@@ -14,12 +14,16 @@
  * (crc 37), central 49, end 96. DUP: two entries "a" at 0 and 33, central 66 and 113
  * (local offset 155, name 159), end 160. Generated once by a struct.pack script. */
 #include <criterion/criterion.h>
+#include <dirent.h>
 #include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "formats/zip.h"
 #include "libconvert/alloc.h"
 #include "libconvert/bytes.h"
+#include "libconvert/map.h"
 
 /* 102 bytes, central directory at 33, end record at 80 */
 static const uint8_t BASE[] = {
@@ -700,4 +704,56 @@ Test(zip, pread_from_threads) {
         cr_assert_eq(jobs[i].bad, 0, "thread %d had %d bad reads", i, jobs[i].bad);
     }
     lc_zip_close(z);
+}
+
+/* ---- the same archive through the map or through pread ---- */
+
+/* lc_zip_open reads local headers and descriptors with pread, lc_zip_open_mem from
+ * memory: every good and bad archive must give the same verdict, entries and error
+ * (code, offset, message) both ways. */
+static void same_both_ways(const char *path) {
+    lc_map *m;
+    lc_error e1 = { 0 }, e2 = { 0 };
+    cr_assert_eq(lc_map_open(path, &m, &e1), LC_OK, "%s", path);
+    lc_zip *a = NULL, *b = NULL;
+    const lc_code r1 = lc_zip_open_mem(m->data, m->size, &a, &e1);
+    const lc_code r2 = lc_zip_open_file_mem(m->data, m->size, m->fd, &b, &e2);
+    cr_assert_eq(r1, r2, "%s: %d vs %d", path, r1, r2);
+    cr_assert_eq(e1.offset, e2.offset, "%s", path);
+    cr_assert_str_eq(e1.msg, e2.msg, "%s", path);
+    cr_assert(r1 == LC_OK || strstr(path, "/bad/"), "%s: a good archive failed: %s", path, e1.msg);
+    cr_assert_str_eq(e1.where, e2.where, "%s", path);
+    if (r1 == LC_OK) {
+        cr_assert_eq(lc_zip_count(a), lc_zip_count(b));
+        for (size_t i = 0; i < lc_zip_count(a); i++)
+            cr_assert_eq(lc_zip_entry_at(a, i)->data_offset, lc_zip_entry_at(b, i)->data_offset);
+    }
+    lc_zip_close(a);
+    lc_zip_close(b);
+    lc_map_close(m);
+}
+
+static int each_file(const char *dir) {
+    DIR *d = opendir(dir);
+    cr_assert_not_null(d, "%s", dir);
+    int n = 0;
+    for (struct dirent *de; (de = readdir(d));) {
+        if (de->d_name[0] == '.')
+            continue;
+        char path[512];
+        snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+        same_both_ways(path);
+        n++;
+    }
+    closedir(d);
+    return n;
+}
+
+Test(zip, pread_headers_same_as_memory) {
+    const char *root = getenv("LC_FIXTURES") ? getenv("LC_FIXTURES") : "fixtures";
+    char dir[256];
+    snprintf(dir, sizeof dir, "%s/bad/zip", root);
+    cr_assert_geq(each_file(dir), 80);
+    snprintf(dir, sizeof dir, "%s/zip", root);
+    cr_assert_geq(each_file(dir), 7);
 }
