@@ -5,6 +5,8 @@
  *   lc-zip-cat ZIP ENTRY      the entry's bytes on stdout, through the streaming reader
  *   lc-zip-cat --check ZIP    reads every entry through every API (reader, read_all,
  *                             pread in chunks, view + verify_crc) and checks they agree
+ *   lc-zip-cat --pread ZIP    reads "ENTRY OFFSET LENGTH" lines on stdin and writes each
+ *                             range, read with lc_zip_entry_pread, to stdout
  * On failure: "lc-zip-cat: CODE: <error>" on stderr, exit 1; usage errors exit 2. */
 #include <inttypes.h>
 #include <stdio.h>
@@ -69,7 +71,34 @@ done:
     return rc;
 }
 
+/* Serves "ENTRY OFFSET LENGTH" requests in the order given (out of order across
+ * entries, backwards: the DEFLATE cache's streams and histories). */
+static lc_code preads(const lc_zip *z, lc_error *err) {
+    char name[256];
+    uint64_t off, len;
+    static uint8_t buf[1 << 24];
+    while (scanf("%255s %" SCNu64 " %" SCNu64, name, &off, &len) == 3) {
+        const lc_zip_entry *e = lc_zip_find(z, name);
+        if (!e)
+            return lc_fail(err, LC_E_NOTFOUND, LC_NO_OFFSET, "no entry named %s", name);
+        if (len > sizeof buf)
+            return lc_fail(err, LC_E_ARG, LC_NO_OFFSET, "a read of %" PRIu64 " bytes", len);
+        LC_TRY(lc_zip_entry_pread(z, e, off, buf, (size_t)len, err));
+        fwrite(buf, 1, (size_t)len, stdout);
+    }
+    return LC_OK;
+}
+
 int main(int argc, char **argv) {
+    if (argc == 3 && strcmp(argv[1], "--pread") == 0) {
+        lc_error err = {0};
+        lc_zip *z;
+        if (lc_zip_open(argv[2], &z, &err) != LC_OK)
+            return fail(&err);
+        const lc_code rc = preads(z, &err);
+        lc_zip_close(z);
+        return rc == LC_OK ? 0 : fail(&err);
+    }
     bool do_check = argc > 1 && strcmp(argv[1], "--check") == 0;
     int i = do_check ? 2 : 1;
     if (argc - i < 1 || argc - i > 2 || (do_check && argc - i != 1)) {
