@@ -32,14 +32,12 @@
 #define ZLIB_CONST
 #include "formats/zip.h"
 
-#include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 #include <zlib.h>
 
 #include "libconvert/alloc.h"
@@ -460,20 +458,6 @@ static uint64_t match_descriptor(const uint8_t *p, uint64_t room, const lc_zip_e
     return 0;
 }
 
-static lc_code pread_full(int fd, uint64_t at, uint8_t *dst, size_t n, lc_error *err) {
-    for (size_t got = 0; got < n;) {
-        const ssize_t k = pread(fd, dst + got, n - got, (off_t)(at + got));
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k <= 0)
-            return lc_fail(err, k < 0 ? LC_E_IO : LC_E_TRUNCATED, at + got,
-                           "cannot read the archive: %s",
-                           k < 0 ? strerror(errno) : "the file shrank");
-        got += (size_t)k;
-    }
-    return LC_OK;
-}
-
 /* The first min(want, avail) bytes of the local header at `at` (avail bytes before
  * the central directory): in the map, or, when the archive knows its file, read with
  * pread into z->loc. Local headers lie all over the file, and with large folios each
@@ -490,7 +474,7 @@ static lc_code local_bytes(lc_zip *z, uint64_t at, uint64_t avail, uint64_t want
     const size_t n = (size_t)(avail < want ? avail : want);   /* want <= LOC_MAX */
     if (!z->loc && !(z->loc = lc_malloc(LOC_MAX)))
         return lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory");
-    LC_TRY(pread_full(z->fd, at, z->loc, n, err));
+    LC_TRY(lc_pread_all(z->fd, at, z->loc, n, err));
     *p = z->loc;
     *have = n;
     return LC_OK;
@@ -575,7 +559,7 @@ static lc_code read_local(lc_zip *z, size_t i, uint64_t cd_off, uint64_t *pos,
         uint8_t dbuf[24];
         if (z->fd >= 0) {
             room = room < sizeof dbuf ? room : sizeof dbuf;
-            LC_TRY(pread_full(z->fd, end, dbuf, (size_t)room, err));
+            LC_TRY(lc_pread_all(z->fd, end, dbuf, (size_t)room, err));
             dp = dbuf;
         }
         uint64_t n = match_descriptor(dp, room, e);
@@ -837,7 +821,7 @@ static lc_code feed(lc_zip_reader *rd, lc_error *err) {
             return reader_fail(rd, err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory");
         const size_t k = n > INBUF ? INBUF : (size_t)n;
         lc_error e = { 0 };
-        if (pread_full(rd->z->fd, at, rd->in, k, &e) != LC_OK)
+        if (lc_pread_all(rd->z->fd, at, rd->in, k, &e) != LC_OK)
             return reader_fail(rd, err, e.code, e.offset, "%s", e.msg);
         rd->zs.next_in = rd->in;
         rd->zs.avail_in = (uInt)k;

@@ -73,6 +73,22 @@ void lc_map_advise_sequential(const lc_map *m) {
         madvise((void *)(uintptr_t)m->data, (size_t)m->size, MADV_SEQUENTIAL);
 }
 
+lc_code lc_pread_all(int fd, uint64_t off, void *dst, size_t len, lc_error *err) {
+    uint8_t *p = dst;
+    while (len > 0) {
+        const ssize_t k = pread(fd, p, len, (off_t)off);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            return lc_fail(err, k < 0 ? LC_E_IO : LC_E_TRUNCATED, off, "cannot read %zu bytes: %s",
+                           len, k < 0 ? strerror(errno) : "the file ends before them");
+        p += k;
+        off += (uint64_t)k;
+        len -= (size_t)k;
+    }
+    return LC_OK;
+}
+
 /* ---- tensors that are views of a map ---- */
 
 static lc_code view_read(void *ctx, const lc_tensor *t, uint64_t off, void *dst, size_t len,

@@ -27,6 +27,11 @@ void lc_map_close(void *map);
 /* Hints that the bytes will be read front to back once (readahead, early drop). */
 void lc_map_advise_sequential(const lc_map *m);
 
+/* Reads exactly len bytes at offset off of fd into dst, retrying short reads and
+ * EINTR. LC_E_IO (errno's text) or LC_E_TRUNCATED (the file ended early), with the
+ * offset of the first byte not read. */
+lc_code lc_pread_all(int fd, uint64_t off, void *dst, size_t len, lc_error *err);
+
 /* Source ops for a tensor whose `data` points into a map (ctx = the lc_map, owned
  * elsewhere, e.g. by the model through lc_model_own; t->file_offset = where the bytes
  * start in the file): reads copy from the map, and file_range names the map's

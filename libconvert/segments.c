@@ -8,11 +8,9 @@
 
 #include "libconvert/segments.h"
 
-#include <errno.h>
-#include <string.h>
-#include <unistd.h>
 
 #include "libconvert/alloc.h"
+#include "libconvert/map.h"
 #include "libconvert/pipeline.h"
 
 #define DEFAULT_CHUNK ((size_t)256 << 10)
@@ -49,21 +47,6 @@ static size_t job_segment(const run *r, size_t j) {
     return lo;
 }
 
-static lc_code pread_all(int fd, uint64_t off, uint8_t *dst, size_t len, lc_error *err) {
-    while (len > 0) {
-        const ssize_t k = pread(fd, dst, len, (off_t)off);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k <= 0)
-            return lc_fail(err, k < 0 ? LC_E_IO : LC_E_TRUNCATED, off,
-                           "cannot read the input: %s", k < 0 ? strerror(errno) : "it shrank");
-        dst += k;
-        off += (uint64_t)k;
-        len -= (size_t)k;
-    }
-    return LC_OK;
-}
-
 static lc_code make_job(void *ctx, size_t j, uint8_t *buf, size_t *len, lc_error *err) {
     const run *r = ctx;
     const lc_segment *s = &r->segs[job_segment(r, j)];
@@ -75,7 +58,7 @@ static lc_code make_job(void *ctx, size_t j, uint8_t *buf, size_t *len, lc_error
     if (k == 0)
         return LC_OK;
     return s->kind == LC_SEG_READ ? lc_tensor_read(s->t, at, buf, k, err)
-                                  : pread_all(s->fd, s->off + at, buf, k, err);
+                                  : lc_pread_all(s->fd, s->off + at, buf, k, err);
 }
 
 /* A whole segment the taker writes itself. */
