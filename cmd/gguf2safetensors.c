@@ -9,7 +9,7 @@
 
 #include "formats/gguf.h"
 #include "formats/gguf_bare.h"
-#include "formats/hf.h"
+#include "hf/hf.h"
 #include "formats/safetensors.h"
 #include "libconvert/cli.h"
 

@@ -9,8 +9,8 @@
 
 #include "formats/gguf.h"
 #include "formats/gguf_bare.h"
-#include "formats/hf.h"
-#include "formats/hf_meta.h"
+#include "hf/hf.h"
+#include "hf/meta.h"
 #include "formats/safetensors.h"
 #include "libconvert/cli.h"
 

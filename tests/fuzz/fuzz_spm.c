@@ -3,7 +3,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "formats/hf_spm.h"
+#include "hf/spm.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

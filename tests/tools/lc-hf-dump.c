@@ -1,9 +1,10 @@
-/* tests/tools/lc-hf-dump.c: test-only driver for the hf_* modules.
+/* tests/tools/lc-hf-dump.c: test-only driver for hf/ and the arch/ tables.
  *
  *   lc-hf-dump [--pre NAME] DIR   config + tokenizer metadata of an HF folder as JSON:
  *                                 {"key": {"type": "u32", "value": ...}, ...}
- *   lc-hf-dump --names N          maps the HF tensor names on stdin (N layers), one
- *                                 "hf<TAB>gguf<TAB>role" line each ("-" when dropped)
+ *   lc-hf-dump --names N [ARCH]   maps the HF tensor names on stdin (N layers) through
+ *                                 ARCH's table (default llama), one "hf<TAB>gguf<TAB>role"
+ *                                 line each ("-" when dropped; role q, k, plain or drop)
  *   lc-hf-dump --permute ROWS ROWBYTES HEADS IN OUT [inverse]
  *                                 reads IN (ROWS rows), writes the permuted rows to OUT
  *                                 through the lazy view, in odd-sized chunks
@@ -12,11 +13,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "formats/hf_config.h"
-#include "formats/hf_tensors.h"
-#include "formats/hf_tokenizer.h"
+#include "hf/config.h"
+#include "arch/arch.h"
+#include "hf/tokenizer.h"
 #include "libconvert/alloc.h"
 #include "libconvert/model.h"
+#include "libconvert/view.h"
 
 static void put_str(const char *s, uint64_t len) {
     putchar('"');
@@ -67,7 +69,7 @@ static int dump(const char *dir, const char *pre) {
     lc_model *m = lc_model_new();
     if (!m || lc_hf_config_load(dir, &cfg, &err) != LC_OK ||
         lc_hf_config_to_gguf(&cfg, "tiny", m, &err) != LC_OK ||
-        lc_hf_tokenizer_to_gguf(dir, &cfg, pre, m, &err) != LC_OK) {
+        lc_hf_tokenizer_to_gguf(dir, cfg.hp.vocab_size, pre, m, &err) != LC_OK) {
         lc_model_free(m);
         return fail(&err);
     }
@@ -89,17 +91,29 @@ static int dump(const char *dir, const char *pre) {
     return 0;
 }
 
-static int names(unsigned n_layers) {
+static int names(unsigned n_layers, const char *arch) {
+    const lc_arch *a = lc_arch_by_name(arch);
     char line[512];
+    if (!a) {
+        fprintf(stderr, "no architecture %s\n", arch);
+        return 2;
+    }
     while (fgets(line, sizeof line, stdin)) {
         line[strcspn(line, "\n")] = '\0';
         char out[128];
-        lc_hf_role role;
+        const lc_arch_tensor *row;
         lc_error err = { 0 };
-        if (lc_hf_tensors_name(line, n_layers, out, sizeof out, &role, &err) != LC_OK)
+        lc_code rc = lc_arch_map(a, LC_SPELL_HF, LC_SPELL_GGUF, line, n_layers, out, sizeof out,
+                                 &row, &err);
+        if (rc == LC_E_NOTFOUND) {
+            printf("%s\t-\tdrop\n", line);
+            continue;
+        }
+        if (rc != LC_OK)
             return fail(&err);
-        static const char *const ROLE[] = { "plain", "q", "k", "drop" };
-        printf("%s\t%s\t%s\n", line, role == LC_HF_ROLE_DROP ? "-" : out, ROLE[role]);
+        const char *role = row->flags & LC_AT_ROPE_Q ? "q" : row->flags & LC_AT_ROPE_K ? "k"
+                                                                                        : "plain";
+        printf("%s\t%s\t%s\n", line, out, role);
     }
     return 0;
 }
@@ -124,7 +138,7 @@ static int permute(char **argv, bool inverse) {
         lc_model_add_tensor(m, "dst", LC_DT_U8, 2, shape, &dst, &err) != LC_OK)
         return fail(&err);
     src->data = in;
-    if (lc_hf_tensors_permute(dst, src, heads, inverse, &err) != LC_OK)
+    if (lc_view_heads(dst, src, heads, inverse, &err) != LC_OK)
         return fail(&err);
     /* Chunks of 7 bytes cross row boundaries at every offset. */
     for (size_t off = 0; off < n; off += 7)
@@ -140,8 +154,8 @@ static int permute(char **argv, bool inverse) {
 }
 
 int main(int argc, char **argv) {
-    if (argc == 3 && strcmp(argv[1], "--names") == 0)
-        return names((unsigned)strtoul(argv[2], NULL, 10));
+    if ((argc == 3 || argc == 4) && strcmp(argv[1], "--names") == 0)
+        return names((unsigned)strtoul(argv[2], NULL, 10), argc == 4 ? argv[3] : "llama");
     if ((argc == 7 || argc == 8) && strcmp(argv[1], "--permute") == 0)
         return permute(argv + 2, argc == 8);
     if (argc == 4 && strcmp(argv[1], "--pre") == 0)

@@ -1,15 +1,13 @@
-/* Unit tests for formats/hf.c (HF folder -> GGUF model and back), formats/hf_meta.c
- * (--metadata overrides) and formats/hf_view.c (lazy sources). Folders come from
- * fixtures/hf ($LC_FIXTURES). */
+/* Unit tests for hf/ (HF folder -> GGUF model and back) and hf/meta.c (--metadata
+ * overrides). Folders come from fixtures/hf ($LC_FIXTURES). */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "formats/hf.h"
-#include "formats/hf_meta.h"
-#include "formats/hf_view.h"
+#include "hf/hf.h"
+#include "hf/meta.h"
 #include "formats/safetensors.h"
 #include "libconvert/map.h"
 #include "libconvert/model.h"
@@ -148,109 +146,4 @@ Test(hf_meta, overrides) {
     }
     cr_assert_eq(lc_model_meta_count(m), 5, "failed overrides change nothing");
     lc_model_free(m);
-}
-
-/* ---- formats/hf_view.c ---- */
-
-Test(hf_view, quant_both_ways_and_map_view) {
-    lc_error err = { 0 };
-    lc_model *m = lc_model_new(), *work = lc_model_new();
-    const uint64_t shape[2] = { 3, 64 };
-    static float x[3 * 64];
-    for (int i = 0; i < 3 * 64; i++)
-        x[i] = (float)(i % 17) - 8.5f;
-    /* The map view's contract: the bytes are in a read-only file mapping. */
-    char path[] = "/tmp/lc-hf-view-q-XXXXXX";
-    int fd = mkstemp(path);
-    cr_assert_geq(fd, 0);
-    cr_assert_eq(write(fd, x, sizeof x), (ssize_t)sizeof x);
-    close(fd);
-    lc_map *map = NULL;
-    cr_assert_eq(lc_map_open(path, &map, &err), LC_OK);
-    unlink(path);
-    lc_tensor *f, *q, *back;
-    cr_assert_eq(lc_model_add_tensor(m, "f", LC_DT_F32, 2, shape, &f, &err), LC_OK);
-    f->data = map->data;
-    const lc_tensor *v;
-    cr_assert_eq(lc_hf_view_map(work, "f#map", f, &v, &err), LC_OK);
-    cr_assert_neq(v, f);
-    cr_assert_eq(lc_model_add_tensor(m, "q", LC_DT_Q8_0, 2, shape, &q, &err), LC_OK);
-    cr_assert_eq(lc_hf_view_quant(q, v, LC_DT_Q8_0, true, &err), LC_OK);
-    uint8_t want[3 * 68], got[3 * 68];
-    cr_assert_eq(lc_quantize_rows(LC_DT_Q8_0, x, want, 3, 64, &err), LC_OK);
-    cr_assert_eq(lc_tensor_read(q, 0, got, sizeof got, &err), LC_OK);
-    cr_assert_eq(memcmp(got, want, sizeof got), 0);
-    cr_assert_eq(lc_tensor_read(q, 70, got, 100, &err), LC_OK);   /* a range across rows */
-    cr_assert_eq(memcmp(got, want + 70, 100), 0);
-    cr_assert_eq(lc_model_add_tensor(m, "b", LC_DT_F32, 2, shape, &back, &err), LC_OK);
-    cr_assert_eq(lc_hf_view_quant(back, q, LC_DT_Q8_0, false, &err), LC_OK);
-    float deq[3 * 64], ref[3 * 64];
-    cr_assert_eq(lc_dequantize_rows(LC_DT_Q8_0, want, ref, 3, 64, &err), LC_OK);
-    cr_assert_eq(lc_tensor_read(back, 0, deq, sizeof deq, &err), LC_OK);
-    cr_assert_eq(memcmp(deq, ref, sizeof deq), 0);
-    const uint64_t odd[2] = { 2, 48 };
-    lc_tensor *bad;
-    cr_assert_eq(lc_model_add_tensor(m, "odd", LC_DT_F32, 2, odd, &bad, &err), LC_OK);
-    cr_assert_eq(lc_hf_view_quant(bad, bad, LC_DT_Q8_0, true, &err), LC_E_ARG);
-    lc_model_free(m);
-    lc_model_free(work);
-    lc_map_close(map);
-}
-
-Test(hf_view, file_view_short_file_is_truncated_at_its_offset) {
-    lc_error err = { 0 };
-    char path[] = "/tmp/lc-hf-view-XXXXXX";
-    int fd = mkstemp(path);
-    cr_assert_geq(fd, 0);
-    cr_assert_eq(write(fd, "0123456789", 10), 10);
-    lc_model *m = lc_model_new(), *work = lc_model_new();
-    const uint64_t shape[1] = { 8 };
-    lc_tensor *s;
-    cr_assert_eq(lc_model_add_tensor(m, "s", LC_DT_U8, 1, shape, &s, &err), LC_OK);
-    s->file_offset = 4;      /* bytes 4..11 of a 10-byte file */
-    const lc_tensor *v;
-    cr_assert_eq(lc_hf_view_file(work, "s#file", s, fd, &v, &err), LC_OK);
-    char buf[8];
-    cr_assert_eq(lc_tensor_read(v, 0, buf, 6, &err), LC_OK);
-    cr_assert_eq(memcmp(buf, "456789", 6), 0);
-    cr_assert_eq(lc_tensor_read(v, 0, buf, 8, &err), LC_E_TRUNCATED);
-    cr_assert_eq(err.offset, 10);
-    close(fd);
-    unlink(path);
-    lc_model_free(m);
-    lc_model_free(work);
-}
-
-Test(hf_view, map_view_gives_pages_back_and_rereads_the_same_bytes) {
-    enum { N = 3 << 20 };                          /* 3 MiB: drops happen behind reads */
-    lc_error err = { 0 };
-    uint8_t *data = malloc(N), *buf = malloc(N);
-    for (size_t i = 0; i < N; i++)
-        data[i] = (uint8_t)(i * 2654435761u >> 13);
-    char path[] = "/tmp/lc-hf-view-m-XXXXXX";
-    int fd = mkstemp(path);
-    cr_assert_geq(fd, 0);
-    cr_assert_eq(write(fd, data, N), (ssize_t)N);
-    close(fd);
-    lc_map *map = NULL;
-    cr_assert_eq(lc_map_open(path, &map, &err), LC_OK);
-    unlink(path);
-    lc_model *m = lc_model_new(), *work = lc_model_new();
-    const uint64_t shape[1] = { N };
-    lc_tensor *s;
-    cr_assert_eq(lc_model_add_tensor(m, "s", LC_DT_U8, 1, shape, &s, &err), LC_OK);
-    s->data = map->data;
-    const lc_tensor *v;
-    cr_assert_eq(lc_hf_view_map(work, "s#map", s, &v, &err), LC_OK);
-    for (size_t off = 0; off < N; off += 65536)
-        cr_assert_eq(lc_tensor_read(v, off, buf + off, 65536, &err), LC_OK);
-    cr_assert_eq(memcmp(buf, data, N), 0);
-    memset(buf, 0, N);                             /* again, after the pages were dropped */
-    cr_assert_eq(lc_tensor_read(v, 0, buf, N, &err), LC_OK);
-    cr_assert_eq(memcmp(buf, data, N), 0);
-    lc_model_free(m);
-    lc_model_free(work);
-    lc_map_close(map);
-    free(data);
-    free(buf);
 }

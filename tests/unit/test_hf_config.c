@@ -1,9 +1,10 @@
-/* Unit tests for formats/hf_config.c and the tokenizer.json pre-tokenizer check. */
+/* Unit tests for hf/config.c (config.json through the arch/ tables) and the
+ * tokenizer.json pre-tokenizer check. */
 #include <criterion/criterion.h>
 #include <string.h>
 
-#include "formats/hf_config.h"
-#include "formats/hf_tokenizer.h"
+#include "hf/config.h"
+#include "hf/tokenizer.h"
 #include "libconvert/model.h"
 
 #define BASE "\"hidden_size\": 64, \"num_hidden_layers\": 2, \"num_attention_heads\": 4, " \
@@ -19,13 +20,14 @@ Test(hf_config, llama_defaults_and_keys) {
     lc_error err;
     cr_assert_eq(parse("{\"architectures\": [\"MistralForCausalLM\"], " BASE "}", &c, &err), LC_OK,
                  "%s", err.msg);
-    cr_assert_eq(c.arch, LC_HF_ARCH_LLAMA);
-    cr_assert_str_eq(c.arch_name, "llama");
-    cr_assert_eq(c.head_count_kv, 4);
-    cr_assert_eq(c.head_dim, 16);
-    cr_assert_eq(c.rope_theta, 10000.0);
-    cr_assert_eq(c.rms_eps, 1e-6);
-    cr_assert_null(c.rope_scaling);
+    cr_assert_eq(c.arch, lc_arch_by_name("llama"));
+    cr_assert_str_eq(c.arch->name, "llama");
+    cr_assert_eq(c.hp.head_count_kv, 4);
+    cr_assert_eq(c.hp.head_dim, 16);
+    cr_assert_not(c.hp.head_dim_given);
+    cr_assert_eq(c.hp.rope_theta, 10000.0);
+    cr_assert_eq(c.hp.rms_eps, 1e-6);
+    cr_assert_eq(c.hp.rope_scaling, LC_ROPE_SCALING_NONE);
     lc_model *m = lc_model_new();
     cr_assert_eq(lc_hf_config_to_gguf(&c, "x", m, &err), LC_OK);
     const lc_value *v = lc_model_find_meta(m, "llama.attention.head_count_kv");
@@ -46,13 +48,14 @@ Test(hf_config, qwen2_with_yarn_and_explicit_fields) {
                        " \"tie_word_embeddings\": true, \"rope_scaling\": {\"rope_type\": \"yarn\","
                        " \"factor\": 4, \"original_max_position_embeddings\": 8}}", &c, &err),
                  LC_OK, "%s", err.msg);
-    cr_assert_eq(c.arch, LC_HF_ARCH_QWEN2);
-    cr_assert_eq(c.head_count_kv, 2);
-    cr_assert_eq(c.head_dim, 32);
-    cr_assert(c.tie_word_embeddings);
-    cr_assert_str_eq(c.rope_scaling, "yarn");
-    cr_assert_eq(c.rope_scaling_factor, 4.0);
-    cr_assert_eq(c.rope_scaling_orig_ctx, 8);
+    cr_assert_eq(c.arch, lc_arch_by_name("qwen2"));
+    cr_assert_eq(c.hp.head_count_kv, 2);
+    cr_assert_eq(c.hp.head_dim, 32);
+    cr_assert(c.hp.head_dim_given);
+    cr_assert(c.hp.tie_word_embeddings);
+    cr_assert_eq(c.hp.rope_scaling, LC_ROPE_SCALING_YARN);
+    cr_assert_eq(c.hp.rope_scaling_factor, 4.0);
+    cr_assert_eq(c.hp.rope_scaling_orig_ctx, 8);
     lc_model *m = lc_model_new();
     cr_assert_eq(lc_hf_config_to_gguf(&c, NULL, m, &err), LC_OK);
     cr_assert_null(lc_model_find_meta(m, "general.name"));
@@ -60,7 +63,36 @@ Test(hf_config, qwen2_with_yarn_and_explicit_fields) {
     cr_assert(v && v->type == LC_VT_U32 && v->u == 8);
     v = lc_model_find_meta(m, "qwen2.rope.freq_base");
     cr_assert(v && v->f == 500000.0);
+    v = lc_model_find_meta(m, "qwen2.attention.key_length");
+    cr_assert(v && v->type == LC_VT_U32 && v->u == 32, "head_dim given: key_length written");
+    /* qwen2's table has neither (convert_hf_to_gguf.py writes them for llama only), and
+     * general.file_type is the converter's to add. */
+    cr_assert_null(lc_model_find_meta(m, "qwen2.vocab_size"));
+    cr_assert_null(lc_model_find_meta(m, "qwen2.rope.dimension_count"));
+    cr_assert_null(lc_model_find_meta(m, "general.file_type"));
     lc_model_free(m);
+}
+
+Test(hf_config, llama3_scaling_only_for_families_with_the_hook) {
+    lc_hf_config c;
+    lc_error err;
+    cr_assert_eq(parse("{\"architectures\": [\"LlamaForCausalLM\"], " BASE
+                       ", \"rope_scaling\": {\"rope_type\": \"llama3\", \"factor\": 32,"
+                       " \"original_max_position_embeddings\": 16}}", &c, &err), LC_OK,
+                 "%s", err.msg);
+    cr_assert_eq(c.hp.rope_scaling, LC_ROPE_SCALING_LLAMA3);
+    cr_assert_eq(c.hp.rope_scaling_factor, 32.0);
+    cr_assert_eq(c.hp.rope_low_freq_factor, 1.0, "LlamaModel's default");
+    cr_assert_eq(c.hp.rope_high_freq_factor, 4.0);
+    cr_assert_eq(c.hp.rope_scaling_orig_ctx, 16);
+    lc_model *m = lc_model_new();
+    cr_assert_eq(lc_hf_config_to_gguf(&c, NULL, m, &err), LC_OK);
+    cr_assert_null(lc_model_find_meta(m, "llama.rope.scaling.type"), "llama3 writes no keys");
+    lc_model_free(m);
+    cr_assert_eq(parse("{\"architectures\": [\"Qwen2ForCausalLM\"], " BASE
+                       ", \"rope_scaling\": {\"rope_type\": \"llama3\", \"factor\": 8}}",
+                       &c, &err), LC_E_UNSUPPORTED);
+    cr_assert_not_null(strstr(err.msg, "llama3"), "%s", err.msg);
 }
 
 Test(hf_config, refusals_name_the_value) {
@@ -68,8 +100,8 @@ Test(hf_config, refusals_name_the_value) {
         { "{\"architectures\": [\"GPT2LMHeadModel\"], " BASE "}", LC_E_UNSUPPORTED,
           "GPT2LMHeadModel" },
         { "{\"architectures\": [\"LlamaForCausalLM\"], " BASE
-          ", \"rope_scaling\": {\"rope_type\": \"llama3\", \"factor\": 8}}", LC_E_UNSUPPORTED,
-          "llama3" },
+          ", \"rope_scaling\": {\"rope_type\": \"longrope\", \"factor\": 8}}", LC_E_UNSUPPORTED,
+          "longrope" },
         { "{" BASE "}", LC_E_MALFORMED, "architectures" },
         { "{\"architectures\": [\"LlamaForCausalLM\"], \"hidden_size\": 64}", LC_E_MALFORMED,
           "num_hidden_layers" },

@@ -1,18 +1,20 @@
-/* Unit tests for formats/hf_meta_layout.c: params.json -> lc_hf_config, Meta tensor
- * names -> GGUF names, and every code each can return (with its offset). */
+/* Unit tests for hf/meta_layout.c: params.json -> lc_hf_config, Meta tensor names ->
+ * GGUF names through arch/llama.c's "meta" column, and every code each can return (with its offset). */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "formats/hf_meta_layout.h"
+#include "arch/arch.h"
+#include "hf/meta_layout.h"
 
 /* Llama 2 7B's params.json (vocab_size -1: the embedding's rows). */
 #define L2 "\"dim\": 4096, \"multiple_of\": 256, \"n_heads\": 32, \"n_layers\": 32, " \
            "\"norm_eps\": 1e-05, \"vocab_size\": -1"
 
 /* The calls with a fresh err each time (lc_fail keeps the first failure). */
-#define NAME(...) (memset(&err, 0, sizeof err), lc_hf_meta_layout_name(__VA_ARGS__))
+#define NAME(name, n, buf, cap, row, err) (memset(&err, 0, sizeof err), \
+    lc_arch_map(lc_arch_by_name("llama"), LC_SPELL_META, LC_SPELL_GGUF, name, n, buf, cap, row, &err))
 #define LOAD(...) (memset(&err, 0, sizeof err), lc_hf_meta_layout_load(__VA_ARGS__))
 
 static lc_code parse(const char *json, uint64_t vocab, uint64_t ff, lc_hf_config *c,
@@ -25,20 +27,19 @@ Test(hf_meta_layout, llama2_params) {
     lc_hf_config c;
     lc_error err;
     cr_assert_eq(parse("{" L2 "}", 32000, 11008, &c, &err), LC_OK, "%s", err.msg);
-    cr_assert_eq(c.arch, LC_HF_ARCH_LLAMA);
-    cr_assert_str_eq(c.arch_name, "llama");
-    cr_assert_eq(c.embedding_length, 4096);
-    cr_assert_eq(c.block_count, 32);
-    cr_assert_eq(c.head_count, 32);
-    cr_assert_eq(c.head_count_kv, 32);
-    cr_assert_eq(c.head_dim, 128);
-    cr_assert_eq(c.feed_forward_length, 11008);   /* 4096 -> 10922 -> up to 256s: 11008 */
-    cr_assert_eq(c.vocab_size, 32000);
-    cr_assert_eq(c.context_length, 4096);         /* norm_eps 1e-5: Llama 2's guess */
-    cr_assert_eq(c.rms_eps, 1e-5);
-    cr_assert_eq(c.rope_theta, 10000.0);
-    cr_assert_null(c.rope_scaling);
-    cr_assert(!c.tie_word_embeddings);
+    cr_assert_eq(c.arch, lc_arch_by_name("llama"));
+    cr_assert_eq(c.hp.embedding_length, 4096);
+    cr_assert_eq(c.hp.block_count, 32);
+    cr_assert_eq(c.hp.head_count, 32);
+    cr_assert_eq(c.hp.head_count_kv, 32);
+    cr_assert_eq(c.hp.head_dim, 128);
+    cr_assert_eq(c.hp.feed_forward_length, 11008);   /* 4096 -> 10922 -> up to 256s: 11008 */
+    cr_assert_eq(c.hp.vocab_size, 32000);
+    cr_assert_eq(c.hp.context_length, 4096);         /* norm_eps 1e-5: Llama 2's guess */
+    cr_assert_eq(c.hp.rms_eps, 1e-5);
+    cr_assert_eq(c.hp.rope_theta, 10000.0);
+    cr_assert_eq(c.hp.rope_scaling, LC_ROPE_SCALING_NONE);
+    cr_assert(!c.hp.tie_word_embeddings);
 }
 
 Test(hf_meta_layout, llama2_70b_gqa_and_multiplier) {
@@ -48,8 +49,8 @@ Test(hf_meta_layout, llama2_70b_gqa_and_multiplier) {
                     "\"n_heads\": 64, \"n_kv_heads\": 8, \"n_layers\": 80, \"norm_eps\": 1e-05,"
                     " \"vocab_size\": -1}";
     cr_assert_eq(parse(j, 32000, 28672, &c, &err), LC_OK, "%s", err.msg);
-    cr_assert_eq(c.head_count_kv, 8);
-    cr_assert_eq(c.feed_forward_length, 28672);
+    cr_assert_eq(c.hp.head_count_kv, 8);
+    cr_assert_eq(c.hp.feed_forward_length, 28672);
     cr_assert_eq(parse(j, 32000, 28671, &c, &err), LC_E_MISMATCH);
     cr_assert_eq(err.offset, LC_NO_OFFSET);
     cr_assert(strstr(err.msg, "imply 28672"), "%s", err.msg);
@@ -59,18 +60,18 @@ Test(hf_meta_layout, context_length_rules) {
     lc_hf_config c;
     lc_error err;
     cr_assert_eq(parse("{" L2 ", \"max_seq_len\": 77}", 32000, 11008, &c, &err), LC_OK);
-    cr_assert_eq(c.context_length, 77);
+    cr_assert_eq(c.hp.context_length, 77);
     cr_assert_eq(parse("{" L2 ", \"rope_theta\": 1000000}", 32000, 11008, &c, &err), LC_OK);
-    cr_assert_eq(c.context_length, 16384);
-    cr_assert_eq(c.rope_theta, 1e6);
+    cr_assert_eq(c.hp.context_length, 16384);
+    cr_assert_eq(c.hp.rope_theta, 1e6);
     cr_assert_eq(parse("{\"dim\": 64, \"n_heads\": 4, \"n_layers\": 1, \"norm_eps\": 1e-6}",
                        10, 7, &c, &err), LC_OK, "%s", err.msg);
-    cr_assert_eq(c.context_length, 2048);
-    cr_assert_eq(c.feed_forward_length, 7);      /* no multiple_of: taken as it is */
-    cr_assert_eq(c.vocab_size, 10);
+    cr_assert_eq(c.hp.context_length, 2048);
+    cr_assert_eq(c.hp.feed_forward_length, 7);      /* no multiple_of: taken as it is */
+    cr_assert_eq(c.hp.vocab_size, 10);
     cr_assert_eq(parse("{\"dim\": 64, \"n_heads\": 4, \"n_layers\": 1, \"norm_eps\": 1e-6, "
                        "\"vocab_size\": 12}", 10, 7, &c, &err), LC_OK);
-    cr_assert_eq(c.vocab_size, 12);              /* a positive vocab_size wins (checked later) */
+    cr_assert_eq(c.hp.vocab_size, 12);              /* a positive vocab_size wins (checked later) */
 }
 
 Test(hf_meta_layout, malformed_json_at_offset) {
@@ -142,28 +143,27 @@ Test(hf_meta_layout, names) {
         { "layers.4.ffn_norm.weight", "blk.4.ffn_norm.weight" },
     };
     char buf[64];
-    lc_hf_role role;
+    const lc_arch_tensor *row;
     lc_error err;
     for (size_t i = 0; i < sizeof MAP / sizeof *MAP; i++) {
-        cr_assert_eq(NAME(MAP[i][0], 11, buf, sizeof buf, &role, &err), LC_OK);
+        cr_assert_eq(NAME(MAP[i][0], 11, buf, sizeof buf, &row, err), LC_OK);
         cr_assert_str_eq(buf, MAP[i][1]);
-        cr_assert_eq(role, LC_HF_ROLE_PLAIN);   /* q/k too: Meta's rows are interleaved */
     }
-    cr_assert_eq(NAME("rope.freqs", 11, buf, sizeof buf, &role, &err), LC_OK);
-    cr_assert_eq(role, LC_HF_ROLE_DROP);
+    /* Meta's rope.freqs is the computed tensor's row: dropped on the way in. */
+    cr_assert_eq(NAME("rope.freqs", 11, buf, sizeof buf, &row, err), LC_OK);
+    cr_assert(row->flags & LC_AT_COMPUTED);
     static const char *const BAD[] = { "layers.x.ffn_norm.weight", "layers.1.ffn_norm",
                                        "layers..ffn_norm.weight", "model.norm.weight",
                                        "layers.1.attention.wq.bias", "" };
     for (size_t i = 0; i < sizeof BAD / sizeof *BAD; i++) {
-        cr_assert_eq(NAME(BAD[i], 11, buf, sizeof buf, &role, &err),
+        cr_assert_eq(NAME(BAD[i], 11, buf, sizeof buf, &row, err),
                      LC_E_UNSUPPORTED, "%s", BAD[i]);
         cr_assert_eq(err.offset, LC_NO_OFFSET);
     }
-    cr_assert_eq(NAME("layers.11.ffn_norm.weight", 11, buf, sizeof buf, &role,
-                                        &err), LC_E_MALFORMED);
-    cr_assert(strstr(err.msg, "n_layers 11"));
-    cr_assert_eq(NAME("layers.1.ffn_norm.weight", 11, buf, 8, &role, &err),
-                 LC_E_ARG);
+    cr_assert_eq(NAME("layers.11.ffn_norm.weight", 11, buf, sizeof buf, &row, err),
+                 LC_E_MALFORMED);
+    cr_assert(strstr(err.msg, "11-layer"), "%s", err.msg);
+    cr_assert_eq(NAME("layers.1.ffn_norm.weight", 11, buf, 8, &row, err), LC_E_ARG);
 }
 
 Test(hf_meta_layout, folder_detection_and_shards) {

@@ -1,4 +1,4 @@
-/* Unit tests for formats/hf_spm.c: the SentencePiece protobuf reader, one literal-bytes
+/* Unit tests for hf/spm.c: the SentencePiece protobuf reader, one literal-bytes
  * case per code it returns (code and offset), and the bad-input fixtures. */
 #include <criterion/criterion.h>
 #include <dirent.h>
@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "formats/hf_spm.h"
+#include "hf/spm.h"
 #include "libconvert/alloc.h"
 #include "libconvert/map.h"
 

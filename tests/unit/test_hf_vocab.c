@@ -1,8 +1,8 @@
-/* Unit tests for formats/hf_vocab.c: placeholders and llama.cpp's added-token typing. */
+/* Unit tests for hf/vocab.c: placeholders and llama.cpp's added-token typing. */
 #include <criterion/criterion.h>
 #include <string.h>
 
-#include "formats/hf_impl.h"
+#include "hf/vocab.h"
 #include "libconvert/alloc.h"
 
 Test(hf_vocab, placeholders_then_added_tokens) {

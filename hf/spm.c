@@ -1,6 +1,6 @@
-/* formats/hf_spm.c: a minimal protobuf reader for SentencePiece's tokenizer.model.
+/* hf/spm.c: a minimal protobuf reader for SentencePiece's tokenizer.model.
  *
- * Wire layout (see hf_spm.h for the field numbers):
+ * Wire layout (see hf/spm.h for the field numbers):
  *
  *   message := { key value }*            key   := varint (field << 3 | wire)
  *   varint  := 1..10 bytes, 7 bits each, low first, high bit = more
@@ -9,7 +9,7 @@
  *
  * Every read goes through an lc_rd over exactly the bytes of its message, so a nested
  * length can never reach past its parent. */
-#include "formats/hf_spm.h"
+#include "hf/spm.h"
 
 #include <inttypes.h>
 #include <string.h>

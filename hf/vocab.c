@@ -1,10 +1,10 @@
-/* formats/hf_vocab.c: the three parallel GGUF vocabulary arrays (tokens, scores, token
+/* hf/vocab.c: the three parallel GGUF vocabulary arrays (tokens, scores, token
  * types) both tokenizer paths fill, and llama.cpp's rule for typing added tokens. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "formats/hf_impl.h"
+#include "hf/vocab.h"
 #include "libconvert/alloc.h"
 
 lc_code lc_hf_vocab_init(lc_hf_vocab *v, uint64_t n, lc_error *err) {

@@ -1,4 +1,4 @@
-/* formats/hf_meta_layout.h: Meta's original llama release layout (params.json +
+/* hf/meta_layout.h: Meta's original llama release layout (params.json +
  * consolidated.NN.pth + tokenizer.model) as input to lc_hf_to_gguf.
  *
  * The folder:
@@ -7,18 +7,17 @@
  *      "rope_theta"?, "max_seq_len"?}.
  *   2. consolidated.00.pth: the state dict (torch.save). consolidated.01.pth and on are
  *      model-parallel slices concatenated along a per-tensor dimension: refused.
- *   3. tokenizer.model (SentencePiece), read by hf_tokenizer.c as for an HF folder.
+ *   3. tokenizer.model (SentencePiece), read by hf/tokenizer.c as for an HF folder.
  * Meta's q/k rows are already in the interleaved RoPE order GGUF uses, so no tensor is
- * permuted; names map one to one (lc_hf_meta_layout_name). */
-#ifndef LC_FORMATS_HF_META_LAYOUT_H
-#define LC_FORMATS_HF_META_LAYOUT_H
+ * permuted; names map one to one through the "meta" column of arch/llama.c. */
+#ifndef LC_HF_META_LAYOUT_H
+#define LC_HF_META_LAYOUT_H
 
 #include <stddef.h>
 #include <stdint.h>
 #include <stdbool.h>
 
-#include "formats/hf_config.h"
-#include "formats/hf_tensors.h"
+#include "hf/config.h"
 #include "libconvert/error.h"
 #include "libconvert/model.h"
 
@@ -45,17 +44,5 @@ lc_code lc_hf_meta_layout_load(const char *dir, lc_model **out, lc_error *err);
  * success. */
 lc_code lc_hf_meta_layout_config(const char *json, size_t len, uint64_t vocab_rows,
                                  uint64_t ff_rows, lc_hf_config *out, lc_error *err);
-
-/* Maps a Meta tensor name to its GGUF name in buf (cap bytes):
- *   tok_embeddings.weight -> token_embd.weight, norm.weight -> output_norm.weight,
- *   output.weight -> output.weight, layers.N.attention.w{q,k,v,o}.weight ->
- *   blk.N.attn_{q,k,v,output}.weight, layers.N.feed_forward.w{1,2,3}.weight ->
- *   blk.N.ffn_{gate,down,up}.weight, layers.N.{attention,ffn}_norm.weight ->
- *   blk.N.{attn,ffn}_norm.weight; rope.freqs -> LC_HF_ROLE_DROP.
- * *role is LC_HF_ROLE_PLAIN (never Q/K: nothing is permuted) or LC_HF_ROLE_DROP.
- * LC_E_UNSUPPORTED for other names, LC_E_MALFORMED for a layer index not below
- * n_layers, LC_E_ARG when buf is too small. */
-lc_code lc_hf_meta_layout_name(const char *name, uint32_t n_layers, char *buf, size_t cap,
-                               lc_hf_role *role, lc_error *err);
 
 #endif

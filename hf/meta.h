@@ -1,4 +1,4 @@
-/* formats/hf_meta.h: metadata helpers for the HF -> GGUF tool: --metadata overrides and
+/* hf/meta.h: metadata helpers for the HF -> GGUF tool: --metadata overrides and
  * the --dry-run plan.
  *
  * An override is one string "KEY=TYPE:VALUE":
@@ -6,8 +6,8 @@
  *   2. TYPE: str | bool | u8 | u16 | u32 | u64 | i8 | i16 | i32 | i64 | f32 | f64.
  *   3. VALUE: the rest of the string; bool is "true" or "false", integers are decimal
  *      (or 0x hex) and must fit the type, floats use strtod's syntax. */
-#ifndef LC_FORMATS_HF_META_H
-#define LC_FORMATS_HF_META_H
+#ifndef LC_HF_META_H
+#define LC_HF_META_H
 
 #include <stdio.h>
 

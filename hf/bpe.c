@@ -1,4 +1,4 @@
-/* formats/hf_bpe.c: tokenizer.json (byte-level BPE) -> GGUF "gpt2" vocabulary.
+/* hf/bpe.c: tokenizer.json (byte-level BPE) -> GGUF "gpt2" vocabulary.
  *
  * Layout read (the tokenizers library's JSON):
  *   { "added_tokens": [ {"id": 360, "content": "<|x|>", "special": true, ...}, ... ],
@@ -11,7 +11,9 @@
 #include <inttypes.h>
 #include <string.h>
 
-#include "formats/hf_impl.h"
+#include "hf/bpe.h"
+#include "hf/json.h"
+#include "hf/vocab.h"
 #include "libconvert/alloc.h"
 
 /* The split regexes llama.cpp's pre-tokenizers implement, as tokenizer.json spells them. */

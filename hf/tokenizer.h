@@ -1,7 +1,7 @@
-/* formats/hf_tokenizer.h: an HF folder's tokenizer as GGUF tokenizer.* metadata.
+/* hf/tokenizer.h: an HF folder's tokenizer as GGUF tokenizer.* metadata.
  *
  * Files read from the folder:
- *   1. tokenizer.model (SentencePiece protobuf; see hf_spm.h) when present: model "llama",
+ *   1. tokenizer.model (SentencePiece protobuf; see hf/spm.h) when present: model "llama",
  *      pre "default", tokens/scores/token_type in id order, padded to config vocab_size
  *      with "[PAD<i>]" (score -10000, unused); SentencePiece user-defined pieces become
  *      normal tokens, as in llama.cpp's converter.
@@ -13,23 +13,23 @@
  *      generation_config.json for special ids and add_bos/add_eos, chat_template (or
  *      chat_template.jinja).
  * Value types are gguf-py's: strings; scores f32[]; token_type i32[]; ids u32; flags bool. */
-#ifndef LC_FORMATS_HF_TOKENIZER_H
-#define LC_FORMATS_HF_TOKENIZER_H
+#ifndef LC_HF_TOKENIZER_H
+#define LC_HF_TOKENIZER_H
 
 #include <stddef.h>
 #include <stdint.h>
 #include <stdbool.h>
 
-#include "formats/hf_config.h"
 #include "libconvert/error.h"
 #include "libconvert/model.h"
 
-/* Adds the tokenizer.* keys for the folder DIR to m. PRE, when not NULL, is written as
+/* Adds the tokenizer.* keys for the folder DIR to m, with CFG_VOCAB tokens (config.json's
+ * vocab_size: extra ids become "[PAD<i>]"; 0: as many as the tokenizer has). PRE, when not NULL, is written as
  * tokenizer.ggml.pre instead of the identified name (BPE only). LC_E_NOTFOUND when the
  * folder has neither tokenizer file, LC_E_UNSUPPORTED for a tokenizer.json that is not
  * byte-level BPE or whose pre-tokenizer is not recognised (the message says to pass
  * --pre NAME), LC_E_MALFORMED / LC_E_TRUNCATED for bad files (path in err). */
-lc_code lc_hf_tokenizer_to_gguf(const char *dir, const lc_hf_config *cfg, const char *pre,
+lc_code lc_hf_tokenizer_to_gguf(const char *dir, uint32_t cfg_vocab, const char *pre,
                                 lc_model *m, lc_error *err);
 
 /* Identifies tokenizer.ggml.pre from tokenizer.json text: "llama-bpe" (Llama 3 split

@@ -1,15 +1,18 @@
-/* formats/hf_tokenizer.c: picks the tokenizer file of an HF folder and turns it into
- * GGUF tokenizer.* keys (see hf_tokenizer.h for the files and keys). The SentencePiece
- * path lives here; tokenizer.json BPE is hf_bpe.c, special tokens hf_special.c. */
-#include "formats/hf_tokenizer.h"
+/* hf/tokenizer.c: picks the tokenizer file of an HF folder and turns it into
+ * GGUF tokenizer.* keys (see hf/tokenizer.h for the files and keys). The SentencePiece
+ * path lives here; tokenizer.json BPE is hf/bpe.c, special tokens hf/special.c. */
+#include "hf/tokenizer.h"
 
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "formats/hf_impl.h"
-#include "formats/hf_spm.h"
+#include "hf/bpe.h"
+#include "hf/json.h"
+#include "hf/special.h"
+#include "hf/vocab.h"
+#include "hf/spm.h"
 #include "libconvert/alloc.h"
 #include "libconvert/map.h"
 
@@ -88,7 +91,7 @@ static lc_code vocab_to_gguf(lc_hf_vocab *v, bool scores, lc_model *m, lc_error 
 
 /* ---- the two paths ---- */
 
-static lc_code spm_to_gguf(const char *dir, const lc_hf_config *cfg, lc_model *m,
+static lc_code spm_to_gguf(const char *dir, uint32_t cfg_vocab, lc_model *m,
                            lc_error *err) {
     char path[4096];
     lc_map *map = NULL;
@@ -101,7 +104,7 @@ static lc_code spm_to_gguf(const char *dir, const lc_hf_config *cfg, lc_model *m
     if ((rc = lc_hf_spm_parse(map->data, map->size, 0, &spm, err)) != LC_OK)
         goto done;
     /* config.json's vocab_size wins, as in llama.cpp: extra ids become [PAD<i>]. */
-    uint64_t n = cfg && cfg->vocab_size ? cfg->vocab_size : spm->n_pieces;
+    uint64_t n = cfg_vocab ? cfg_vocab : spm->n_pieces;
     if ((rc = lc_hf_vocab_init(&v, n, err)) != LC_OK)
         goto done;
     for (uint64_t i = 0; i < spm->n_pieces && i < n; i++) {
@@ -129,7 +132,7 @@ done:
     return rc;
 }
 
-static lc_code bpe_to_gguf(const char *dir, const lc_hf_config *cfg, const char *pre,
+static lc_code bpe_to_gguf(const char *dir, uint32_t cfg_vocab, const char *pre,
                            lc_model *m, lc_error *err) {
     cJSON *tj = NULL;
     lc_hf_vocab v = { 0 };
@@ -141,7 +144,7 @@ static lc_code bpe_to_gguf(const char *dir, const lc_hf_config *cfg, const char 
         goto done;
     if (!pre && (rc = lc_hf_bpe_pre(tj, &pre, err)) != LC_OK)
         goto done;
-    if ((rc = lc_hf_bpe_vocab(tj, cfg ? cfg->vocab_size : 0, &v, &merges, err)) != LC_OK)
+    if ((rc = lc_hf_bpe_vocab(tj, cfg_vocab, &v, &merges, err)) != LC_OK)
         goto done;
     if ((rc = lc_model_set_meta_str(m, "tokenizer.ggml.model", "gpt2", err)) != LC_OK ||
         (rc = lc_model_set_meta_str(m, "tokenizer.ggml.pre", pre, err)) != LC_OK)
@@ -161,12 +164,12 @@ done:
     return rc;
 }
 
-lc_code lc_hf_tokenizer_to_gguf(const char *dir, const lc_hf_config *cfg, const char *pre,
+lc_code lc_hf_tokenizer_to_gguf(const char *dir, uint32_t cfg_vocab, const char *pre,
                                 lc_model *m, lc_error *err) {
     if (lc_hf_json_exists(dir, "tokenizer.model"))
-        return spm_to_gguf(dir, cfg, m, err);
+        return spm_to_gguf(dir, cfg_vocab, m, err);
     if (lc_hf_json_exists(dir, "tokenizer.json"))
-        return bpe_to_gguf(dir, cfg, pre, m, err);
+        return bpe_to_gguf(dir, cfg_vocab, pre, m, err);
     lc_code rc = lc_fail(err, LC_E_NOTFOUND, LC_NO_OFFSET,
                          "the folder has neither tokenizer.model nor tokenizer.json");
     lc_err_context(err, dir, NULL);

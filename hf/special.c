@@ -1,4 +1,4 @@
-/* formats/hf_special.c: special token ids, add_bos/add_eos/add_sep and the chat
+/* hf/special.c: special token ids, add_bos/add_eos/add_sep and the chat
  * template of an HF folder, by the rules of gguf-py's SpecialVocab:
  *
  *   1. tokenizer_config.json "<t>_token" (a string, or {"content": ...}) names the token
@@ -20,7 +20,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "formats/hf_impl.h"
+#include "hf/json.h"
+#include "hf/special.h"
+#include "hf/vocab.h"
 #include "libconvert/alloc.h"
 #include "libconvert/map.h"
 

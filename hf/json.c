@@ -1,5 +1,5 @@
-/* formats/hf_json.c: reading the small JSON files of an HF folder (see hf_impl.h). */
-#include "formats/hf_impl.h"
+/* hf/json.c: reading the small JSON files of an HF folder (see json.h). */
+#include "hf/json.h"
 
 #include <inttypes.h>
 #include <math.h>

@@ -1,4 +1,4 @@
-/* formats/hf_meta_layout.c: Meta's original llama folder -> the lc_hf_config and GGUF
+/* hf/meta_layout.c: Meta's original llama folder -> the lc_hf_config and GGUF
  * tensor names lc_hf_to_gguf builds from (see hf_meta_layout.h).
  *
  * params.json (one JSON object; '?' marks optional fields):
@@ -16,10 +16,11 @@
  *   max_seq_len? int > 0   -> context_length (else convert.py's guess, see the header)
  *   use_scaled_rope? bool  -> true refused (Llama 3.1 factors not made here)
  *   moe?                   -> refused (Mixtral's experts)
- * State dict names (consolidated.00.pth): tok_embeddings.weight, norm.weight,
- * output.weight, rope.freqs (dropped), layers.N.attention.w{q,k,v,o}.weight,
- * layers.N.feed_forward.w{1,2,3}.weight, layers.N.{attention,ffn}_norm.weight. */
-#include "formats/hf_meta_layout.h"
+ * State dict names (consolidated.00.pth) are the "meta" spellings of arch/llama.c:
+ * tok_embeddings.weight, norm.weight, output.weight, rope.freqs (dropped),
+ * layers.N.attention.w{q,k,v,o}.weight, layers.N.feed_forward.w{1,2,3}.weight,
+ * layers.N.{attention,ffn}_norm.weight. */
+#include "hf/meta_layout.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -27,7 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "formats/hf_impl.h"
+#include "hf/json.h"
 #include "formats/pth.h"
 
 bool lc_hf_meta_layout_is(const char *dir) {
@@ -144,19 +145,21 @@ static lc_code parse(const cJSON *root, uint64_t vocab_rows, uint64_t ff_rows, l
     if (ctx == 0)   /* llama.cpp's legacy convert.py guess (no Meta params.json has it) */
         ctx = theta == 1000000 ? 16384 : eps == 1e-5 ? 4096 : 2048;
     memset(c, 0, sizeof *c);
-    c->arch = LC_HF_ARCH_LLAMA;
-    c->arch_name = "llama";
-    c->context_length = (uint32_t)ctx;
-    c->embedding_length = (uint32_t)dim;
-    c->block_count = (uint32_t)layers;
-    c->feed_forward_length = (uint32_t)ff_rows;
-    c->head_count = (uint32_t)heads;
-    c->head_count_kv = (uint32_t)kv;
-    c->head_dim = (uint32_t)(dim / heads);
-    c->vocab_size = vocab > 0 ? (uint32_t)vocab : (uint32_t)vocab_rows;
-    c->rms_eps = eps;
-    c->rope_theta = theta;
-    return LC_OK;
+    /* Meta released llama in this layout; its table row spellings are the "meta" column
+     * of arch/llama.c. */
+    c->arch = lc_arch_by_name("llama");
+    lc_hparams *hp = &c->hp;
+    hp->context_length = (uint32_t)ctx;
+    hp->embedding_length = (uint32_t)dim;
+    hp->block_count = (uint32_t)layers;
+    hp->feed_forward_length = (uint32_t)ff_rows;
+    hp->head_count = (uint32_t)heads;
+    hp->head_count_kv = (uint32_t)kv;
+    hp->head_dim = (uint32_t)(dim / heads);
+    hp->vocab_size = vocab > 0 ? (uint32_t)vocab : (uint32_t)vocab_rows;
+    hp->rms_eps = eps;
+    hp->rope_theta = theta;
+    return c->arch ? LC_OK : lc_fail(err, LC_E_UNSUPPORTED, LC_NO_OFFSET, "no llama table");
 }
 
 lc_code lc_hf_meta_layout_config(const char *json, size_t len, uint64_t vocab_rows,
@@ -169,59 +172,4 @@ lc_code lc_hf_meta_layout_config(const char *json, size_t len, uint64_t vocab_ro
     if (rc == LC_OK)
         *out = c;
     return rc;
-}
-
-/* Writes "<gguf>" (layer < 0) or "blk.<layer>.<gguf>" into buf. */
-static lc_code put(char *buf, size_t cap, lc_error *err, const char *gguf, long layer) {
-    int k = layer < 0 ? snprintf(buf, cap, "%s", gguf)
-                      : snprintf(buf, cap, "blk.%ld.%s", layer, gguf);
-    if (k < 0 || (size_t)k >= cap)
-        return lc_fail(err, LC_E_ARG, LC_NO_OFFSET, "name buffer of %zu bytes is too small",
-                       cap);
-    return LC_OK;
-}
-
-lc_code lc_hf_meta_layout_name(const char *name, uint32_t n_layers, char *buf, size_t cap,
-                               lc_hf_role *role, lc_error *err) {
-    static const struct { const char *meta, *gguf; } TOP[] = {
-        { "tok_embeddings.weight", "token_embd.weight" },
-        { "norm.weight", "output_norm.weight" },
-        { "output.weight", "output.weight" },
-    }, LAYER[] = {
-        { "attention.wq.weight", "attn_q.weight" },
-        { "attention.wk.weight", "attn_k.weight" },
-        { "attention.wv.weight", "attn_v.weight" },
-        { "attention.wo.weight", "attn_output.weight" },
-        { "feed_forward.w1.weight", "ffn_gate.weight" },
-        { "feed_forward.w2.weight", "ffn_down.weight" },
-        { "feed_forward.w3.weight", "ffn_up.weight" },
-        { "attention_norm.weight", "attn_norm.weight" },
-        { "ffn_norm.weight", "ffn_norm.weight" },
-    };
-    *role = LC_HF_ROLE_PLAIN;
-    if (strcmp(name, "rope.freqs") == 0) {
-        *role = LC_HF_ROLE_DROP;
-        return LC_OK;
-    }
-    for (size_t i = 0; i < sizeof TOP / sizeof *TOP; i++)
-        if (strcmp(name, TOP[i].meta) == 0)
-            return put(buf, cap, err, TOP[i].gguf, -1);
-    /* "layers.N.<rest>" with N plain decimal digits */
-    if (strncmp(name, "layers.", 7) == 0 && name[7] >= '0' && name[7] <= '9') {
-        char *end;
-        unsigned long n = strtoul(name + 7, &end, 10);
-        if (*end == '.' && (end - (name + 7)) <= 9) {
-            for (size_t i = 0; i < sizeof LAYER / sizeof *LAYER; i++) {
-                if (strcmp(end + 1, LAYER[i].meta) != 0)
-                    continue;
-                if (n_layers && n >= n_layers)
-                    return lc_fail(err, LC_E_MALFORMED, LC_NO_OFFSET, "tensor %.80s is in "
-                                   "layer %lu but params.json has n_layers %u", name, n,
-                                   n_layers);
-                return put(buf, cap, err, LAYER[i].gguf, (long)n);
-            }
-        }
-    }
-    return lc_fail(err, LC_E_UNSUPPORTED, LC_NO_OFFSET, "tensor %.80s has no GGUF name in "
-                   "Meta's llama layout", name);
 }

@@ -1,17 +1,17 @@
-/* formats/hf.h: a Hugging Face model folder as a GGUF model llama.cpp runs, and back.
+/* hf/hf.h: a Hugging Face model folder as a GGUF model llama.cpp runs, and back.
  *
  * The folder (transformers' save_pretrained layout):
- *  1. config.json: architecture and hyperparameters (hf_config.h).
+ *  1. config.json: the family (arch/) and its hyperparameters (hf/config.h).
  *  2. model.safetensors, or model.safetensors.index.json + its shards; else
  *     pytorch_model.bin or pytorch_model.bin.index.json + shards (formats/pth.h).
  *  3. tokenizer.model (SentencePiece) or tokenizer.json (BPE), tokenizer_config.json,
- *     special_tokens_map.json, generation_config.json (hf_tokenizer.h).
+ *     special_tokens_map.json, generation_config.json (hf/tokenizer.h).
  * Or Meta's original llama layout (no config.json; params.json, consolidated.00.pth,
- * tokenizer.model): see hf_meta_layout.h. The same keys and GGUF tensors come out, with
+ * tokenizer.model): see hf/meta_layout.h. The same keys and GGUF tensors come out, with
  * hyperparameters from params.json and no Q/K permutation (Meta's rows are already
  * interleaved); rope.freqs is dropped.
  * The GGUF model built from it follows llama.cpp's convert_hf_to_gguf.py (as vendored
- * by llama-cpp-python 0.3.36) key by key and byte by byte, except where hf.c's comment
+ * by llama-cpp-python 0.3.36) key by key and byte by byte, except where hf/to_gguf.c's comment
  * "Differences from convert_hf_to_gguf.py" says otherwise:
  *  - keys: general.architecture, general.type = "model", general.sampling.* from
  *    generation_config.json, general.name (the folder name in title form),
@@ -22,8 +22,8 @@
  *    (Q8_0 falls back to F16 for rows that are not a multiple of 32), rope_freqs.weight
  *    for rope scaling type llama3.
  * Every tensor stays lazy: lc_gguf_write streams it, so memory is bounded by a chunk. */
-#ifndef LC_FORMATS_HF_H
-#define LC_FORMATS_HF_H
+#ifndef LC_HF_HF_H
+#define LC_HF_HF_H
 
 #include <stddef.h>
 #include <stdint.h>

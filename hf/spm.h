@@ -1,4 +1,4 @@
-/* formats/hf_spm.h: a SentencePiece tokenizer.model (protobuf ModelProto) reader.
+/* hf/spm.h: a SentencePiece tokenizer.model (protobuf ModelProto) reader.
  *
  * Wire format (protobuf; every field is key varint = field << 3 | wire type, then
  * wire type 0: varint, 1: 8 bytes, 2: varint length + bytes, 5: 4 bytes):
@@ -10,8 +10,8 @@
  *                      35 byte_fallback, 40 unk_id, 41 bos_id, 42 eos_id, 43 pad_id
  *   4. NormalizerSpec  3 add_dummy_prefix, 4 remove_extra_whitespaces
  * Unknown fields are skipped by wire type; groups (types 3, 4) are refused. */
-#ifndef LC_FORMATS_HF_SPM_H
-#define LC_FORMATS_HF_SPM_H
+#ifndef LC_HF_SPM_H
+#define LC_HF_SPM_H
 
 #include <stddef.h>
 #include <stdint.h>

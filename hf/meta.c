@@ -1,6 +1,6 @@
-/* formats/hf_meta.c: "KEY=TYPE:VALUE" metadata overrides and the dry-run plan printer
- * (the spec syntax is in hf_meta.h). */
-#include "formats/hf_meta.h"
+/* hf/meta.c: "KEY=TYPE:VALUE" metadata overrides and the dry-run plan printer
+ * (the spec syntax is in hf/meta.h). */
+#include "hf/meta.h"
 
 #include <errno.h>
 #include <inttypes.h>

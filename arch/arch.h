@@ -1,0 +1,264 @@
+/* arch/arch.h: model families as data.
+ *
+ * arch/ owns what a model family *is*, written as tables so that every consumer reads
+ * the same rows: HF -> GGUF (hf/), GGUF -> HF (hf/), the reference forward pass
+ * (infer/) and the quantization mixes (quant/). One file per family (arch/llama.c,
+ * arch/qwen2.c, ...) holds one lc_arch value:
+ *   1. names: the GGUF general.architecture and the transformers class names;
+ *   2. tensors: one row per tensor role, in the spirit of llama.cpp's LLM_TENSOR_NAMES
+ *      and gguf-py's tensor_mapping.py: the GGUF name pattern, every source spelling
+ *      it is known by (transformers, Meta's original release), its shape in terms of
+ *      the hyperparameters, whether RoPE rotates its rows, required or optional;
+ *   3. keys: the GGUF hyperparameter keys in the order llama.cpp's converter writes
+ *      them, each tied to a field of lc_hparams;
+ *   4. the RoPE style llama.cpp runs the family with, and named hooks for what a row
+ *      cannot say (llama3's rope factors).
+ * A pattern's "%u" stands for the layer index; lc_arch_match() is the one parser of
+ * it. The name map works both ways from the same rows. arch/ uses libconvert/ only
+ * (no cJSON): config.json and params.json are read in hf/ into lc_hparams.
+ *
+ * Adding a family: a new arch/<family>.c with its lc_arch, one line in arch.c's list,
+ * a fixture folder and its reference GGUF from llama.cpp's converter. */
+#ifndef LC_ARCH_ARCH_H
+#define LC_ARCH_ARCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdbool.h>
+
+#include "libconvert/error.h"
+#include "libconvert/model.h"
+
+/* What a tensor is for, whatever it is called. Biases are roles of their own so that a
+ * role and a layer name exactly one tensor. */
+typedef enum lc_role {
+    LC_ROLE_NONE = 0,
+    LC_ROLE_TOKEN_EMBD,     /* [vocab, embd] */
+    LC_ROLE_OUTPUT_NORM,    /* [embd] */
+    LC_ROLE_OUTPUT,         /* [vocab, embd]; absent when tied to the embedding */
+    LC_ROLE_ROPE_FREQS,     /* [head_dim / 2] llama3 factors: computed, never copied */
+    LC_ROLE_ROPE_INV_FREQ,  /* transformers' cached inverse frequencies: dropped */
+    LC_ROLE_ATTN_NORM,
+    LC_ROLE_ATTN_Q, LC_ROLE_ATTN_Q_BIAS,
+    LC_ROLE_ATTN_K, LC_ROLE_ATTN_K_BIAS,
+    LC_ROLE_ATTN_V, LC_ROLE_ATTN_V_BIAS,
+    LC_ROLE_ATTN_OUT,
+    LC_ROLE_FFN_NORM,
+    LC_ROLE_FFN_GATE,
+    LC_ROLE_FFN_UP,
+    LC_ROLE_FFN_DOWN,
+    LC_ROLE_COUNT
+} lc_role;
+
+/* A dimension of an expected shape, in terms of the hyperparameters. */
+typedef enum lc_dim {
+    LC_DIM_NONE = 0,
+    LC_DIM_VOCAB,       /* vocab_size */
+    LC_DIM_EMBD,        /* embedding_length */
+    LC_DIM_FF,          /* feed_forward_length */
+    LC_DIM_Q,           /* head_count * head_dim */
+    LC_DIM_KV,          /* head_count_kv * head_dim */
+    LC_DIM_HALF_HEAD,   /* head_dim / 2 */
+} lc_dim;
+
+/* How llama.cpp rotates a head's dimensions, which fixes the row order of Q and K in
+ * GGUF: NORM rotates adjacent pairs (GGUF "llama" stores Q/K rows interleaved, so the
+ * converter permutes transformers' half-split rows), NEOX rotates the two halves
+ * (transformers' own order, stored as is). */
+typedef enum lc_rope_style { LC_ROPE_NORM = 0, LC_ROPE_NEOX } lc_rope_style;
+
+typedef enum lc_rope_scaling {
+    LC_ROPE_SCALING_NONE = 0,
+    LC_ROPE_SCALING_LINEAR,
+    LC_ROPE_SCALING_YARN,
+    LC_ROPE_SCALING_LLAMA3,     /* per-pair factors in rope_freqs.weight, no keys */
+} lc_rope_scaling;
+
+/* Row flags. */
+enum {
+    LC_AT_REQUIRED = 1u << 0,   /* every model of the family has it (per layer for blk.%u) */
+    LC_AT_ROPE_Q   = 1u << 1,   /* rows rotated by RoPE, head_count heads */
+    LC_AT_ROPE_K   = 1u << 2,   /* rows rotated by RoPE, head_count_kv heads */
+    LC_AT_COMPUTED = 1u << 3,   /* made by a hook, never copied from a source (a source's
+                                 * own copy is dropped) */
+};
+
+typedef struct lc_arch_tensor {
+    lc_role     role;
+    const char *gguf;       /* GGUF name pattern; NULL: never written to GGUF (dropped) */
+    const char *hf;         /* transformers' name pattern; NULL: none */
+    const char *meta;       /* Meta's original-release name pattern; NULL: none */
+    uint8_t     ndim;       /* 0: the shape is not checked */
+    lc_dim      shape[2];   /* outermost first */
+    uint8_t     flags;      /* LC_AT_* */
+} lc_arch_tensor;
+
+/* The hyperparameters every family is described by (a family uses what it needs). */
+typedef struct lc_hparams {
+    uint32_t context_length;        /* max_position_embeddings */
+    uint32_t embedding_length;      /* hidden_size */
+    uint32_t block_count;           /* num_hidden_layers */
+    uint32_t feed_forward_length;   /* intermediate_size */
+    uint32_t head_count;            /* num_attention_heads */
+    uint32_t head_count_kv;         /* num_key_value_heads */
+    uint32_t head_dim;              /* rope.dimension_count */
+    bool     head_dim_given;        /* the source named head_dim: key/value_length written */
+    uint32_t vocab_size;
+    double   rms_eps;
+    double   rope_theta;
+    bool     tie_word_embeddings;
+    lc_rope_scaling rope_scaling;
+    double   rope_scaling_factor;
+    uint32_t rope_scaling_orig_ctx; /* 0 when absent */
+    double   rope_low_freq_factor;  /* llama3 */
+    double   rope_high_freq_factor; /* llama3 */
+} lc_hparams;
+
+/* Which lc_hparams field a key or a config.json entry carries. */
+typedef enum lc_hp {
+    LC_HP_CONTEXT_LENGTH, LC_HP_EMBEDDING_LENGTH, LC_HP_BLOCK_COUNT, LC_HP_FEED_FORWARD_LENGTH,
+    LC_HP_HEAD_COUNT, LC_HP_HEAD_COUNT_KV, LC_HP_HEAD_DIM, LC_HP_VOCAB_SIZE, LC_HP_RMS_EPS,
+    LC_HP_ROPE_THETA, LC_HP_TIE_WORD_EMBEDDINGS, LC_HP_ROPE_SCALING_TYPE,
+    LC_HP_ROPE_SCALING_FACTOR, LC_HP_ROPE_SCALING_ORIG_CTX,
+    LC_HP_FILE_TYPE,        /* not a hyperparameter: general.file_type's place in the order */
+} lc_hp;
+
+/* When a key is written. */
+enum {
+    LC_KEY_ALWAYS = 0,
+    LC_KEY_IF_SCALED,       /* rope scaling linear or yarn */
+    LC_KEY_IF_ORIG_CTX,     /* ... and original_max_position_embeddings given */
+    LC_KEY_IF_HEAD_DIM,     /* the source named head_dim */
+};
+
+typedef enum lc_key_type { LC_KEY_U32, LC_KEY_F32, LC_KEY_STR } lc_key_type;
+
+typedef struct lc_arch_key {
+    const char *key;        /* "%s" is the architecture: "%s.block_count" */
+    lc_hp       hp;
+    lc_key_type type;
+    uint8_t     when;       /* LC_KEY_* */
+} lc_arch_key;
+
+/* A config.json entry: transformers' spelling of a hyperparameter. */
+enum {
+    LC_CFG_U32_REQUIRED,    /* a positive integer < 2^32 that must be there */
+    LC_CFG_U32,             /* the same, optional */
+    LC_CFG_POSITIVE,        /* an optional positive number */
+    LC_CFG_BOOL,            /* an optional bool */
+};
+typedef struct lc_arch_cfg {
+    const char *json;
+    lc_hp       hp;
+    uint8_t     kind;       /* LC_CFG_* */
+} lc_arch_cfg;
+
+typedef struct lc_arch lc_arch;
+
+/* Hooks: what a table row cannot say. NULL when the family has none. */
+typedef struct lc_arch_hooks {
+    /* The values of the computed LC_ROLE_ROPE_FREQS tensor for llama3 rope scaling:
+     * n = head_dim / 2 floats into out. NULL: the family refuses llama3 scaling. */
+    void (*rope_freqs)(const lc_hparams *hp, float *out, uint64_t n);
+} lc_arch_hooks;
+
+struct lc_arch {
+    const char *name;                   /* GGUF general.architecture */
+    const char *const *hf_classes;      /* transformers' class names, NULL-terminated */
+    lc_rope_style rope;
+    const lc_arch_tensor *tensors;
+    size_t n_tensors;
+    const lc_arch_key *keys;            /* in llama.cpp's converter's order */
+    size_t n_keys;
+    const lc_arch_cfg *cfg;             /* config.json spellings */
+    size_t n_cfg;
+    double default_rms_eps, default_rope_theta;     /* transformers' config defaults */
+    bool writes_add_space_prefix;       /* tokenizer.ggml.add_space_prefix from
+                                         * tokenizer_config.json (LlamaModel does) */
+    lc_arch_hooks hooks;
+};
+
+/* ---- finding a family ---- */
+
+/* Every family, NULL-terminated, in a stable order. */
+const lc_arch *const *lc_arch_all(void);
+/* The family a transformers class name ("LlamaForCausalLM") or a GGUF architecture
+ * ("llama") belongs to; NULL when none. */
+const lc_arch *lc_arch_by_hf_class(const char *cls);
+const lc_arch *lc_arch_by_name(const char *name);
+/* "llama, mistral, qwen2"-style list of the class names, for messages. */
+void lc_arch_list_classes(char *buf, size_t cap);
+
+/* ---- names ---- */
+
+/* The one layer-index parser: true when NAME matches PATTERN, where the pattern's one
+ * "%u" matches a plain decimal (no sign, no leading zero, at most 9 digits) stored in
+ * *layer (UINT32_MAX when the pattern has no "%u"). */
+bool lc_arch_match(const char *pattern, const char *name, uint32_t *layer);
+
+/* Which spelling a source uses. */
+typedef enum lc_spelling { LC_SPELL_GGUF = 0, LC_SPELL_HF, LC_SPELL_META } lc_spelling;
+
+/* The row whose `from` spelling matches NAME, and its layer; NULL when none does. */
+const lc_arch_tensor *lc_arch_find(const lc_arch *a, lc_spelling from, const char *name,
+                                   uint32_t *layer);
+/* The row of ROLE; NULL when the family has none. */
+const lc_arch_tensor *lc_arch_role(const lc_arch *a, lc_role role);
+
+/* Writes row's `to` spelling for LAYER into buf. LC_E_NOTFOUND when the row has no such
+ * spelling (the tensor is dropped on that side), LC_E_ARG when buf is too small. */
+lc_code lc_arch_name(const lc_arch_tensor *row, lc_spelling to, uint32_t layer, char *buf,
+                     size_t cap, lc_error *err);
+
+/* Maps NAME from one spelling to another: *row is its row (NULL: unknown name),
+ * buf the new name. LC_E_UNSUPPORTED naming the tensor when no row matches,
+ * LC_E_MALFORMED when its layer is not below n_layers (0: unchecked), LC_E_NOTFOUND
+ * when the row has no `to` spelling (the caller drops it), LC_E_ARG for a small buf. */
+lc_code lc_arch_map(const lc_arch *a, lc_spelling from, lc_spelling to, const char *name,
+                    uint32_t n_layers, char *buf, size_t cap, const lc_arch_tensor **row,
+                    lc_error *err);
+
+/* The heads a row's rows are grouped in for RoPE (head_count or head_count_kv), or 0
+ * when RoPE does not rotate them. */
+uint32_t lc_arch_rope_heads(const lc_arch_tensor *row, const lc_hparams *hp);
+
+/* ---- shapes and completeness ---- */
+
+/* The expected shape of row under hp (outermost first) in nd/shape; false when the row
+ * has no shape rule. */
+bool lc_arch_shape(const lc_arch_tensor *row, const lc_hparams *hp, uint32_t *nd,
+                   uint64_t shape[2]);
+
+/* Which required tensors a model has, row by row and layer by layer. */
+typedef struct lc_arch_seen {
+    const lc_arch *arch;
+    uint32_t n_layers;
+    uint64_t top;           /* bit i: row i seen (rows without "%u") */
+    uint64_t *layer;        /* per layer, bit i: row i seen */
+} lc_arch_seen;
+
+lc_code lc_arch_seen_init(lc_arch_seen *s, const lc_arch *a, uint32_t n_layers, lc_error *err);
+void    lc_arch_seen_free(lc_arch_seen *s);
+void    lc_arch_seen_mark(lc_arch_seen *s, const lc_arch_tensor *row, uint32_t layer);
+/* LC_E_MISMATCH naming the first required tensor (in `spelling`, and as GGUF) that was
+ * not marked. */
+lc_code lc_arch_seen_check(const lc_arch_seen *s, lc_spelling spelling, lc_error *err);
+
+/* ---- hyperparameter keys ---- */
+
+/* Writes the family's <arch>.* keys (and general.file_type at its place, unless
+ * file_type is LC_ARCH_NO_FILE_TYPE) to m in llama.cpp's order, with gguf-py's value
+ * types (u32 counts, f32 reals, strings). A key that already exists keeps its place and
+ * gets the new value. */
+#define LC_ARCH_NO_FILE_TYPE UINT32_MAX
+lc_code lc_arch_write_keys(const lc_arch *a, const lc_hparams *hp, uint32_t file_type,
+                           lc_model *m, lc_error *err);
+
+/* The family and hyperparameters of a GGUF model, from general.architecture and the
+ * family's keys. LC_E_UNSUPPORTED for an architecture no table describes (named),
+ * LC_E_MALFORMED (where = key) for a key of the wrong type or a missing required one
+ * (block_count, embedding_length, attention.head_count); others get llama.cpp's
+ * defaults (head_count_kv = head_count, head_dim = embd / heads, freq_base 10000). */
+lc_code lc_arch_read_keys(const lc_model *m, const lc_arch **a, lc_hparams *hp, lc_error *err);
+
+#endif

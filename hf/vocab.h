@@ -1,0 +1,37 @@
+/* hf/vocab.h: the GGUF vocabulary being built from a tokenizer (hf/vocab.c), shared by
+ * hf/tokenizer.c, hf/bpe.c and hf/special.c. */
+#ifndef LC_HF_VOCAB_H
+#define LC_HF_VOCAB_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdbool.h>
+
+#include "libconvert/error.h"
+#include "libconvert/value.h"
+
+/* GGUF token types (tokenizer.ggml.token_type, i32), equal to SentencePiece's. */
+enum { LC_TOK_NORMAL = 1, LC_TOK_UNKNOWN = 2, LC_TOK_CONTROL = 3, LC_TOK_USER_DEFINED = 4,
+       LC_TOK_UNUSED = 5, LC_TOK_BYTE = 6 };
+
+/* The vocabulary being built: three parallel GGUF arrays of n items. */
+typedef struct lc_hf_vocab {
+    uint64_t n;
+    lc_value tokens;   /* array of string */
+    lc_value scores;   /* array of f32; only the SentencePiece path writes it */
+    lc_value types;    /* array of i32 */
+} lc_hf_vocab;
+
+/* n placeholder tokens "[PAD<i>]", score -10000, type unused, as llama.cpp starts. */
+lc_code lc_hf_vocab_init(lc_hf_vocab *v, uint64_t n, lc_error *err);
+void    lc_hf_vocab_clear(lc_hf_vocab *v);
+/* Sets token i (replacing what was there). */
+lc_code lc_hf_vocab_set(lc_hf_vocab *v, uint64_t i, const char *text, size_t len, double score,
+                        int type, lc_error *err);
+/* An added token (tokenizer_config added_tokens_decoder or tokenizer.json added_tokens):
+ * control when special or when it looks special, else user defined with U+2581 turned
+ * into a space, as llama.cpp's converter does. */
+lc_code lc_hf_vocab_set_added(lc_hf_vocab *v, uint64_t i, const char *content, bool special,
+                              double score, lc_error *err);
+
+#endif

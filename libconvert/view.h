@@ -1,0 +1,46 @@
+/* libconvert/view.h: generic lazy views, tensors whose bytes are read from another
+ * tensor or a file on demand, any byte range at a time, so writers can stream.
+ *
+ * Each attaches a source to an existing tensor dst (its name, dtype and shape already
+ * set; errors name dst's name, so give it the name a person knows):
+ *  1. heads: dst's rows are src's rows reordered within groups of heads (the Q/K row
+ *     permutation between RoPE styles): with R = rows / heads, view the rows as
+ *     [heads, 2, R/2] and swap the last two axes. Forward, row h*R + 2i + j of dst comes
+ *     from row h*R + j*R/2 + i of src; the inverse undoes it.
+ *  2. forward: dst reads src unchanged (for a tensor of another model).
+ *  3. file: pread from a descriptor at an offset.
+ *  4. map: copies a zero-copy (mapped) tensor's bytes and, once reads have moved 1 MiB
+ *     past a range, gives those pages back (MADV_DONTNEED), so a whole-model pass does
+ *     not grow the process's RSS to the model size.
+ * Sources are borrowed: they must outlive dst's model. Reads are thread-safe. */
+#ifndef LC_LIBCONVERT_VIEW_H
+#define LC_LIBCONVERT_VIEW_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "libconvert/error.h"
+#include "libconvert/tensor.h"
+
+/* The source row that row `row` of a heads view reads. rows must be a multiple of
+ * 2 * heads. */
+uint64_t lc_view_head_row(uint64_t row, uint64_t rows, uint32_t heads, bool inverse);
+
+/* dst must have src's dtype and shape (LC_E_ARG otherwise); the first dimension must
+ * be a multiple of 2 * heads (LC_E_MALFORMED). */
+lc_code lc_view_heads(lc_tensor *dst, const lc_tensor *src, uint32_t heads, bool inverse,
+                      lc_error *err);
+lc_code lc_view_forward(lc_tensor *dst, const lc_tensor *src, lc_error *err);
+
+/* dst's dst->nbytes bytes are [offset, offset + nbytes) of the open file fd (borrowed:
+ * it must stay open while dst is read); PATH names it in errors (copied). Reads report
+ * LC_E_IO or LC_E_TRUNCATED with the file offset, path and tensor name. */
+lc_code lc_view_file(lc_tensor *dst, int fd, uint64_t offset, const char *path, lc_error *err);
+
+/* dst copies the zero-copy tensor s's bytes and gives the pages back behind the reads.
+ * s->data MUST point into a read-only file mapping (lc_map): MADV_DONTNEED on anonymous
+ * or written memory would zero it or drop its changes. LC_E_ARG when s has no data or
+ * another size. */
+lc_code lc_view_map(lc_tensor *dst, const lc_tensor *s, lc_error *err);
+
+#endif
