@@ -1,6 +1,8 @@
 # libconvert: non-recursive GNU Make, out-of-tree build.
 #   make            tools and libconvert.a in $(BUILD)
 #   make check      bootstrap deps, then unit, CLI, oracle and short fuzz tests
+#   make check-clang  the same tests (no fuzz) built with clang in build/clang
+#   make check-layers DESIGN.md's layer rule over the sources (scripts/check-layers.py)
 #   make asan       the same tests built with ASan+UBSan in build/asan
 #   make tsan       threaded conversions under ThreadSanitizer in build/tsan
 #   make demo       run the tools end to end on a bundled example
@@ -57,7 +59,7 @@ FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
 HEADERS := $(filter-out %_impl.h,$(wildcard libconvert/*.h arch/*.h formats/*.h quant/*.h hf/*.h infer/*.h jobs/*.h))
 
 .PHONY: all tools check test-unit test-cli test-py test-fuzz-short asan ubsan tsan demo bench fuzz \
-        install clean bootstrap check-llama
+        install clean bootstrap check-llama check-clang check-layers
 
 # Keep the objects of tools and test drivers: they are intermediates of pattern rules,
 # which make would otherwise delete (and rebuild on the next run).
@@ -103,6 +105,16 @@ test-cli: tools
 PY_TESTS := $(wildcard tests/integration/test_*.py)
 test-py: tools
 	$(Q)$(if $(PY_TESTS),LC_BIN=$(abspath $(BUILD)/bin) LC_TEST_BIN=$(abspath $(BUILD)/test-bin) $(PY) -m pytest -q -p no:cacheprovider $(PY_TESTS),echo "py: no integration tests yet")
+
+# Who may include and call whom: the one table is at the top of the script.
+check-layers:
+	$(Q)python3 scripts/check-layers.py
+
+# Every build and test of check, compiled by clang in its own folder, so that a
+# break only one compiler sees cannot land (the short fuzz is clang already).
+check-clang: bootstrap
+	$(Q)$(MAKE) --no-print-directory CC=clang BUILD=build/clang all build/clang/unit-tests
+	$(Q)$(MAKE) --no-print-directory CC=clang BUILD=build/clang test-unit test-cli test-py
 
 # llama.cpp as the judge: its own venv (scripts/bootstrap-llama.sh builds the wheel once).
 check-llama: bootstrap
@@ -158,6 +170,6 @@ install: all
 
 clean:
 	rm -rf $(BUILD)/obj $(BUILD)/bin $(BUILD)/asan $(BUILD)/ubsan $(BUILD)/fuzz \
-	    $(BUILD)/libconvert.a $(BUILD)/unit-tests
+	    $(BUILD)/clang $(BUILD)/libconvert.a $(BUILD)/unit-tests
 
 -include $(shell find $(O) -name '*.d' 2>/dev/null)

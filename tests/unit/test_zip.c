@@ -682,7 +682,7 @@ static void *pread_worker(void *arg) {
         char b[4];
         lc_error err = {0};
         if (lc_zip_entry_pread(j->z, e, off, b, (size_t)len, &err) != LC_OK ||
-            memcmp(b, "hello hello hello hello" + off, (size_t)len) != 0)
+            memcmp(b, &"hello hello hello hello"[off], (size_t)len) != 0)
             j->bad++;
     }
     return NULL;

@@ -1,0 +1,1 @@
+int lc_any_load(const char *path);

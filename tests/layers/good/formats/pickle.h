@@ -1,0 +1,1 @@
+int lc_pickle_load(const char *buf);

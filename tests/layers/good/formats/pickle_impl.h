@@ -1,0 +1,1 @@
+int lc_pickle_op(int op);

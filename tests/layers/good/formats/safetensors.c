@@ -1,0 +1,5 @@
+#include "formats/safetensors.h"
+
+#include <cjson/cJSON.h>
+
+int lc_st_load(const char *path) { return path != 0; }

@@ -1,0 +1,1 @@
+int lc_st_load(const char *path);

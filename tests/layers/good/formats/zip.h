@@ -1,0 +1,1 @@
+int lc_zip_open(const char *path);

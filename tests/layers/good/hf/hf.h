@@ -1,0 +1,1 @@
+int lc_hf_convert(const char *dir);

@@ -1,0 +1,1 @@
+int lc_infer_run(void);

@@ -1,0 +1,1 @@
+int lc_job_convert(const char *dir);

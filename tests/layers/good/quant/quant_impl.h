@@ -1,0 +1,2 @@
+#include "quant/quant.h"
+extern const int lc_qk_ref;
