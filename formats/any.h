@@ -1,5 +1,10 @@
 /* formats/any.h: open a model file of any format we read, chosen by its bytes.
  *
+ * formats/ owns containers only: zip, pickle (a restricted VM that never runs
+ * anything), pth (torch checkpoints over zip and pickle), safetensors and GGUF, and
+ * this detection, the one place that knows every reader. Model families, tokenizers
+ * and Hugging Face folders are hf/'s and arch/'s; block arithmetic is quant/'s.
+ *
  * The one place that knows every reader. Detection, in order: a directory or a
  * name ending in ".index.json" is a sharded checkpoint (PyTorch when the name ends
  * in ".bin.index.json" or the folder holds pytorch_model.bin.index.json and no

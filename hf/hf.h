@@ -1,5 +1,11 @@
 /* hf/hf.h: a Hugging Face model folder as a GGUF model llama.cpp runs, and back.
  *
+ * hf/ owns Hugging Face folders: config.json read through the family tables of arch/,
+ * the tokenizers (SentencePiece tokenizer.model, BPE tokenizer.json) as GGUF tokenizer
+ * keys, special tokens, Meta's original layout, the folder's weight files, and the
+ * assembly of a GGUF model from them and back. It uses formats/ for the containers,
+ * quant/ for block types and arch/ for what a family is; it knows no family by name.
+ *
  * The folder (transformers' save_pretrained layout):
  *  1. config.json: the family (arch/) and its hyperparameters (hf/config.h).
  *  2. model.safetensors, or model.safetensors.index.json + its shards; else

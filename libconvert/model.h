@@ -1,5 +1,10 @@
 /* libconvert/model.h: the model, ordered tensors plus ordered typed metadata.
  *
+ * libconvert/ is the bottom layer every other folder builds on: the IR (model, tensor
+ * with lazy sources, typed metadata, dtypes), errors, bounded and mapped reads, atomic
+ * output files, threads and the ordered pipeline, generic lazy views, dtype
+ * conversion, the CPU-feature probe and progress. It uses libc and pthreads only.
+ *
  * Every reader produces one and every writer consumes one. The model owns its
  * tensors' names, their lazy sources, its metadata, and any resources a reader
  * hands it (maps, zip readers) through lc_model_own(); tensors' zero-copy views

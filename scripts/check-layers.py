@@ -54,6 +54,13 @@ FORMATS_ALLOWED = {
 PRIVATE_SUFFIX = "_impl.h"
 PRIVATE_HEADERS = {
     "quant/quant_impl.h": "quant",  # the kernel table's private half; ISA subfolders share it
+    "arch/families.h": "arch",      # what the family tables share
+    "hf/json.h": "hf",              # the folder's small JSON files
+    "hf/vocab.h": "hf",             # the vocabulary being built (tokenizer, bpe, special)
+    "hf/bpe.h": "hf",
+    "hf/special.h": "hf",
+    "hf/naming.h": "hf",
+    "hf/weights.h": "hf",
 }
 
 # System headers, by a regex on the name inside <...> or "...", and the folders
