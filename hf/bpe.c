@@ -170,8 +170,8 @@ done:
     return rc;
 }
 
-lc_code lc_hf_bpe_vocab(const cJSON *tj, uint32_t cfg_vocab, lc_hf_vocab *v, lc_value *merges,
-                        lc_error *err) {
+lc_code lc_hf_bpe_vocab(const cJSON *tj, uint32_t cfg_vocab, uint64_t max_pad, lc_hf_vocab *v,
+                        lc_value *merges, lc_error *err) {
     const cJSON *model = cJSON_GetObjectItemCaseSensitive(tj, "model");
     const cJSON *vocab = cJSON_GetObjectItemCaseSensitive(model, "vocab");
     const cJSON *added = cJSON_GetObjectItemCaseSensitive(tj, "added_tokens");
@@ -195,6 +195,7 @@ lc_code lc_hf_bpe_vocab(const cJSON *tj, uint32_t cfg_vocab, lc_hf_vocab *v, lc_
     if (max >= 0 && (uint64_t)max >= n)
         return lc_fail(err, LC_E_MALFORMED, LC_NO_OFFSET,
                        "token id %" PRId64 " is past config.json's vocab_size %" PRIu64, max, n);
+    LC_TRY(lc_hf_vocab_check_pad(n, (uint64_t)(max + 1), max_pad, err));
     LC_TRY(lc_hf_vocab_init(v, n, err));
     lc_code rc = fill(vocab, added, v, err);
     if (rc == LC_OK)

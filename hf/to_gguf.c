@@ -40,6 +40,7 @@
 #include "hf/meta_layout.h"
 #include "hf/naming.h"
 #include "hf/tokenizer.h"
+#include "hf/vocab.h"
 #include "hf/weights.h"
 #include "libconvert/alloc.h"
 #include "libconvert/convert.h"
@@ -63,6 +64,7 @@ typedef struct conv {
     lc_model *out;
     lc_dtype ftype;         /* the resolved out type */
     lc_arch_seen seen;
+    bool validated;         /* the tensors confirmed the config's sizes */
     uint64_t params;
 } conv;
 
@@ -200,32 +202,54 @@ static lc_dtype auto_type(const lc_model *in) {
     return LC_DT_F16;
 }
 
-static lc_code add_tensors(conv *c, lc_error *err) {
+/* The row and GGUF name of source tensor s; *row NULL when it is not written (dropped,
+ * or made by a hook). */
+static lc_code map_tensor(conv *c, const lc_tensor *s, const lc_arch_tensor **row,
+                          uint32_t *layer, char *g, size_t cap, lc_error *err) {
+    const lc_arch *a = c->cfg.arch;
+    const uint32_t n_layers = c->cfg.hp.block_count;
+    *row = lc_arch_find(a, c->spelling, s->name, layer);
+    if (!*row) {
+        lc_fail(err, LC_E_UNSUPPORTED, LC_NO_OFFSET, "tensor %.100s has no GGUF name for "
+                "architecture %s", s->name, a->name);
+        lc_err_context(err, NULL, s->name);
+        return LC_E_UNSUPPORTED;
+    }
+    if (*layer != UINT32_MAX && *layer >= n_layers) {
+        lc_fail(err, LC_E_MALFORMED, LC_NO_OFFSET, "tensor %.80s is in layer %" PRIu32
+                " but %s has %s %" PRIu32, s->name, *layer, c->cfg_file,
+                c->spelling == LC_SPELL_META ? "n_layers" : "num_hidden_layers", n_layers);
+        lc_err_context(err, NULL, s->name);
+        return LC_E_MALFORMED;
+    }
+    /* Dropped (transformers' cached inverse frequencies) or made by a hook. */
+    if (!(*row)->gguf || ((*row)->flags & LC_AT_COMPUTED)) {
+        *row = NULL;
+        return LC_OK;
+    }
+    return lc_arch_name(*row, LC_SPELL_GGUF, *layer, g, cap, err);
+}
+
+/* Every source tensor against the table and config before anything is built from the
+ * config's numbers: names, dtypes, shapes, and no required tensor missing. So a
+ * config.json that declares huge sizes fails here, on the tensors that are there. */
+static lc_code check_tensors(conv *c, lc_error *err) {
     const lc_arch *a = c->cfg.arch;
     const uint32_t n_layers = c->cfg.hp.block_count;
     char g[160];
+    /* A layer is at least one tensor: more layers than tensors cannot be. */
+    if (n_layers > lc_model_tensor_count(c->in))
+        return lc_fail(err, LC_E_MISMATCH, LC_NO_OFFSET, "%s declares %" PRIu32 " layers but "
+                       "the checkpoint has %zu tensors", c->cfg_file, n_layers,
+                       lc_model_tensor_count(c->in));
     LC_TRY(lc_arch_seen_init(&c->seen, a, n_layers, err));
     for (size_t i = 0; i < lc_model_tensor_count(c->in); i++) {
         const lc_tensor *s = lc_model_tensor(c->in, i);
+        const lc_arch_tensor *row;
         uint32_t layer;
-        const lc_arch_tensor *row = lc_arch_find(a, c->spelling, s->name, &layer);
-        if (!row) {
-            lc_fail(err, LC_E_UNSUPPORTED, LC_NO_OFFSET, "tensor %.100s has no GGUF name for "
-                    "architecture %s", s->name, a->name);
-            lc_err_context(err, NULL, s->name);
-            return LC_E_UNSUPPORTED;
-        }
-        if (layer != UINT32_MAX && layer >= n_layers) {
-            lc_fail(err, LC_E_MALFORMED, LC_NO_OFFSET, "tensor %.80s is in layer %" PRIu32
-                    " but %s has %s %" PRIu32, s->name, layer, c->cfg_file,
-                    c->spelling == LC_SPELL_META ? "n_layers" : "num_hidden_layers", n_layers);
-            lc_err_context(err, NULL, s->name);
-            return LC_E_MALFORMED;
-        }
-        /* Dropped (transformers' cached inverse frequencies) or made by a hook. */
-        if (!row->gguf || (row->flags & LC_AT_COMPUTED))
+        LC_TRY(map_tensor(c, s, &row, &layer, g, sizeof g, err));
+        if (!row)
             continue;
-        LC_TRY(lc_arch_name(row, LC_SPELL_GGUF, layer, g, sizeof g, err));
         if (lc_dtype_is_quant(s->dtype) || !lc_convert_supported(s->dtype, LC_DT_F32)) {
             lc_fail(err, LC_E_UNSUPPORTED, LC_NO_OFFSET, "tensor %.80s has dtype %s, which "
                     "does not convert to a float", s->name, lc_dtype_name(s->dtype));
@@ -233,9 +257,21 @@ static lc_code add_tensors(conv *c, lc_error *err) {
             return LC_E_UNSUPPORTED;
         }
         LC_TRY(check_shape(c, row, layer, s, err));
-        LC_TRY(add_tensor(c, s, row, g, pick_dtype(g, s->ndim, s->shape, c->ftype), err));
     }
     return lc_arch_seen_check(&c->seen, c->spelling, err);
+}
+
+static lc_code add_tensors(conv *c, lc_error *err) {
+    char g[160];
+    for (size_t i = 0; i < lc_model_tensor_count(c->in); i++) {
+        const lc_tensor *s = lc_model_tensor(c->in, i);
+        const lc_arch_tensor *row;
+        uint32_t layer;
+        LC_TRY(map_tensor(c, s, &row, &layer, g, sizeof g, err));
+        if (row)
+            LC_TRY(add_tensor(c, s, row, g, pick_dtype(g, s->ndim, s->shape, c->ftype), err));
+    }
+    return LC_OK;
 }
 
 /* general.sampling.* from generation_config.json, with gguf-py's types. */
@@ -321,7 +357,12 @@ static lc_code add_keys(conv *c, lc_error *err) {
         cJSON_Delete(tc);
         LC_TRY(rc);
     }
-    LC_TRY(lc_hf_tokenizer_to_gguf(c->dir, c->cfg.hp.vocab_size, c->o->pre, m, err));
+    /* vocab_size pads the vocabulary with [PAD<i>] tokens, as llama.cpp does. The
+     * embedding's rows justify any padding; without tensors (--vocab-only) the padding
+     * is bounded by the tokenizer's own size, so a tiny config.json cannot make a huge
+     * vocabulary. */
+    const uint64_t max_pad = c->validated ? UINT64_MAX : LC_HF_VOCAB_PAD_UNCHECKED;
+    LC_TRY(lc_hf_tokenizer_to_gguf(c->dir, c->cfg.hp.vocab_size, max_pad, c->o->pre, m, err));
     return add_bytelevel_defaults(c->dir, m, err);
 }
 
@@ -395,6 +436,9 @@ lc_code lc_hf_to_gguf(const char *dir, const lc_hf_opts *o, lc_model **out, lc_e
         goto done;
     c.ftype = o->outtype != LC_DT_INVALID ? o->outtype : c.in ? auto_type(c.in) : LC_DT_F16;
     if (!o->vocab_only) {
+        if ((rc = check_tensors(&c, err)) != LC_OK)
+            goto done;
+        c.validated = true;
         if (c.cfg.hp.rope_scaling == LC_ROPE_SCALING_LLAMA3 && (rc = add_rope_freqs(&c, err)))
             goto done;
         if ((rc = add_tensors(&c, err)) != LC_OK)

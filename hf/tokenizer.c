@@ -91,7 +91,7 @@ static lc_code vocab_to_gguf(lc_hf_vocab *v, bool scores, lc_model *m, lc_error 
 
 /* ---- the two paths ---- */
 
-static lc_code spm_to_gguf(const char *dir, uint32_t cfg_vocab, lc_model *m,
+static lc_code spm_to_gguf(const char *dir, uint32_t cfg_vocab, uint64_t max_pad, lc_model *m,
                            lc_error *err) {
     char path[4096];
     lc_map *map = NULL;
@@ -105,7 +105,8 @@ static lc_code spm_to_gguf(const char *dir, uint32_t cfg_vocab, lc_model *m,
         goto done;
     /* config.json's vocab_size wins, as in llama.cpp: extra ids become [PAD<i>]. */
     uint64_t n = cfg_vocab ? cfg_vocab : spm->n_pieces;
-    if ((rc = lc_hf_vocab_init(&v, n, err)) != LC_OK)
+    if ((rc = lc_hf_vocab_check_pad(n, spm->n_pieces, max_pad, err)) != LC_OK ||
+        (rc = lc_hf_vocab_init(&v, n, err)) != LC_OK)
         goto done;
     for (uint64_t i = 0; i < spm->n_pieces && i < n; i++) {
         const lc_hf_spm_piece *p = &spm->pieces[i];
@@ -132,7 +133,7 @@ done:
     return rc;
 }
 
-static lc_code bpe_to_gguf(const char *dir, uint32_t cfg_vocab, const char *pre,
+static lc_code bpe_to_gguf(const char *dir, uint32_t cfg_vocab, uint64_t max_pad, const char *pre,
                            lc_model *m, lc_error *err) {
     cJSON *tj = NULL;
     lc_hf_vocab v = { 0 };
@@ -144,7 +145,7 @@ static lc_code bpe_to_gguf(const char *dir, uint32_t cfg_vocab, const char *pre,
         goto done;
     if (!pre && (rc = lc_hf_bpe_pre(tj, &pre, err)) != LC_OK)
         goto done;
-    if ((rc = lc_hf_bpe_vocab(tj, cfg_vocab, &v, &merges, err)) != LC_OK)
+    if ((rc = lc_hf_bpe_vocab(tj, cfg_vocab, max_pad, &v, &merges, err)) != LC_OK)
         goto done;
     if ((rc = lc_model_set_meta_str(m, "tokenizer.ggml.model", "gpt2", err)) != LC_OK ||
         (rc = lc_model_set_meta_str(m, "tokenizer.ggml.pre", pre, err)) != LC_OK)
@@ -164,12 +165,13 @@ done:
     return rc;
 }
 
-lc_code lc_hf_tokenizer_to_gguf(const char *dir, uint32_t cfg_vocab, const char *pre,
+lc_code lc_hf_tokenizer_to_gguf(const char *dir, uint32_t cfg_vocab, uint64_t max_pad,
+                                const char *pre,
                                 lc_model *m, lc_error *err) {
     if (lc_hf_json_exists(dir, "tokenizer.model"))
-        return spm_to_gguf(dir, cfg_vocab, m, err);
+        return spm_to_gguf(dir, cfg_vocab, max_pad, m, err);
     if (lc_hf_json_exists(dir, "tokenizer.json"))
-        return bpe_to_gguf(dir, cfg_vocab, pre, m, err);
+        return bpe_to_gguf(dir, cfg_vocab, max_pad, pre, m, err);
     lc_code rc = lc_fail(err, LC_E_NOTFOUND, LC_NO_OFFSET,
                          "the folder has neither tokenizer.model nor tokenizer.json");
     lc_err_context(err, dir, NULL);

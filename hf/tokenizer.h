@@ -24,12 +24,14 @@
 #include "libconvert/model.h"
 
 /* Adds the tokenizer.* keys for the folder DIR to m, with CFG_VOCAB tokens (config.json's
- * vocab_size: extra ids become "[PAD<i>]"; 0: as many as the tokenizer has). PRE, when not NULL, is written as
+ * vocab_size: extra ids become "[PAD<i>]"; 0: as many as the tokenizer has), refusing
+ * (LC_E_MISMATCH) more than MAX_PAD extra ids (hf/vocab.h). PRE, when not NULL, is written as
  * tokenizer.ggml.pre instead of the identified name (BPE only). LC_E_NOTFOUND when the
  * folder has neither tokenizer file, LC_E_UNSUPPORTED for a tokenizer.json that is not
  * byte-level BPE or whose pre-tokenizer is not recognised (the message says to pass
  * --pre NAME), LC_E_MALFORMED / LC_E_TRUNCATED for bad files (path in err). */
-lc_code lc_hf_tokenizer_to_gguf(const char *dir, uint32_t cfg_vocab, const char *pre,
+lc_code lc_hf_tokenizer_to_gguf(const char *dir, uint32_t cfg_vocab, uint64_t max_pad,
+                                const char *pre,
                                 lc_model *m, lc_error *err);
 
 /* Identifies tokenizer.ggml.pre from tokenizer.json text: "llama-bpe" (Llama 3 split

@@ -7,6 +7,17 @@
 #include "hf/vocab.h"
 #include "libconvert/alloc.h"
 
+lc_code lc_hf_vocab_check_pad(uint64_t want, uint64_t have, uint64_t max_pad, lc_error *err) {
+    if (max_pad == LC_HF_VOCAB_PAD_UNCHECKED && have > max_pad)
+        max_pad = have;
+    if (want <= have || want - have <= max_pad)
+        return LC_OK;
+    return lc_fail(err, LC_E_MISMATCH, LC_NO_OFFSET, "vocab_size %" PRIu64 " would pad a "
+                   "tokenizer of %" PRIu64 " tokens with %" PRIu64 " placeholders, and no "
+                   "embedding confirms that size (at most %" PRIu64 " without one)", want, have,
+                   want - have, max_pad);
+}
+
 lc_code lc_hf_vocab_init(lc_hf_vocab *v, uint64_t n, lc_error *err) {
     memset(v, 0, sizeof *v);
     lc_code rc = lc_value_array(&v->tokens, LC_VT_STRING, n, err);

@@ -22,6 +22,14 @@ typedef struct lc_hf_vocab {
     lc_value types;    /* array of i32 */
 } lc_hf_vocab;
 
+/* Padding past the tokenizer's own ids that no tensor confirms: at most this many, or
+ * as many as the tokenizer has, whichever is more. */
+#define LC_HF_VOCAB_PAD_UNCHECKED ((uint64_t)1 << 16)
+
+/* LC_E_MISMATCH when a vocabulary of `want` ids would pad a tokenizer of `have` ids by
+ * more than max_pad (or, for LC_HF_VOCAB_PAD_UNCHECKED, by more than max(have, it)). */
+lc_code lc_hf_vocab_check_pad(uint64_t want, uint64_t have, uint64_t max_pad, lc_error *err);
+
 /* n placeholder tokens "[PAD<i>]", score -10000, type unused, as llama.cpp starts. */
 lc_code lc_hf_vocab_init(lc_hf_vocab *v, uint64_t n, lc_error *err);
 void    lc_hf_vocab_clear(lc_hf_vocab *v);
