@@ -28,7 +28,7 @@ XFLAGS := -std=c11 -D_POSIX_C_SOURCE=200809L -I. -MMD -MP -ffp-contract=off $(OP
 XLDFLAGS := $(if $(SAN),-fsanitize=$(SAN))
 LDLIBS  += -lcjson -lz -lpthread -lm
 
-LIB_SRC := $(sort $(wildcard libconvert/*.c formats/*.c quant/*.c infer/*.c))
+LIB_SRC := $(sort $(wildcard libconvert/*.c formats/*.c quant/*.c infer/*.c jobs/*.c))
 # ISA-specific kernels are added by the quant/ rules below, never by the wildcard.
 LIB_SRC := $(filter-out quant/avx2.c quant/neon.c,$(LIB_SRC))
 ifneq ($(findstring x86_64,$(shell $(CC) -dumpmachine)),)
@@ -54,7 +54,7 @@ UNIT_SRC := $(wildcard tests/unit/*.c)
 # oracle tests feed with data made by the real producers.
 TEST_TOOLS := $(patsubst tests/tools/%.c,$(BUILD)/test-bin/%,$(wildcard tests/tools/*.c))
 FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
-HEADERS := $(filter-out %_impl.h,$(wildcard libconvert/*.h formats/*.h quant/*.h infer/*.h))
+HEADERS := $(filter-out %_impl.h,$(wildcard libconvert/*.h formats/*.h quant/*.h infer/*.h jobs/*.h))
 
 .PHONY: all tools check test-unit test-cli test-py test-fuzz-short asan ubsan tsan demo bench fuzz \
         install clean bootstrap check-llama
