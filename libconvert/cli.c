@@ -83,18 +83,18 @@ static void wrap(FILE *f, const char *text, int col, int indent) {
             p++;
             continue;
         }
-        if (*p == '\n') {
+        int len = (int)strcspn(p, " \n");
+        if (*p == '\n' || (!fresh && col + 1 + len > HELP_WIDTH)) {
             fprintf(f, "\n%*s", indent, "");
-            col = indent, fresh = true, p++;
+            col = indent;
+            fresh = true;
+            p += *p == '\n';
             continue;
         }
-        int len = (int)strcspn(p, " \n");
-        if (!fresh && col + 1 + len > HELP_WIDTH) {
-            fprintf(f, "\n%*s", indent, "");
-            col = indent, fresh = true;
-        }
         fprintf(f, "%s%.*s", fresh ? "" : " ", len, p);
-        col += len + !fresh, fresh = false, p += len;
+        col += len + !fresh;
+        fresh = false;
+        p += len;
     }
     fputc('\n', f);
 }
@@ -114,12 +114,13 @@ static void help_row(FILE *f, const lc_cli_opt *o) {
 }
 
 void lc_cli_help(const lc_cli_tool *tool, const char *prog, FILE *f) {
-    const char *s = tool->synopsis;
-    for (int first = 1; first || *s; first = 0) {
+    const char *s = tool->synopsis, *lead = "usage: ";
+    do {   /* one line per form */
         int len = (int)strcspn(s, "\n");
-        fprintf(f, "%s%s %.*s\n", first ? "usage: " : "       ", prog, len, s);
+        fprintf(f, "%s%s %.*s\n", lead, prog, len, s);
+        lead = "       ";
         s += len + (s[len] == '\n');
-    }
+    } while (*s);
     if (tool->about) {
         fputs("  ", f);
         wrap(f, tool->about, 2, 2);
@@ -222,6 +223,16 @@ static int take(lc_cli *cli, const row *r, const char *arg) {
     return -1;
 }
 
+/* The row getopt_long's return value c stands for (see lc_cli_parse), or -1. */
+static int find_row(const row *rows, int n, int c) {
+    if (c >= 0x100)
+        return c - 0x100 < n ? c - 0x100 : -1;
+    for (int i = 0; i < n; i++)
+        if (rows[i].opt->letter && rows[i].opt->letter == c)
+            return i;
+    return -1;
+}
+
 int lc_cli_parse(lc_cli *cli, const lc_cli_tool *tool, int argc, char **argv) {
     memset(cli, 0, sizeof *cli);
     const char *slash = strrchr(argv[0], '/');
@@ -252,11 +263,9 @@ int lc_cli_parse(lc_cli *cli, const lc_cli_tool *tool, int argc, char **argv) {
     optind = 0;   /* glibc: start afresh (tests parse more than once per process) */
     int c;
     while ((c = getopt_long(argc, argv, so, lo, NULL)) != -1) {
-        int i = c >= 0x100 ? c - 0x100 : 0;
-        while (c < 0x100 && i < n && rows[i].opt->letter != c)
-            i++;
-        if (c == '?' || i >= n)
-            return lc_cli_usage(cli);   /* getopt said why */
+        int i = find_row(rows, n, c);
+        if (i < 0)
+            return lc_cli_usage(cli);   /* '?': getopt said why */
         int rc = take(cli, &rows[i], optarg);
         if (rc >= 0)
             return rc;
