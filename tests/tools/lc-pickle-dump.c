@@ -10,7 +10,6 @@
  *   is printed "#N=..." the first time and "@N" after, so shared and cyclic values
  *   print once. --scan prints one line per global: offset, opcode (hex), module, name,
  *   allowed|forbidden, tab-separated. -q loads without printing (for timing). */
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -132,24 +131,20 @@ static void on_ref(void *ctx, const lc_pickle_ref *r) {
     printf("0x%" PRIx64 "\t%02x\t%s\t%s\t%s\n", r->offset, r->opcode, r->module, r->name,
            r->allowed ? "allowed" : "forbidden");
 }
-static void usage(FILE *f) { fprintf(f, "usage: lc-pickle-dump [-q] [--scan] FILE\n"); }
-
 int main(int argc, char **argv) {
-    static const struct option longopts[] = { LC_CLI_LONGOPTS, {"scan", no_argument, NULL, 's'},
-                                              {0, 0, 0, 0} };
-    lc_cli cli;
-    lc_cli_init(&cli, argv[0]);
     bool scan = false;
-    int c, rc;
-    while ((c = getopt_long(argc, argv, LC_CLI_SHORTOPTS, longopts, NULL)) != -1)
-        if (c == 's') scan = true;
-        else if ((rc = lc_cli_option(&cli, c, optarg, usage)) >= 0) return rc;
-    if (argc - optind != 1) { usage(stderr); return LC_EXIT_USAGE; }
+    const lc_cli_opt opts[] = {
+        { "scan", 0, NULL, "list the globals the pickle names", .flag = &scan }, { NULL } };
+    const lc_cli_tool tool = { .synopsis = "[-q] [--scan] FILE", .opts = opts,
+                               .common = LC_CLI_QUIET, .min_args = 1, .max_args = 1 };
+    lc_cli cli;
+    int rc = lc_cli_parse(&cli, &tool, argc, argv);
+    if (rc >= 0) return rc;
     lc_cli_start(&cli);
     lc_error err = {0};
     lc_map *map = NULL;
     lc_pickle *p = NULL;
-    if (lc_map_open(argv[optind], &map, &err) == LC_OK) {
+    if (lc_map_open(cli.args[0], &map, &err) == LC_OK) {
         if (scan) lc_pickle_scan(map->data, map->size, NULL, on_ref, NULL, &err);
         else if (lc_pickle_load(map->data, map->size, NULL, &p, &err) == LC_OK) {
             g_in = lc_calloc(lc_pickle_count(p), sizeof *g_in);
@@ -166,7 +161,7 @@ int main(int argc, char **argv) {
     }
     lc_pickle_free(p);
     lc_map_close(map);
-    lc_err_context(&err, argv[optind], NULL);
+    lc_err_context(&err, cli.args[0], NULL);
     rc = err.code == LC_OK ? LC_EXIT_OK : lc_cli_report(&cli, &err);
     lc_cli_finish(&cli);
     return rc;

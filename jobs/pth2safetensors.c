@@ -1,0 +1,82 @@
+/* jobs/pth2safetensors.c: checkpoint -> safetensors, one file or one per shard. */
+#include "jobs/pth2safetensors.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <sys/stat.h>
+
+#include "formats/safetensors.h"
+#include "libconvert/alloc.h"
+#include "libconvert/convert.h"
+
+static void print_ref(void *ctx, const lc_pth_ref *r) {
+    if (ctx)
+        fprintf(ctx, "%s @ 0x%" PRIx64 ": %s.%s %s\n", r->entry, r->offset, r->module,
+                r->name, r->allowed ? "allowed" : "FORBIDDEN");
+}
+
+static void list(const lc_model *m, FILE *f) {
+    for (size_t i = 0; f && i < lc_model_tensor_count(m); i++) {
+        char shape[256];
+        const lc_tensor *t = lc_model_tensor(m, i);
+        lc_shape_format(t, shape, sizeof shape);
+        fprintf(f, "%s\t%s\t%s\n", t->name, lc_dtype_name(t->dtype), shape);
+    }
+}
+
+/* As safetensors' convert script: "format": "pt" in the metadata. */
+static lc_code write_one(lc_model *m, const char *path, const lc_job_pth2st_opts *o,
+                         lc_progress *p, lc_error *err) {
+    lc_st_write_opts wo = { .stringify_meta = true,    /* epoch = 5 becomes "5" */
+                            .threads = o->threads };
+    LC_TRY(lc_model_set_meta_str(m, "format", "pt", err));
+    if (o->cast != LC_DT_INVALID)
+        LC_TRY(lc_model_cast(m, o->cast, NULL, err));  /* lazy: converts while writing */
+    return lc_safetensors_write(m, path, &wo, p, err);
+}
+
+/* A sharded IN (the whole index checked by the caller): one output per shard in the
+ * folder o->out, then the index that names them. */
+static lc_code write_shards(const lc_job_pth2st_opts *o, lc_progress *p, lc_error *err) {
+    char **files = NULL, path[4096], name[1024];
+    size_t n = 0;
+    lc_code rc = LC_OK;
+    lc_pth_index_out *ix = lc_pth_index_out_new();
+    if (!ix)
+        return lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory");
+    if (mkdir(o->out, 0777) != 0 && errno != EEXIST)
+        rc = lc_fail(err, LC_E_IO, LC_NO_OFFSET, "cannot create folder %s", o->out);
+    if (rc == LC_OK)
+        rc = lc_pth_index_shards(o->in, &files, &n, err);
+    for (size_t i = 0; i < n; i++) {
+        lc_model *m = NULL;
+        lc_pth_shard_out_name(files[i], name, sizeof name);
+        snprintf(path, sizeof path, "%s/%s", o->out, name);
+        if (rc == LC_OK && (rc = lc_pth_load(files[i], &o->pth, &m, err)) == LC_OK &&
+            (rc = write_one(m, path, o, p, err)) == LC_OK)
+            rc = lc_pth_index_out_add(ix, m, name, err);
+        lc_model_free(m);
+        lc_free(files[i]);
+    }
+    lc_free(files);
+    snprintf(path, sizeof path, "%s/model.safetensors.index.json", o->out);
+    if (rc == LC_OK)
+        rc = lc_pth_index_out_write(ix, path, err);
+    lc_pth_index_out_free(ix);
+    return rc;
+}
+
+lc_code lc_job_pth2safetensors(const lc_job_pth2st_opts *o, lc_progress *p, lc_error *err) {
+    if (o->mode == LC_PTH2ST_SCAN)
+        return lc_pth_scan(o->in, print_ref, o->print, err);
+    lc_model *m = NULL;
+    lc_code rc = lc_pth_load(o->in, &o->pth, &m, err);   /* a sharded IN: every shard */
+    if (rc == LC_OK && o->mode == LC_PTH2ST_LIST)
+        list(m, o->print);
+    else if (rc == LC_OK && lc_pth_is_index(o->in))
+        rc = write_shards(o, p, err);
+    else if (rc == LC_OK)
+        rc = write_one(m, o->out, o, p, err);
+    lc_model_free(m);
+    return rc;
+}

@@ -1,0 +1,73 @@
+/* jobs/safetensors2gguf.c: HF folder -> model GGUF, or safetensors file -> container. */
+#include "jobs/safetensors2gguf.h"
+
+#include <sys/stat.h>
+
+#include "formats/gguf.h"
+#include "formats/gguf_bare.h"
+#include "hf/meta.h"
+#include "formats/safetensors.h"
+
+static bool is_dir(const char *p) {
+    struct stat st;
+    return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+lc_code lc_job_safetensors2gguf_check(const lc_job_st2gguf_opts *o, lc_error *err) {
+    if (is_dir(o->in))
+        return LC_OK;
+    if (!o->out)
+        return lc_fail(err, LC_E_ARG, LC_NO_OFFSET, "a bare .safetensors input needs OUT");
+    if (o->folder_options)
+        return lc_fail(err, LC_E_ARG, LC_NO_OFFSET,
+                       "a bare .safetensors input takes no Hugging Face folder options");
+    return LC_OK;
+}
+
+/* The folder: build, override, name OUT, then print the plan or write. */
+static lc_code from_folder(const lc_job_st2gguf_opts *o, lc_progress *p, lc_error *err) {
+    lc_model *m = NULL;
+    char name[512], path[4096];
+    const char *out = o->out;
+    lc_hf_opts ho = o->hf;
+    ho.plan = o->dry_run ? o->print : NULL;
+    lc_code rc = lc_hf_to_gguf(o->in, &ho, &m, err);
+    for (size_t i = 0; rc == LC_OK && i < o->n_overrides; i++)
+        rc = lc_hf_meta_override(m, o->overrides[i], err);
+    if (rc == LC_OK && (!out || is_dir(out))) {
+        rc = lc_hf_default_name(m, ho.vocab_only, name, sizeof name, err);
+        snprintf(path, sizeof path, "%s/%s", out ? out : o->in, name);
+        out = path;
+    }
+    if (rc == LC_OK && o->dry_run && o->print) {
+        lc_hf_meta_print(m, o->print);
+        fprintf(o->print, "output %s (not written: --dry-run)\n", out);
+    } else if (rc == LC_OK && !o->dry_run) {
+        const lc_gguf_write_opts wo = { .threads = o->threads };
+        rc = lc_gguf_write(m, out, &wo, p, err);
+        if (rc != LC_OK)
+            lc_err_context(err, o->in, NULL);   /* a failed source read: the input */
+    }
+    lc_model_free(m);
+    return rc;
+}
+
+/* A bare file: its tensors and __metadata__ as a GGUF container. */
+static lc_code from_file(const lc_job_st2gguf_opts *o, lc_progress *p, lc_error *err) {
+    lc_model *m = NULL;
+    const lc_gguf_write_opts wo = { .threads = o->threads };
+    lc_code rc = lc_safetensors_load(o->in, &m, err);
+    if (rc == LC_OK)
+        rc = lc_gguf_bare_encode(m, err);
+    if (rc == LC_OK)
+        rc = lc_gguf_write(m, o->out, &wo, p, err);
+    if (rc != LC_OK)
+        lc_err_context(err, o->in, NULL);       /* a failed source read: the input */
+    lc_model_free(m);
+    return rc;
+}
+
+lc_code lc_job_safetensors2gguf(const lc_job_st2gguf_opts *o, lc_progress *p, lc_error *err) {
+    LC_TRY(lc_job_safetensors2gguf_check(o, err));
+    return is_dir(o->in) ? from_folder(o, p, err) : from_file(o, p, err);
+}

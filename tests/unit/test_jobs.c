@@ -1,0 +1,136 @@
+/* Unit tests for jobs/: each tool's job called as a library would call it, without a
+ * command line: printing goes only to the FILE given, policy decisions return codes.
+ * Fixtures from $LC_FIXTURES (default "fixtures"). */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "jobs/gguf2safetensors.h"
+#include "jobs/model_inspect.h"
+#include "jobs/pth2safetensors.h"
+#include "jobs/safetensors2gguf.h"
+#include "jobs/safetensors_rewrite.h"
+
+static const char *fx(const char *rel) {
+    static char buf[4][512];
+    static int k;
+    const char *root = getenv("LC_FIXTURES") ? getenv("LC_FIXTURES") : "fixtures";
+    k = (k + 1) % 4;
+    snprintf(buf[k], sizeof buf[k], "%s/%s", root, rel);
+    return buf[k];
+}
+
+/* A FILE whose text the test reads after fclose. */
+typedef struct capture {
+    char  *text;
+    size_t len;
+    FILE  *f;
+} capture;
+static void capture_open(capture *c) {
+    c->f = open_memstream(&c->text, &c->len);
+    cr_assert_not_null(c->f);
+}
+static char *capture_close(capture *c) {
+    fclose(c->f);
+    return c->text;
+}
+
+static size_t count_lines(const char *s) {
+    size_t n = 0;
+    for (; *s; s++)
+        n += *s == '\n';
+    return n;
+}
+
+Test(jobs, pth_list_prints_one_line_per_tensor_to_the_given_file) {
+    capture c;
+    capture_open(&c);
+    lc_job_pth2st_opts o = { .in = fx("pth/2.15.0/mlp.pth"), .mode = LC_PTH2ST_LIST,
+                             .cast = LC_DT_INVALID, .print = c.f };
+    lc_error err = { 0 };
+    cr_assert_eq(lc_job_pth2safetensors(&o, NULL, &err), LC_OK, "%s", err.msg);
+    char *text = capture_close(&c);
+    lc_model *m = NULL;
+    cr_assert_eq(lc_pth_load(o.in, NULL, &m, &err), LC_OK);
+    cr_assert_gt(lc_model_tensor_count(m), 0);
+    cr_assert_eq(count_lines(text), lc_model_tensor_count(m), "%s", text);
+    char want[512];
+    const lc_tensor *t = lc_model_tensor(m, 0);
+    snprintf(want, sizeof want, "%s\t%s\t", t->name, lc_dtype_name(t->dtype));
+    cr_assert_eq(strncmp(text, want, strlen(want)), 0, "%s", text);
+    lc_model_free(m);
+    free(text);
+
+    o.print = NULL;   /* nothing to print to: still a successful check */
+    cr_assert_eq(lc_job_pth2safetensors(&o, NULL, &err), LC_OK);
+}
+
+Test(jobs, pth_scan_lists_every_global_then_refuses) {
+    capture c;
+    capture_open(&c);
+    const lc_job_pth2st_opts o = { .in = fx("bad/pickle/forbidden-builtins-eval.bin"),
+                                   .mode = LC_PTH2ST_SCAN, .print = c.f };
+    lc_error err = { 0 };
+    cr_assert_eq(lc_job_pth2safetensors(&o, NULL, &err), LC_E_FORBIDDEN);
+    char *text = capture_close(&c);
+    cr_assert(strstr(text, "FORBIDDEN\n"), "%s", text);
+    free(text);
+}
+
+Test(jobs, st2gguf_check_bare_file_needs_out_and_no_folder_options) {
+    lc_error err = { 0 };
+    lc_job_st2gguf_opts o = { .in = fx("safetensors/tiny_llama.safetensors"),
+                              .hf.outtype = LC_DT_INVALID };
+    cr_assert_eq(lc_job_safetensors2gguf_check(&o, &err), LC_E_ARG, "no OUT");
+    o.out = "x.gguf";
+    cr_assert_eq(lc_job_safetensors2gguf_check(&o, NULL), LC_OK);
+    o.folder_options = true;
+    cr_assert_eq(lc_job_safetensors2gguf_check(&o, NULL), LC_E_ARG);
+    cr_assert_eq(lc_job_safetensors2gguf(&o, NULL, NULL), LC_E_ARG, "the job checks too");
+    cr_assert_eq(access("x.gguf", F_OK), -1);
+    o.in = fx("hf/qwen2");
+    o.out = NULL;
+    cr_assert_eq(lc_job_safetensors2gguf_check(&o, NULL), LC_OK, "a folder takes everything");
+}
+
+Test(jobs, st2gguf_dry_run_prints_the_plan_and_writes_nothing) {
+    capture c;
+    capture_open(&c);
+    static const char *const ov[] = { "general.name=str:Dry" };
+    const lc_job_st2gguf_opts o = { .in = fx("hf/qwen2"), .hf.outtype = LC_DT_Q8_0,
+                                    .overrides = ov, .n_overrides = 1, .dry_run = true,
+                                    .print = c.f };
+    lc_error err = { 0 };
+    cr_assert_eq(lc_job_safetensors2gguf(&o, NULL, &err), LC_OK, "%s", err.msg);
+    char *text = capture_close(&c);
+    cr_assert(strstr(text, "tensor "), "the plan: %s", text);
+    cr_assert(strstr(text, "general.name"), "%s", text);
+    cr_assert(strstr(text, "Dry"), "the override: %s", text);
+    char want[600];
+    snprintf(want, sizeof want, "output %s/Dry-", o.in);   /* the default name */
+    cr_assert(strstr(text, want), "%s", text);
+    cr_assert(strstr(text, "-Q8_0.gguf (not written: --dry-run)\n"), "%s", text);
+    free(text);
+}
+
+Test(jobs, gguf2st_model_or_container) {
+    lc_error err = { 0 };
+    const lc_job_gguf2st_opts o = { .in = fx("gguf/values.gguf"), .out = "never.safetensors",
+                                    .dtype = LC_DT_F16 };
+    cr_assert_eq(lc_job_gguf2safetensors(&o, NULL, &err), LC_E_ARG, "a dtype for a container");
+    cr_assert_str_eq(err.path, o.in);
+    cr_assert_eq(access(o.out, F_OK), -1);
+}
+
+Test(jobs, inspect_and_rewrite_report_the_reader_code) {
+    lc_error err = { 0 };
+    const lc_job_inspect_opts io = { .path = fx("nothere.safetensors") };
+    cr_assert_neq(lc_job_model_inspect(&io, NULL, &err), LC_OK);
+    const lc_job_inspect_opts ok = { .path = fx("safetensors/tiny_llama.safetensors") };
+    cr_assert_eq(lc_job_model_inspect(&ok, NULL, NULL), LC_OK, "no FILE: only opens");
+    cr_assert(lc_job_st_is_sharded(fx("safetensors/sharded")));
+    cr_assert(lc_job_st_is_sharded("a/model.safetensors.index.json"));
+    cr_assert_not(lc_job_st_is_sharded(ok.path));
+}
