@@ -9,10 +9,10 @@
  * and calls again. Compiled for every x86 target through function attributes, and used
  * only after convert.c has checked the CPU. */
 #include "libconvert/convert_impl.h"
+#include "libconvert/cpu.h"
 
 #if LC_CONVERT_X86
 
-#include <cpuid.h>
 #include <immintrin.h>
 #include <string.h>
 
@@ -73,12 +73,7 @@ F16C_AVX2 size_t lc_convert_x86_bf16_f32(const uint8_t *s, uint8_t *d, size_t n)
 }
 
 bool lc_convert_x86_usable(void) {
-    /* clang 14's __builtin_cpu_supports does not know "f16c": ask CPUID (leaf 1, ECX
-     * bit 29). "avx2" also checks that the OS saves the YMM registers. */
-    unsigned a, b, c, d;
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2") && __get_cpuid(1, &a, &b, &c, &d) &&
-           (c & (1u << 29));
+    return lc_cpu_has(LC_CPU_AVX2) && lc_cpu_has(LC_CPU_F16C);
 }
 
 #else
