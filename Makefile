@@ -30,25 +30,30 @@ XFLAGS := -std=c11 -D_POSIX_C_SOURCE=200809L -I. -MMD -MP -ffp-contract=off $(OP
 XLDFLAGS := $(if $(SAN),-fsanitize=$(SAN))
 LDLIBS  += -lcjson -lz -lpthread -lm
 
+# The portable library: the top of each folder. ISA-specific code never sits there.
 LIB_SRC := $(sort $(wildcard libconvert/*.c arch/*.c formats/*.c quant/*.c hf/*.c infer/*.c jobs/*.c))
-# ISA-specific kernels are added by the quant/ rules below, never by the wildcard.
-LIB_SRC := $(filter-out quant/avx2.c quant/neon.c,$(LIB_SRC))
-ifneq ($(findstring x86_64,$(shell $(CC) -dumpmachine)),)
-ifneq ($(wildcard quant/avx2.c),)
-LIB_SRC += quant/avx2.c
-XFLAGS  += -DLC_HAVE_AVX2=1
-# ISA flags for this one file only; nothing else may assume AVX2.
-$(O)/quant/avx2.o: XFLAGS += -mavx2 -mfma -mf16c
+
+# ISA-specific kernels live in one folder per ISA (quant/avx2/, ...). Each folder is
+# added by its own line below: built only for its architecture, every file in it with
+# the folder's flags, and, when it holds any source, LC_HAVE_<ISA> is defined for the
+# whole build so that quant/dispatch.c offers its table (after asking libconvert/cpu.h).
+#   $(call isa_folder,FOLDER,MACRO,FLAGS)
+define isa_folder
+ISA_SRC += $$(sort $$(wildcard $(1)/*.c))
+XFLAGS  += $$(if $$(wildcard $(1)/*.c),-D$(2)=1)
+$$(O)/$(1)/%.o: XFLAGS += $(3)
+endef
+ISA_SRC :=
+MACHINE := $(shell $(CC) -dumpmachine)
+ifneq ($(findstring x86_64,$(MACHINE)),)
+$(eval $(call isa_folder,quant/avx2,LC_HAVE_AVX2,-mavx2 -mfma -mf16c))
+$(eval $(call isa_folder,quant/avx512,LC_HAVE_AVX512,-mavx512f -mavx512bw -mavx512vl -mavx2 -mfma -mf16c))
 endif
-endif
-ifneq ($(findstring aarch64,$(shell $(CC) -dumpmachine)),)
-ifneq ($(wildcard quant/neon.c),)
-LIB_SRC += quant/neon.c
-XFLAGS  += -DLC_HAVE_NEON=1
-endif
+ifneq ($(findstring aarch64,$(MACHINE)),)
+$(eval $(call isa_folder,quant/neon,LC_HAVE_NEON,))
 endif
 
-LIB_OBJ := $(LIB_SRC:%.c=$(O)/%.o)
+LIB_OBJ := $(LIB_SRC:%.c=$(O)/%.o) $(ISA_SRC:%.c=$(O)/%.o)
 TOOLS   := $(patsubst cmd/%.c,%,$(wildcard cmd/*.c))
 BINS    := $(TOOLS:%=$(BUILD)/bin/%)
 UNIT_SRC := $(wildcard tests/unit/*.c)
@@ -146,9 +151,10 @@ FUZZ_CC    ?= clang
 FUZZ_FLAGS := -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -I. -g -O1 -ffp-contract=off \
               -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
 FUZZ_BINS  := $(FUZZ_SRC:tests/fuzz/%.c=build/fuzz/%)
+# Portable sources only (LIB_SRC, no ISA folder): FUZZ_FLAGS has no ISA flags.
 build/fuzz/%: tests/fuzz/%.c $(LIB_SRC) $(wildcard */*.h)
 	@mkdir -p $(@D)
-	$(Q)$(FUZZ_CC) $(FUZZ_FLAGS) $(filter-out quant/avx2.c,$(LIB_SRC)) $< $(LDLIBS) -o $@
+	$(Q)$(FUZZ_CC) $(FUZZ_FLAGS) $(LIB_SRC) $< $(LDLIBS) -o $@
 
 fuzz: $(FUZZ_BINS)
 	$(Q)LC_FUZZ_SECONDS=$(FUZZ_SECONDS) scripts/run-fuzz.sh $(FUZZ_BINS)

@@ -1,24 +1,36 @@
 /* quant/dispatch.c: the only file that knows which kernel variants exist. The
  * choice is made once per process: LC_QUANT when it names an available variant,
- * else the fastest one this build and CPU support, else the scalar reference. */
+ * else the first variant of VARIANTS this build has and the CPU can run (per
+ * libconvert/cpu.h, so LC_CPU_DISABLE hides variants too), else the scalar reference. */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "libconvert/bytes.h"
+#include "libconvert/cpu.h"
 #include "quant/quant.h"
 #include "quant/quant_impl.h"
+#include "quant/types.h"
 
-#define REF(T, t) [LC_DT_##T] = lc_##t##_quantize_ref
-#define DEREF(T, t) [LC_DT_##T] = lc_##t##_dequantize_ref
+#define QUANTIZE_REF(T, stem)   [LC_DT_##T] = lc_##stem##_quantize_ref,
+#define DEQUANTIZE_REF(T, stem) [LC_DT_##T] = lc_##stem##_dequantize_ref,
 
 const lc_qkernels lc_qk_ref = {
     .name = "ref",
-    .quantize = { REF(Q8_0, q8_0), REF(Q4_0, q4_0), REF(Q4_1, q4_1), REF(Q5_0, q5_0),
-                  REF(Q5_1, q5_1), REF(Q4_K, q4_K), REF(Q6_K, q6_K) },
-    .dequantize = { DEREF(Q8_0, q8_0), DEREF(Q4_0, q4_0), DEREF(Q4_1, q4_1),
-                    DEREF(Q5_0, q5_0), DEREF(Q5_1, q5_1), DEREF(Q4_K, q4_K),
-                    DEREF(Q6_K, q6_K) },
+    .quantize = { LC_QUANT_TYPES(QUANTIZE_REF) },
+    .dequantize = { LC_QUANT_TYPES(DEQUANTIZE_REF) },
+};
+
+/* Fastest first. `needs`: the CPU features the variant's folder is compiled for
+ * (its kernels.h). A new ISA folder adds one row here, behind its LC_HAVE_<ISA>. */
+static const struct variant {
+    const lc_qkernels *k;
+    lc_cpu_set needs;
+} VARIANTS[] = {
+#ifdef LC_HAVE_AVX2
+    { &lc_qk_avx2, LC_QK_AVX2_NEEDS },
+#endif
+    { &lc_qk_ref, 0 },
 };
 
 static const lc_qkernels *g_best;
@@ -28,19 +40,10 @@ static void pick(void) {
     const char *force = getenv("LC_QUANT");     /* tests and bisecting */
     if (force && (g_best = lc_qkernels_get(force)))
         return;
-    g_best = lc_qkernels_get("avx2");
-    if (!g_best)
-        g_best = &lc_qk_ref;
+    for (size_t i = 0; !g_best; i++)            /* the last row, ref, needs nothing */
+        if (lc_cpu_has_all(VARIANTS[i].needs))
+            g_best = VARIANTS[i].k;
 }
-
-#ifdef LC_HAVE_AVX2
-/* avx2.c is compiled with -mavx2 -mfma -mf16c, so the CPU needs all three. */
-static bool cpu_has_avx2(void) {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-           __builtin_cpu_supports("f16c");
-}
-#endif
 
 const lc_qkernels *lc_qkernels_best(void) {
     pthread_once(&g_once, pick);
@@ -50,12 +53,9 @@ const lc_qkernels *lc_qkernels_best(void) {
 const lc_qkernels *lc_qkernels_get(const char *name) {
     if (!name)
         return NULL;
-    if (strcmp(name, "ref") == 0)
-        return &lc_qk_ref;
-#ifdef LC_HAVE_AVX2
-    if (strcmp(name, "avx2") == 0 && cpu_has_avx2())
-        return &lc_qk_avx2;
-#endif
+    for (size_t i = 0; i < sizeof VARIANTS / sizeof VARIANTS[0]; i++)
+        if (strcmp(name, VARIANTS[i].k->name) == 0)
+            return lc_cpu_has_all(VARIANTS[i].needs) ? VARIANTS[i].k : NULL;
     return NULL;
 }
 

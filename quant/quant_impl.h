@@ -17,14 +17,11 @@
 /* ---- variant tables ---- */
 extern const lc_qkernels lc_qk_ref;
 
+/* Each ISA folder's kernels.h declares its kernels and its table (lc_qk_<isa>), and
+ * says which CPU features the table needs; the Makefile defines LC_HAVE_<ISA> when the
+ * folder is built for this target. */
 #ifdef LC_HAVE_AVX2
-/* quant/avx2.c: same bytes as the _ref kernels; call only when the CPU has AVX2,
- * FMA and F16C (lc_qkernels_get("avx2") checks). Entries it lacks fall back to ref. */
-extern const lc_qkernels lc_qk_avx2;
-void lc_q8_0_quantize_avx2(const float *restrict x, void *restrict y, size_t n);
-void lc_q8_0_dequantize_avx2(const void *restrict x, float *restrict y, size_t n);
-void lc_q4_0_quantize_avx2(const float *restrict x, void *restrict y, size_t n);
-void lc_q4_0_dequantize_avx2(const void *restrict x, float *restrict y, size_t n);
+#include "quant/avx2/kernels.h"
 #endif
 
 /* ---- binary16 conversion ----

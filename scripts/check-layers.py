@@ -54,6 +54,8 @@ FORMATS_ALLOWED = {
 PRIVATE_SUFFIX = "_impl.h"
 PRIVATE_HEADERS = {
     "quant/quant_impl.h": "quant",  # the kernel table's private half; ISA subfolders share it
+    "quant/avx2/kernels.h": "quant",     # the AVX2 table and kernels, for dispatch.c
+    "quant/avx2/simd.h": "quant/avx2",   # vector steps the AVX2 kernels share
     "arch/families.h": "arch",      # what the family tables share
     "hf/json.h": "hf",              # the folder's small JSON files
     "hf/vocab.h": "hf",             # the vocabulary being built (tokenizer, bpe, special)

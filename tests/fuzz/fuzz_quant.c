@@ -10,8 +10,8 @@
 #include "libconvert/dtype.h"
 #include "quant/quant.h"
 
-static const lc_dtype types[] = { LC_DT_Q8_0, LC_DT_Q4_0, LC_DT_Q4_1, LC_DT_Q5_0,
-                                  LC_DT_Q5_1, LC_DT_Q4_K, LC_DT_Q6_K };
+/* Every type of quant/types.h, in its order (the first input byte picks one). */
+static const lc_dtype types[] = { LC_QUANT_TYPES(LC_QUANT_DTYPE) };
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {

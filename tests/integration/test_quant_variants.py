@@ -94,3 +94,22 @@ def test_dequantize_same_bytes_as_ref(variant, qtype, tmp_path):
     for data in blocks:
         want = run("ref", "dequantize", qtype, data, tmp_path)
         assert len(want) > 0 and run(variant, "dequantize", qtype, data, tmp_path) == want
+
+
+def test_cpu_disable_hides_a_variant():
+    """LC_CPU_DISABLE (libconvert/cpu.h) hides the features it names from every run-time
+    choice: without one the avx2 kernels need, neither the default nor LC_QUANT=avx2 gets
+    them. Skipped where avx2 is not chosen to begin with."""
+    env = {k: v for k, v in os.environ.items() if k not in ("LC_QUANT", "LC_CPU_DISABLE")}
+
+    def pick(**extra):
+        out = subprocess.run([str(BENCH), "1", "1"], env=dict(env, **extra), check=True,
+                             capture_output=True, text=True).stdout
+        return out.split()[1].rstrip(",")
+
+    if pick() != "avx2":
+        pytest.skip("avx2 is not the default variant here")
+    assert pick(LC_QUANT="avx2", LC_CPU_DISABLE="avx512f") == "avx2"
+    for feature in ("avx2", "fma", "f16c", "avx", "AVX2"):
+        assert pick(LC_CPU_DISABLE=feature) == "ref", feature
+        assert pick(LC_QUANT="avx2", LC_CPU_DISABLE=feature) == "ref", feature

@@ -51,6 +51,23 @@ Test(quant, block_structs_match_dtype_table) {
     cr_assert_not(lc_quant_supported(LC_DT_COUNT));
 }
 
+/* quant/types.h is the one list: the reference table, lc_quant_supported() and the
+ * file types derive from it. A type added there must be added to this file's tests too. */
+Test(quant, type_list_is_the_tested_list) {
+    static const lc_dtype listed[] = { LC_QUANT_TYPES(LC_QUANT_DTYPE) };
+    cr_assert_eq(sizeof listed / sizeof listed[0], NTYPES, "quant/types.h vs types[] here");
+    for (size_t i = 0; i < NTYPES; i++)
+        cr_assert_eq(listed[i], types[i], "%s", lc_dtype_name(listed[i]));
+    for (int t = 0; t < LC_DT_COUNT; t++) {
+        bool in = false;
+        for (size_t i = 0; i < NTYPES; i++)
+            in = in || types[i] == (lc_dtype)t;
+        cr_assert_eq(lc_quant_supported((lc_dtype)t), in, "%s", lc_dtype_name((lc_dtype)t));
+        cr_assert_eq(lc_qk_ref.quantize[t] != NULL, in, "%s", lc_dtype_name((lc_dtype)t));
+        cr_assert_eq(lc_qk_ref.dequantize[t] != NULL, in, "%s", lc_dtype_name((lc_dtype)t));
+    }
+}
+
 Test(quant, q8_0_known_block_rounds_half_away_from_zero) {
     float x[32] = { 127.0f, -0.5f, 0.5f, 1.5f, -2.5f, 2.5f, -127.0f, 0.0f, -0.0f, 63.49f };
     lc_block_q8_0 y;

@@ -19,8 +19,8 @@
 #include "quant/quant.h"
 #include "quant/quant_impl.h"
 
-static const lc_dtype vtypes[] = { LC_DT_Q8_0, LC_DT_Q4_0, LC_DT_Q4_1, LC_DT_Q5_0,
-                                   LC_DT_Q5_1, LC_DT_Q4_K, LC_DT_Q6_K };
+/* Every type quant/ implements (quant/types.h), so a new type is covered here at once. */
+static const lc_dtype vtypes[] = { LC_QUANT_TYPES(LC_QUANT_DTYPE) };
 #define NVTYPES (sizeof vtypes / sizeof vtypes[0])
 #define CANARY 64
 

@@ -1,0 +1,37 @@
+/* quant/avx2/kernels.h: private to quant/. What the AVX2 variant speeds up and what it
+ * needs from the CPU.
+ *
+ * Every .c in this folder is compiled with -mavx2 -mfma -mf16c, on x86-64 only (the
+ * Makefile's rule for the folder), which also defines LC_HAVE_AVX2 for the whole build.
+ * Code here may therefore use those instructions anywhere; nothing outside the folder
+ * may call into it except through lc_qk_avx2, which dispatch.c hands out only when
+ * lc_cpu_has_all(LC_QK_AVX2_NEEDS). Still -ffp-contract=off: every multiply and add is a
+ * separate, correctly rounded IEEE operation, as in the reference. */
+#ifndef LC_QUANT_AVX2_KERNELS_H
+#define LC_QUANT_AVX2_KERNELS_H
+
+#include <stddef.h>
+
+#include "libconvert/cpu.h"
+#include "quant/quant.h"
+#include "quant/types.h"
+
+/* The types with AVX2 kernels, X(TYPE, stem) as in quant/types.h; one file each. The
+ * table (table.c) takes both kernels of every type listed; the reference does the rest. */
+#define LC_QUANT_AVX2_TYPES(X) \
+    X(Q8_0, q8_0)              \
+    X(Q4_0, q4_0)
+
+/* The CPU features the folder's compiler flags assume (keep in step with the Makefile). */
+#define LC_QK_AVX2_NEEDS \
+    (LC_CPU_BIT(LC_CPU_AVX2) | LC_CPU_BIT(LC_CPU_FMA) | LC_CPU_BIT(LC_CPU_F16C))
+
+/* lc_q8_0_quantize_avx2, lc_q8_0_dequantize_avx2, lc_q4_0_quantize_avx2, ...: same bytes
+ * as the _ref kernels. */
+#define LC_QUANT_DECLARE_AVX2(T, stem) LC_QUANT_DECLARE(stem, avx2)
+LC_QUANT_AVX2_TYPES(LC_QUANT_DECLARE_AVX2)
+#undef LC_QUANT_DECLARE_AVX2
+
+extern const lc_qkernels lc_qk_avx2;
+
+#endif

@@ -1,0 +1,91 @@
+/* quant/avx2/q8_0.c: Q8_0 with AVX2, byte-identical to the scalar reference (quant/ref.c).
+ * Built with the folder's flags (quant/avx2/kernels.h).
+ *
+ * Q8_0 (34 B): | d:2 | qs[32]: int8 |     d = amax/127, id = 1/d, q = roundf(x*id)
+ *
+ * Why each step gives the reference's bits:
+ *   amax   vmaxps(a, b) is `a > b ? a : b`, the reference's MAX operand order.
+ *          Without NaN this max is associative and commutative (fabsf clears the
+ *          sign, so +-0 cannot differ), so lane-wise folding then a horizontal
+ *          max equals the sequential fold, infinities included (lc_avx2_max32). A
+ *          NaN restarts the reference's fold (ref.c "Non-finite inputs"), which
+ *          lanes cannot mimic: blocks holding a NaN go to lc_q8_0_quantize_ref.
+ *   d, id  computed in scalar f32 exactly as the reference does.
+ *   round  roundf (ties away from zero) as t = trunc(v); if |v - t| >= 0.5 then
+ *          t += copysign(1, v). v - trunc(v) is exact for every float, and t+-1 is
+ *          exact where it can happen (|v| < 2^23; at or above, v is an integer and
+ *          v - t = 0). NaN, infinities and -0 pass through unchanged, as in
+ *          roundf; checked against roundf for all 2^32 floats when written.
+ *   cast   vcvttps2dq gives INT32_MIN for NaN and out-of-range values, which is
+ *          lc_q_trunc_i32 (gcc's cvttss2si); the low byte is kept as lc_q_trunc_i8.
+ *   scale  lc_q_scale_f16, the shared converter. */
+#include <immintrin.h>
+#include <math.h>
+
+#include "quant/avx2/kernels.h"
+#include "quant/avx2/simd.h"
+#include "quant/blocks.h"
+#include "quant/quant.h"
+#include "quant/quant_impl.h"
+
+/* roundf on 8 lanes: round half away from zero (see the header comment). */
+static inline __m256 round_away(__m256 v) {
+    const __m256 sign = _mm256_set1_ps(-0.0f);
+    const __m256 t = _mm256_round_ps(v, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+    const __m256 frac = _mm256_andnot_ps(sign, _mm256_sub_ps(v, t));       /* |v - t| */
+    const __m256 up = _mm256_cmp_ps(frac, _mm256_set1_ps(0.5f), _CMP_GE_OQ);
+    const __m256 one = _mm256_or_ps(_mm256_and_ps(v, sign), _mm256_set1_ps(1.0f));
+    /* A blend, not t + (up & one): adding +0 would turn roundf's -0 into +0. */
+    return _mm256_blendv_ps(t, _mm256_add_ps(t, one), up);
+}
+
+/* The low bytes of four vectors of int32 (lanes 0..31 in order) as 32 int8. */
+static inline __m256i low_bytes(__m256i a, __m256i b, __m256i c, __m256i d) {
+    const __m256i m = _mm256_set1_epi32(0xff);
+    /* Masked to 0..255, the saturating packs keep every value unchanged. */
+    const __m256i ab = _mm256_packus_epi32(_mm256_and_si256(a, m), _mm256_and_si256(b, m));
+    const __m256i cd = _mm256_packus_epi32(_mm256_and_si256(c, m), _mm256_and_si256(d, m));
+    const __m256i abcd = _mm256_packus_epi16(ab, cd);
+    /* The packs work per 128-bit half; lane k now sits in dword order 0 4 1 5 2 6 3 7. */
+    return _mm256_permutevar8x32_epi32(abcd, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+}
+
+void lc_q8_0_quantize_avx2(const float *restrict x, void *restrict vy, size_t n) {
+    lc_block_q8_0 *y = vy;
+    const __m256 abs_mask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
+    for (size_t b = 0; b < n / LC_QK8_0; b++, x += LC_QK8_0) {
+        __m256 v[4];
+        for (int k = 0; k < 4; k++)
+            v[k] = _mm256_loadu_ps(x + 8 * k);
+        if (lc_avx2_any_nan32(v[0], v[1], v[2], v[3])) {
+            lc_q8_0_quantize_ref(x, &y[b], LC_QK8_0);
+            continue;
+        }
+        /* Magnitudes inline, not in an array beside v: with one, gcc 12 copies the block
+         * to the stack in 16-byte halves and reloads it whole (a store-forwarding stall
+         * per block, a third of the speed). */
+        const __m256 a0 = _mm256_and_ps(v[0], abs_mask), a1 = _mm256_and_ps(v[1], abs_mask);
+        const __m256 a2 = _mm256_and_ps(v[2], abs_mask), a3 = _mm256_and_ps(v[3], abs_mask);
+        const float amax = lc_avx2_max32(a0, a1, a2, a3);
+        const float d = amax / 127.0f;
+        const float id = d != 0.0f ? 1.0f / d : 0.0f;
+        y[b].d = lc_q_scale_f16(d);
+        const __m256 vid = _mm256_set1_ps(id);
+        __m256i q[4];
+        for (int k = 0; k < 4; k++)
+            q[k] = _mm256_cvttps_epi32(round_away(_mm256_mul_ps(v[k], vid)));
+        _mm256_storeu_si256((__m256i *)(void *)y[b].qs, low_bytes(q[0], q[1], q[2], q[3]));
+    }
+}
+
+void lc_q8_0_dequantize_avx2(const void *restrict vx, float *restrict y, size_t n) {
+    const lc_block_q8_0 *x = vx;
+    for (size_t b = 0; b < n / LC_QK8_0; b++, y += LC_QK8_0) {
+        const __m256 d = _mm256_set1_ps(lc_q_f16_to_f32(x[b].d));
+        for (int k = 0; k < 4; k++) {
+            const __m128i q8 = _mm_loadl_epi64((const __m128i *)(const void *)(x[b].qs + 8 * k));
+            const __m256 q = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(q8));   /* exact */
+            _mm256_storeu_ps(y + 8 * k, _mm256_mul_ps(q, d));
+        }
+    }
+}

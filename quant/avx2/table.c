@@ -1,0 +1,14 @@
+/* quant/avx2/table.c: the AVX2 variant's kernel table, one entry per type of
+ * LC_QUANT_AVX2_TYPES; dispatch.c fills the other types from the reference. */
+#include "libconvert/dtype.h"
+#include "quant/avx2/kernels.h"
+#include "quant/quant.h"
+
+#define QUANTIZE(T, stem)   [LC_DT_##T] = lc_##stem##_quantize_avx2,
+#define DEQUANTIZE(T, stem) [LC_DT_##T] = lc_##stem##_dequantize_avx2,
+
+const lc_qkernels lc_qk_avx2 = {
+    .name = "avx2",
+    .quantize = { LC_QUANT_AVX2_TYPES(QUANTIZE) },
+    .dequantize = { LC_QUANT_AVX2_TYPES(DEQUANTIZE) },
+};
