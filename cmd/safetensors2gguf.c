@@ -5,12 +5,16 @@
 
 #include "jobs/safetensors2gguf.h"
 #include "libconvert/cli.h"
+#include "quant/ftype.h"
 
 int main(int argc, char **argv) {
     lc_job_st2gguf_opts o = { .hf.outtype = LC_DT_INVALID, .print = stdout };
     lc_cli_list overrides = { .n = 0 };
+    char types[96];             /* "f32|f16|bf16|q8_0|auto": the file types offered */
+    size_t n = lc_ftype_names(LC_FTYPE_OUTTYPE, true, true, "|", types, sizeof types - 8);
+    snprintf(types + n, sizeof types - n, "|auto");
     const lc_cli_opt opts[] = {   /* all of them for a folder only */
-        { "outtype", 0, "f32|f16|bf16|q8_0|auto", "weights type (auto: the source's 16-bit "
+        { "outtype", 0, types, "weights type (auto: the source's 16-bit "
           "type); 1-D tensors and norms are always f32", .dtype = &o.hf.outtype },
         { "vocab-only", 0, NULL, "metadata and tokenizer only, no tensors",
           .flag = &o.hf.vocab_only },

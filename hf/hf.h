@@ -39,9 +39,6 @@
 #include "libconvert/error.h"
 #include "libconvert/model.h"
 
-/* llama.cpp's LlamaFileType values, written as general.file_type (u32). */
-enum { LC_HF_FTYPE_F32 = 0, LC_HF_FTYPE_F16 = 1, LC_HF_FTYPE_Q8_0 = 7, LC_HF_FTYPE_BF16 = 32 };
-
 typedef struct lc_hf_opts {
     lc_dtype    outtype;    /* F32, F16, BF16, Q8_0, or LC_DT_INVALID for auto: the dtype
                              * of the first 2-D+ source tensor if BF16/F16, else F16 */

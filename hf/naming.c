@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "hf/hf.h"
+#include "quant/ftype.h"
 
 /* Python's str.title() for ASCII: upper after a non-letter, lower after a letter. */
 static void title_word(char *w, size_t n) {
@@ -100,10 +101,9 @@ lc_code lc_hf_default_name(const lc_model *m, bool vocab_only, char *buf, size_t
     for (char *p = base; *p; p++)
         if (*p == ' ' || *p == '/')
             *p = '-';
-    const char *enc = "F16";
-    if (ft && ft->type == LC_VT_U32)
-        enc = ft->u == LC_HF_FTYPE_F32 ? "F32" : ft->u == LC_HF_FTYPE_Q8_0 ? "Q8_0"
-            : ft->u == LC_HF_FTYPE_BF16 ? "BF16" : "F16";
+    /* The encoding is the file type's name as llama-quantize spells it ("Q4_K_M"). */
+    const lc_ftype *f = ft && ft->type == LC_VT_U32 ? lc_ftype_by_id(ft->u) : NULL;
+    const char *enc = f ? f->name : "F16";
     int n;
     if (vocab_only)
         n = snprintf(buf, cap, "%s-vocab.gguf", base);

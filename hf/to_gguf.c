@@ -46,6 +46,7 @@
 #include "libconvert/convert.h"
 #include "libconvert/map.h"
 #include "libconvert/view.h"
+#include "quant/ftype.h"
 #include "quant/view.h"
 
 /* The conversion state. */
@@ -67,16 +68,6 @@ typedef struct conv {
     bool validated;         /* the tensors confirmed the config's sizes */
     uint64_t params;
 } conv;
-
-/* llama.cpp's LlamaFileType for an out type, written as general.file_type. */
-static uint32_t ftype_id(lc_dtype t) {
-    switch (t) {
-    case LC_DT_F32: return LC_HF_FTYPE_F32;
-    case LC_DT_F16: return LC_HF_FTYPE_F16;
-    case LC_DT_Q8_0: return LC_HF_FTYPE_Q8_0;
-    default: return LC_HF_FTYPE_BF16;
-    }
-}
 
 static bool ends_with(const char *s, const char *suffix) {
     size_t n = strlen(s), k = strlen(suffix);
@@ -346,7 +337,8 @@ static lc_code add_keys(conv *c, lc_error *err) {
         lc_hf_size_label(c->params, label, sizeof label);
         LC_TRY(lc_model_set_meta_str(m, "general.size_label", label, err));
     }
-    LC_TRY(lc_arch_write_keys(a, &c->cfg.hp, ftype_id(c->ftype), m, err));
+    /* llama.cpp's LlamaFileType for the out type (quant/ftype.c holds them all). */
+    LC_TRY(lc_arch_write_keys(a, &c->cfg.hp, lc_ftype_for_dtype(c->ftype)->id, m, err));
     LC_TRY(lc_hf_json_meta_u32(m, "general.quantization_version", 2, err));
     if (a->writes_add_space_prefix) {
         cJSON *tc;

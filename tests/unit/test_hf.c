@@ -8,6 +8,7 @@
 
 #include "hf/hf.h"
 #include "hf/meta.h"
+#include "quant/ftype.h"
 #include "formats/safetensors.h"
 #include "libconvert/map.h"
 #include "libconvert/model.h"
@@ -37,7 +38,7 @@ static uint64_t meta_u(const lc_model *m, const char *key) {
 
 Test(hf, dtypes_per_tensor_and_file_type) {
     lc_model *m = convert("llama-spm", LC_DT_Q8_0, false);
-    cr_assert_eq(meta_u(m, "general.file_type"), LC_HF_FTYPE_Q8_0);
+    cr_assert_eq(meta_u(m, "general.file_type"), lc_ftype_by_name("Q8_0")->id);
     cr_assert_eq(meta_u(m, "general.quantization_version"), 2);
     cr_assert_eq(lc_model_find_tensor(m, "blk.0.attn_q.weight")->dtype, LC_DT_Q8_0);
     cr_assert_eq(lc_model_find_tensor(m, "token_embd.weight")->dtype, LC_DT_Q8_0);
@@ -47,7 +48,7 @@ Test(hf, dtypes_per_tensor_and_file_type) {
     cr_assert_eq(lc_model_tensor_count(m), 2 + 1 + 4 * 9);
     lc_model_free(m);
     m = convert("llama-spm", LC_DT_INVALID, false);              /* auto: bf16 source */
-    cr_assert_eq(meta_u(m, "general.file_type"), LC_HF_FTYPE_BF16);
+    cr_assert_eq(meta_u(m, "general.file_type"), lc_ftype_by_name("BF16")->id);
     const lc_tensor *t = lc_model_find_tensor(m, "blk.1.ffn_up.weight");
     cr_assert_eq(t->dtype, LC_DT_BF16);
     /* bf16 -> bf16 is a copy: the bytes are the source's. */
