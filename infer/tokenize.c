@@ -23,19 +23,6 @@
 #include "infer/tokenize_impl.h"
 #include "libconvert/alloc.h"
 
-lc_code lc_tok_ids_push(lc_tok_ids *o, int32_t id, lc_error *err) {
-    if (o->n == o->cap) {
-        size_t cap = o->cap ? 2 * o->cap : 64;
-        int32_t *v = lc_realloc_array(o->v, cap, sizeof *v);
-        if (!v)
-            return lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory tokenizing");
-        o->v = v;
-        o->cap = cap;
-    }
-    o->v[o->n++] = id;
-    return LC_OK;
-}
-
 /* ---- reading the keys ---- */
 
 static lc_code key_fail(lc_error *err, lc_code code, const char *key, const char *msg) {

@@ -2,7 +2,7 @@
  *
  *   tokenize.c          open (metadata -> vocabulary), special-token partition, encode,
  *                       decode
- *   tokenize_map.c      the keyed string -> index table (vocabulary, merges)
+ *   tokenize_map.c      the keyed string -> index table (vocabulary, merges), id lists
  *   tokenize_unicode.c  UTF-8 as llama.cpp reads it, code point classes (the table in
  *                       tokenize_ucd_impl.h), GPT-2's byte alphabet
  *   tokenize_pre.c      the BPE pre-tokenizers: text -> pieces

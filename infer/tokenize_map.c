@@ -1,4 +1,5 @@
-/* infer/tokenize_map.c: string -> index, open addressing with a per-process hash key.
+/* infer/tokenize_map.c: the tokenizer's containers -- string -> index, open addressing
+ * with a per-process hash key, and the growable id list.
  *
  * The keys come from a file (a vocabulary of up to a few hundred thousand tokens and as
  * many merges), so the hash is keyed with a value picked once per process: nobody can
@@ -91,4 +92,17 @@ int64_t lc_tok_index_find(const lc_tok_index *ix, const char *s, size_t len) {
 void lc_tok_index_free(lc_tok_index *ix) {
     lc_free(ix->slots);
     memset(ix, 0, sizeof *ix);
+}
+
+lc_code lc_tok_ids_push(lc_tok_ids *o, int32_t id, lc_error *err) {
+    if (o->n == o->cap) {
+        size_t cap = o->cap ? 2 * o->cap : 64;
+        int32_t *v = lc_realloc_array(o->v, cap, sizeof *v);
+        if (!v)
+            return lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory tokenizing");
+        o->v = v;
+        o->cap = cap;
+    }
+    o->v[o->n++] = id;
+    return LC_OK;
 }
