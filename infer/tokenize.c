@@ -243,7 +243,8 @@ static lc_code load_merges(lc_tok *tok, const lc_model *m, lc_error *err) {
     char *p = tok->merge_arena;
     for (size_t i = 0; i < n; i++) {
         const lc_value *v = &merges->arr.items[i];
-        memcpy(p, v->str.ptr, (size_t)v->str.len);
+        if (v->str.len)
+            memcpy(p, v->str.ptr, (size_t)v->str.len);
         p[v->str.len] = '\0';
         tok->merges[i] = (lc_tok_str){ p, (uint32_t)v->str.len };
         p += v->str.len + 1;
@@ -516,7 +517,7 @@ lc_code lc_tok_encode(const lc_tok *tok, const char *text, size_t len, unsigned 
     if (rc == LC_OK && add && tok->add_eos)
         rc = lc_tok_ids_push(&out, tok->eos, err);
     if (rc == LC_OK) {
-        if (ids && cap)
+        if (ids && cap && out.n)   /* out.v is NULL when there is no id */
             memcpy(ids, out.v, (out.n < cap ? out.n : cap) * sizeof *ids);
         *n = out.n;
         if (out.n > cap)
