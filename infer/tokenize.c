@@ -94,7 +94,10 @@ static const struct {
 };
 
 /* Token texts llama.cpp treats as control tokens whatever their type (its end-of-turn,
- * end-of-generation and fill-in-the-middle lists). */
+ * end-of-generation and fill-in-the-middle lists). llama.cpp marks only the first
+ * fill-in-the-middle token of each kind it meets (in hash order) and none when the GGUF
+ * names one by id; we mark every one: a vocabulary with two spellings of one marker is
+ * the only place that could differ. */
 static const char *const CONTROL_TEXTS[] = {
     "<|eot_id|>", "<|im_end|>", "<|end|>", "<end_of_turn>", "<|endoftext|>",
     "<|end_of_text|>", "<EOT>", "_<EOT>", "[EOT]", "[EOS]", "<|eom_id|>",
@@ -162,11 +165,11 @@ static int cmp_special(const void *a, const void *b, const lc_tok *tok) {
     return x < y ? -1 : x > y;
 }
 
-static void sort_specials(lc_tok *tok) {   /* insertion sort with a run merge is overkill */
+/* Shell sort (qsort takes no context): plenty for the few hundred special tokens real
+ * vocabularies have, and no quadratic worst case for a hostile one. */
+static void sort_specials(lc_tok *tok) {
     int32_t *v = tok->special;
     size_t n = tok->n_special;
-    /* Shell sort: fast enough for the few hundred specials real vocabularies have, and
-     * O(n^1.5) for a hostile one. */
     for (size_t gap = n / 2; gap > 0; gap /= 2)
         for (size_t i = gap; i < n; i++) {
             int32_t t = v[i];

@@ -55,9 +55,10 @@ void lc_tok_close(lc_tok *tok);   /* NULL-safe */
 /* Tokenizes LEN bytes of TEXT (any bytes; NUL is a character like any other). FLAGS:
  * LC_TOK_*. Writes at most CAP ids to IDS and sets *N to the number the text needs,
  * also when that is more than CAP: then LC_E_OVERFLOW (call again with a larger
- * buffer). LC_E_UNSUPPORTED for text llama.cpp cannot tokenize (a code point above
- * U+10FFFF for BPE, a byte with no byte token for SentencePiece; offset = byte in
- * TEXT), LC_E_NOMEM. Memory is a small constant per byte of TEXT. */
+ * buffer). LC_E_UNSUPPORTED for text llama.cpp cannot tokenize: a code point above
+ * U+10FFFF for BPE (offset = its first byte in TEXT), a byte no token spells for
+ * SentencePiece; LC_E_OVERFLOW for over 2^31-1 bytes; LC_E_NOMEM. Memory is a small
+ * constant per byte of TEXT. */
 lc_code lc_tok_encode(const lc_tok *tok, const char *text, size_t len, unsigned flags,
                       int32_t *ids, size_t cap, size_t *n, lc_error *err);
 
