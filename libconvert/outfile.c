@@ -115,10 +115,12 @@ lc_code lc_outfile_make_temp(const char *path, bool is_dir, char *tmp, size_t ca
                                0666)) < 0)
             e = errno;
         else if (!(*slot = lc_cleanup_add(tmp, is_dir))) {
-            if (is_dir)
+            if (is_dir) {
                 rmdir(tmp);
-            else
-                close(f), unlink(tmp);
+            } else {
+                close(f);
+                unlink(tmp);
+            }
             e = ENOMEM;
         }
         pthread_sigmask(SIG_SETMASK, &old, NULL);
