@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -13,8 +14,8 @@
 /* ---- the registry: an open-addressing set of (dev, ino) -> path ----
  * One entry per distinct file; a run reads at most a few hundred thousand shards, and
  * each lookup is one probe sequence, so checking every output against it is cheap.
- * Inode numbers come from the file system, not from file contents, so a plain mixing
- * function is enough (nobody chooses them to collide). */
+ * Inode numbers come from the file system, not from file contents, but the mix is
+ * keyed per process anyway (the house rule for every hash table). */
 
 typedef struct entry {
     uint64_t dev, ino;
@@ -25,8 +26,10 @@ static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static entry *g_tab;
 static size_t g_cap, g_used;       /* g_cap is 0 or a power of two */
 
+static uint64_t g_key;              /* set with the first table */
+
 static uint64_t mix(uint64_t dev, uint64_t ino) {
-    uint64_t x = ino ^ (dev * 0x9e3779b97f4a7c15u);   /* splitmix64's finaliser */
+    uint64_t x = (ino ^ g_key) + dev * 0x9e3779b97f4a7c15u;   /* splitmix64's finaliser */
     x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9u;
     x = (x ^ (x >> 27)) * 0x94d049bb133111ebu;
     return x ^ (x >> 31);
@@ -45,6 +48,8 @@ static bool grow(void) {
     entry *tab = lc_calloc(cap, sizeof *tab);
     if (!tab)
         return false;
+    if (!g_cap && getrandom(&g_key, sizeof g_key, GRND_NONBLOCK) != (ssize_t)sizeof g_key)
+        g_key = (uint64_t)(uintptr_t)tab ^ ((uint64_t)getpid() << 32);   /* no entropy yet */
     for (size_t i = 0; i < g_cap; i++)
         if (g_tab[i].path)
             *slot_of(tab, cap, g_tab[i].dev, g_tab[i].ino) = g_tab[i];

@@ -103,12 +103,14 @@ done:
 
 lc_code lc_outdir_file(const lc_outdir *d, const char *name, char *buf, size_t cap,
                        lc_error *err) {
-    if (!*name || strchr(name, '/') || strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
-        return lc_fail(err, LC_E_ARG, LC_NO_OFFSET, "\"%s\" is not a plain file name", name);
+    lc_code rc = LC_OK;
     int k = snprintf(buf, cap, "%s/%s", d->tmp, name);
-    if (k < 0 || (size_t)k >= cap)
-        return lc_fail(err, LC_E_ARG, LC_NO_OFFSET, "the path of %s is too long", name);
-    return LC_OK;
+    if (!*name || strchr(name, '/') || strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
+        rc = lc_fail(err, LC_E_ARG, LC_NO_OFFSET, "\"%s\" is not a plain file name", name);
+    else if (k < 0 || (size_t)k >= cap)
+        rc = lc_fail(err, LC_E_ARG, LC_NO_OFFSET, "the path of %s is too long", name);
+    lc_err_context(err, d->path, NULL);
+    return rc;
 }
 
 const char *lc_outdir_tmp_path(const lc_outdir *d) { return d->tmp; }

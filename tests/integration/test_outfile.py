@@ -47,8 +47,11 @@ def run(*args, preexec=default_signals, timeout=TIMEOUT):
 
 
 def sha(path):
+    h = hashlib.sha256()
     with open(path, "rb") as f:
-        return hashlib.file_digest(f, "sha256").hexdigest()
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
 
 
 def make_f32(path, n, value):
