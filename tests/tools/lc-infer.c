@@ -1,18 +1,20 @@
 /* lc-infer: test driver for infer/. Runs the reference forward pass on a model and
  * writes the logits [n, vocab] as little-endian float32 to OUT.
  *
- *   lc-infer [-t THREADS] [--layers FILE] MODEL TOKENS OUT
+ *   lc-infer [-t THREADS] [--repeat N] [--layers FILE] MODEL TOKENS OUT
  *
  * MODEL: a GGUF file (family and hyperparameters from its keys, GGUF tensor names) or an
  * HF folder (config.json through hf/config.h, transformers' names; weights from
  * model.safetensors or the folder's sharded index). TOKENS: comma-separated ids, or
  * @FILE holding them. --layers FILE: the residual stream after every layer, float32
- * [layers, n, embd]. Prints "n vocab" on stdout. Exit 0 ok, 1 failure, 2 usage. */
+ * [layers, n, embd]. Prints "n vocab seconds" on stdout (seconds: the forward call's wall
+ * time, the fastest of N runs with --repeat N, for scripts/bench/infer.py). Exit 0 ok, 1 failure, 2 usage. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "arch/arch.h"
 #include "formats/any.h"
@@ -22,7 +24,7 @@
 #include "libconvert/error.h"
 
 static int usage(void) {
-    fprintf(stderr, "usage: lc-infer [-t THREADS] [--layers FILE] MODEL TOKENS OUT\n");
+    fprintf(stderr, "usage: lc-infer [-t THREADS] [--repeat N] [--layers FILE] MODEL TOKENS OUT\n");
     return 2;
 }
 
@@ -74,11 +76,13 @@ static lc_code layer_out(void *user, uint32_t layer, const float *h, size_t n, s
 }
 
 int main(int argc, char **argv) {
-    int threads = 0, i = 1;
+    int threads = 0, repeat = 1, i = 1;
     const char *layers = NULL;
     for (; i < argc && argv[i][0] == '-'; i++) {
         if (strcmp(argv[i], "-t") == 0 && i + 1 < argc)
             threads = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--repeat") == 0 && i + 1 < argc && atoi(argv[i + 1]) > 0)
+            repeat = atoi(argv[++i]);
         else if (strcmp(argv[i], "--layers") == 0 && i + 1 < argc)
             layers = argv[++i];
         else
@@ -128,14 +132,22 @@ int main(int argc, char **argv) {
     if (layers && !(lf = fopen(layers, "wb")))
         goto done;
     lc_infer_hook hook = { layer_out, lf };
-    if (lc_infer_forward(ctx, tokens, n, logits, lf ? &hook : NULL, &err) != LC_OK)
-        goto done;
+    double best = 0;
+    for (int r = 0; r < repeat; r++) {
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        if (lc_infer_forward(ctx, tokens, n, logits, lf && r == 0 ? &hook : NULL, &err) != LC_OK)
+            goto done;
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        const double s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
+        best = r == 0 || s < best ? s : best;
+    }
     FILE *f = fopen(out_path, "wb");
     if (!f || fwrite(logits, sizeof *logits, n * vocab, f) != n * vocab || fclose(f) != 0) {
         fprintf(stderr, "lc-infer: cannot write %s\n", out_path);
         goto done;
     }
-    printf("%zu %zu\n", n, vocab);
+    printf("%zu %zu %.6f\n", n, vocab, best);
     status = 0;
 done:
     if (status && err.code != LC_OK) {
