@@ -129,7 +129,8 @@ check-clang: bootstrap
 check-llama: bootstrap
 	$(Q)scripts/bootstrap-llama.sh
 	$(Q)$(MAKE) --no-print-directory tools
-	$(Q)LC_BIN=$(abspath $(BUILD)/bin) build/llama-venv/bin/python -m pytest -q -rs \
+	$(Q)LC_BIN=$(abspath $(BUILD)/bin) LC_TEST_BIN=$(abspath $(BUILD)/test-bin) \
+	    build/llama-venv/bin/python -m pytest -q -rs \
 	    -p no:cacheprovider tests/llama
 
 # The sanitizer runs skip the short fuzz (check's own clang build covers it).
