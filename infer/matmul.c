@@ -4,7 +4,6 @@
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdatomic.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "infer/matmul_impl.h"
@@ -40,13 +39,10 @@ static lc_infer_tile_fn g_tile;
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 
 static void pick_tile(void) {
-    const char *force = getenv("LC_INFER");
     g_tile = lc_infer_tile_ref;
 #if LC_INFER_X86
-    if (!(force && strcmp(force, "ref") == 0) && lc_infer_avx2_usable())
+    if (lc_infer_avx2_usable())
         g_tile = lc_infer_tile_avx2;
-#else
-    (void)force;
 #endif
 }
 

@@ -26,13 +26,13 @@ void lc_infer_tile_ref(const float *w, size_t nr, const float *x, size_t n, size
                        float *y, size_t ldy);
 
 #if LC_INFER_X86
-/* True when the CPU (and OS) run AVX2 and FMA. */
+/* True when libconvert/cpu.h reports AVX2 and FMA (LC_CPU_DISABLE=avx2 hides them). */
 bool lc_infer_avx2_usable(void);
 void lc_infer_tile_avx2(const float *w, size_t nr, const float *x, size_t n, size_t cols,
                         float *y, size_t ldy);
 #endif
 
-/* The tile in use: AVX2 when usable, unless LC_INFER=ref is set (tests, bisecting). */
+/* The tile in use: AVX2 when usable, else the reference; chosen once. */
 lc_infer_tile_fn lc_infer_tile(void);
 
 #endif

@@ -11,6 +11,8 @@
 
 #include <immintrin.h>
 
+#include "libconvert/cpu.h"
+
 #define AVX2_FMA __attribute__((target("avx2,fma")))
 
 /* ((a0+a4)+(a2+a6))+((a1+a5)+(a3+a7)), the order matmul_impl.h fixes. */
@@ -85,8 +87,7 @@ AVX2_FMA void lc_infer_tile_avx2(const float *w, size_t nr, const float *x, size
 }
 
 bool lc_infer_avx2_usable(void) {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    return lc_cpu_has_all(LC_CPU_BIT(LC_CPU_AVX2) | LC_CPU_BIT(LC_CPU_FMA));
 }
 
 #else
