@@ -12,6 +12,7 @@
 #include "infer/infer.h"
 #include "infer/matmul.h"
 #include "infer/matmul_impl.h"
+#include "libconvert/alloc.h"
 #include "libconvert/model.h"
 
 #define near(a, b, tol, ...) cr_assert(fabs((double)(a) - (double)(b)) <= (tol), __VA_ARGS__)
@@ -383,4 +384,32 @@ Test(infer_forward, refuses_what_it_cannot_run) {
     cr_assert_eq(lc_infer_open(t.m, llama, &t.hp, LC_SPELL_HF, NULL, &ctx, &err),
                  LC_E_MISMATCH, "GGUF names are not transformers' names");
     lc_model_free(t.m);
+}
+
+/* Every allocation of open and forward failing in turn: LC_E_NOMEM, nothing leaked
+ * (the ASan build's leak checker watches), nothing half-made handed out. */
+Test(infer_forward, out_of_memory_at_every_allocation) {
+    const lc_arch *llama = lc_arch_by_name("llama");
+    const int32_t tokens[2] = { 0, 2 };
+    float logits[2 * 3];
+    bool opened = false, ran = false;
+    for (long nth = 1; nth < 200 && !ran; nth++) {
+        tiny t = make_tiny(NULL);
+        lc_infer *ctx = NULL;
+        lc_error err = { 0 };
+        lc_alloc_fail_after(nth);
+        lc_code rc = lc_infer_open(t.m, llama, &t.hp, LC_SPELL_GGUF, NULL, &ctx, &err);
+        if (rc == LC_OK) {
+            opened = true;
+            rc = lc_infer_forward(ctx, tokens, 2, logits, NULL, &err);
+            ran = rc == LC_OK;
+        } else {
+            cr_assert_null(ctx);
+        }
+        lc_alloc_fail_after(0);
+        cr_assert(rc == LC_OK || rc == LC_E_NOMEM, "allocation %ld: %s", nth, lc_code_name(rc));
+        lc_infer_close(ctx);
+        lc_model_free(t.m);
+    }
+    cr_assert(opened && ran, "the loop reached a run with no failure");
 }
