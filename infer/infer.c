@@ -162,8 +162,10 @@ static void widest(const lc_infer_mat *w, size_t *cols, size_t *bytes) {
         *bytes = (size_t)w->row_bytes;
 }
 
-/* RoPE's frequencies: the model's rope_freqs tensor (llama3 factors) when it has one,
- * else the family's hook when hp asks for llama3 scaling. */
+/* RoPE's frequencies: a GGUF's rope_freqs tensor (llama3 factors, written by the
+ * converter) when it has one, else the family's hook when hp asks for llama3 scaling.
+ * Meta's rope.freqs shares the row but holds Meta's precomputed inverse frequencies,
+ * not factors: like every LC_AT_COMPUTED tensor of a source, it is ignored. */
 static lc_code build_rope(lc_infer *c, const lc_arch *a, const lc_hparams *hp,
                           lc_spelling sp, const lc_tensor *freqs_t, lc_error *err) {
     const uint32_t half = hp->head_dim / 2;
@@ -252,7 +254,8 @@ lc_code lc_infer_open(const lc_model *m, const lc_arch *a, const lc_hparams *hp_
         rc = lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory");
         goto done;
     }
-    if ((rc = build_rope(c, a, &hp, sp, f.top[LC_ROLE_ROPE_FREQS], err)) != LC_OK ||
+    if ((rc = build_rope(c, a, &hp, sp, sp == LC_SPELL_GGUF ? f.top[LC_ROLE_ROPE_FREQS] : NULL,
+                         err)) != LC_OK ||
         (rc = lc_infer_mm_build(&c->mm, o ? o->threads : 0, cols, bytes, err)) != LC_OK)
         goto done;
     *out = c;

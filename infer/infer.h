@@ -26,9 +26,10 @@
  * NEOX, halves), transformers always stores halves (NEOX), Meta adjacent pairs (NORM).
  * RoPE: theta_i = base^(-2i/head_dim), scaled per hp->rope_scaling: linear (1/factor),
  * yarn (transformers' and llama.cpp's ramp and 0.1 ln(factor) + 1 on cos and sin),
- * llama3 (per-pair factors from the model's rope_freqs tensor when it has one, else the
- * family's rope_freqs hook). When the model has a rope_freqs tensor it is used whatever
- * hp->rope_scaling says, as llama.cpp does.
+ * llama3 (per-pair factors from a GGUF's rope_freqs tensor when it has one, else the
+ * family's rope_freqs hook). When a GGUF has a rope_freqs tensor it is used whatever
+ * hp->rope_scaling says, as llama.cpp does; a source's own copy (Meta's rope.freqs, its
+ * precomputed frequencies) is ignored.
  *
  * Weights are read through the IR (lc_tensor_read or the zero-copy view) in any plain
  * float dtype or any block type quant/ dequantizes, a few rows at a time, converted to

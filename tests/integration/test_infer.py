@@ -149,6 +149,13 @@ def test_layers_hook_writes_every_layer(folders, tmp_path):
     assert np.isfinite(h).all() and not np.array_equal(h[0], h[1])
 
 
+def test_meta_layout_equals_transformers(tmp_path):
+    """fixtures/meta/tiny is llama-spm in Meta's layout (names, interleaved Q/K rows: NORM
+    RoPE, and Meta's own rope.freqs buffer, which must not be taken for llama3 factors)."""
+    ref = np.load(REF / "llama-spm.npy")
+    assert rel_err(logits(FIX / "meta" / "tiny", tmp_path), ref) <= EXACT
+
+
 def test_hf_and_gguf_spellings_agree(folders, ggufs, tmp_path):
     """The same weights under both spellings (HF: NEOX on half-split rows; GGUF llama:
     NORM on rows the converter interleaved) give the same logits to float rounding."""

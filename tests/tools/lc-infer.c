@@ -3,9 +3,10 @@
  *
  *   lc-infer [-t THREADS] [--repeat N] [--layers FILE] MODEL TOKENS OUT
  *
- * MODEL: a GGUF file (family and hyperparameters from its keys, GGUF tensor names) or an
+ * MODEL: a GGUF file (family and hyperparameters from its keys, GGUF tensor names), an
  * HF folder (config.json through hf/config.h, transformers' names; weights from
- * model.safetensors or the folder's sharded index). TOKENS: comma-separated ids, or
+ * model.safetensors or the folder's sharded index) or a folder in Meta's original layout
+ * (params.json + consolidated.00.pth, hf/meta_layout.h; Meta's names). TOKENS: comma-separated ids, or
  * @FILE holding them. --layers FILE: the residual stream after every layer, float32
  * [layers, n, embd]. Prints "n vocab seconds" on stdout (seconds: the forward call's wall
  * time, the fastest of N runs with --repeat N, for scripts/bench/infer.py). Exit 0 ok, 1 failure, 2 usage. */
@@ -19,6 +20,7 @@
 #include "arch/arch.h"
 #include "formats/any.h"
 #include "hf/config.h"
+#include "hf/meta_layout.h"
 #include "infer/infer.h"
 #include "libconvert/alloc.h"
 #include "libconvert/error.h"
@@ -106,7 +108,22 @@ int main(int argc, char **argv) {
     const lc_arch *arch;
     lc_hparams hp;
     lc_spelling sp;
-    if (stat(model_path, &st) == 0 && S_ISDIR(st.st_mode)) {
+    if (stat(model_path, &st) == 0 && S_ISDIR(st.st_mode) && lc_hf_meta_layout_is(model_path)) {
+        char path[4096];
+        lc_hf_config cfg;
+        snprintf(path, sizeof path, "%s/params.json", model_path);
+        const char *json = slurp(path);
+        if (!json || lc_hf_meta_layout_load(model_path, &m, &err) != LC_OK)
+            goto done;
+        const lc_tensor *e = lc_model_find_tensor(m, "tok_embeddings.weight");
+        const lc_tensor *w1 = lc_model_find_tensor(m, "layers.0.feed_forward.w1.weight");
+        if (lc_hf_meta_layout_config(json, strlen(json), e ? e->shape[0] : 0,
+                                     w1 ? w1->shape[0] : 0, &cfg, &err) != LC_OK)
+            goto done;
+        arch = cfg.arch;
+        hp = cfg.hp;
+        sp = LC_SPELL_META;
+    } else if (stat(model_path, &st) == 0 && S_ISDIR(st.st_mode)) {
         lc_hf_config cfg;
         char path[4096];
         if (lc_hf_config_load(model_path, &cfg, &err) != LC_OK)
