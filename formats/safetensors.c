@@ -486,14 +486,13 @@ typedef struct wm_entry {
 static int wm_by_name(const void *a, const void *b) {
     return strcmp(((const wm_entry *)a)->name, ((const wm_entry *)b)->name);
 }
+static int wm_by_shard(const void *a, const void *b) {
+    return strcmp(((const wm_entry *)a)->shard, ((const wm_entry *)b)->shard);
+}
 
 static void free_model(void *p) { lc_model_free(p); }
 
 /* Shard names are plain relative paths: never absolute, never "..". */
-static int str_cmp(const void *a, const void *b) {
-    return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
 static bool safe_shard_name(const char *s) {
     if (!*s || *s == '/')
         return false;
@@ -604,21 +603,17 @@ lc_code lc_safetensors_load_index(const char *index_json_path_or_dir, lc_model *
         }
         wm[k].name = it->string;
         wm[k].shard = it->valuestring;
-        size_t s = 0; /* distinct shards; few, so a linear search */
-        while (s < nshards && strcmp(shards[s], it->valuestring) != 0)
-            s++;
-        if (s == nshards)
-            shards[nshards++] = it->valuestring;
     }
     /* Shards in file-name order (model-00001-of-N first), as transformers and
      * llama.cpp's converter read them; weight_map lists tensors by name, so its first
-     * mention of a shard says nothing about the order. */
-    qsort((void *)shards, nshards, sizeof *shards, str_cmp);
+     * mention of a shard says nothing about the order. Sorting the entries by shard
+     * numbers the distinct shards in that order in n log n: an index may name as many
+     * shards as tensors, and a search per entry would be quadratic. */
+    qsort(wm, nwm, sizeof *wm, wm_by_shard);
     for (k = 0; k < nwm; k++) {
-        size_t s = 0;
-        while (strcmp(shards[s], wm[k].shard) != 0)
-            s++;
-        wm[k].shard_no = s;
+        if (k == 0 || strcmp(wm[k - 1].shard, wm[k].shard) != 0)
+            shards[nshards++] = wm[k].shard;
+        wm[k].shard_no = nshards - 1;
     }
     qsort(wm, nwm, sizeof *wm, wm_by_name);
     for (k = 1; k < nwm; k++)
