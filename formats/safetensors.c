@@ -159,15 +159,9 @@ typedef struct entry {
     uint64_t    key_at, shape_at, offs_at; /* file offsets for messages */
 } entry;
 
-/* Names come from the file: control bytes become '?' so the error stays one line. */
-static void ctx_name(lc_error *err, const char *name) {
-    char safe[128];
-    size_t i = 0;
-    for (; name && name[i] && i < sizeof safe - 1; i++)
-        safe[i] = (unsigned char)name[i] < 0x20 || name[i] == 0x7f ? '?' : name[i];
-    safe[i] = '\0';
-    lc_err_context(err, NULL, safe);
-}
+/* Names come from the file as they are: lc_err_format escapes what a terminal would
+ * act on, for every error alike. */
+static void ctx_name(lc_error *err, const char *name) { lc_err_context(err, NULL, name); }
 
 static lc_code fail_at(lc_error *err, lc_code code, uint64_t at, const char *where,
                        const char *msg) {
@@ -814,6 +808,7 @@ lc_code lc_safetensors_write(const lc_model *m, const char *path, const lc_st_wr
     size_t *first = lc_calloc(n ? n : 1, sizeof *first);
     lc_json_buf h = {0};
     lc_outfile *f = NULL;
+    lc_segments_failure failed = { 0, false };
     if (!order || !segs || !first) {
         rc = lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory");
         goto done;
@@ -837,7 +832,6 @@ lc_code lc_safetensors_write(const lc_model *m, const char *path, const lc_st_wr
     lc_progress_begin(progress, path, total);
     const size_t nseg = plan_segments(order, n, segs, first);
     const lc_segments_opts so = { .threads = opts ? opts->threads : 0 };
-    lc_segments_failure failed;
     if ((rc = lc_segments_write(f, segs, nseg, &so, progress, &failed, err)) != LC_OK) {
         if (failed.segment < nseg)
             ctx_name(err, order[first[failed.segment]]->name);
@@ -853,6 +847,9 @@ done:
     lc_free(first);
     lc_json_buf_free(&h);
     lc_free((void *)order);
-    lc_err_context(err, path, NULL);
+    /* A source's failure (a bad CRC, a value the cast cannot hold) is about an input
+     * file at an input offset: the caller, who knows that file, names it. */
+    if (!failed.source)
+        lc_err_context(err, path, NULL);
     return rc;
 }
