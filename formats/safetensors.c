@@ -20,7 +20,32 @@
  * the byte offset of every JSON value and key in document order; walking the cJSON
  * tree in the same order pairs each item with its offset. Integers are then read
  * from their own text (exact to 2^64, floats and negatives refused), and every
- * error can name the byte where the offending value starts. */
+ * error can name the byte where the offending value starts.
+ *
+ * The rules a file is held to, each with its source ("README" is the format section of
+ * huggingface/safetensors' README, whose MUSTs we enforce even where the library is
+ * lenient; "tensor.rs" the reference reader's checks; "ours" our own):
+ *   the file holds the 8-byte length (tensor.rs HeaderTooSmall)         truncated
+ *   N <= 100,000,000 (tensor.rs MAX_HEADER_SIZE)                        overflow
+ *   8 + N <= file size (tensor.rs InvalidHeaderLength)                  truncated
+ *   the header is UTF-8 (README, tensor.rs InvalidHeader)               malformed
+ *   the header begins with '{' (README MUST; serde_json skips leading
+ *     whitespace, so the library accepts "  {...}")                     malformed
+ *   the header is one JSON object (README, serde_json), no raw control
+ *     byte in a string (serde_json)                                     malformed
+ *   after the object only 0x20 padding (README: "MAY be trailing padded
+ *     with whitespace (0x20)"; serde_json also takes \t \n \r)         malformed
+ *   entries {dtype, shape, data_offsets}, nothing else, integers exact
+ *     (tensor.rs TensorInfo; ours: unknown fields refused)             malformed
+ *   dtypes the IR holds, at most LC_MAX_DIMS dims, no \u0000 (ours)     unsupported
+ *   __metadata__ maps strings to strings (README)                      malformed
+ *   no duplicate key, in the header or in __metadata__ (README)        malformed
+ *   data from 0, each tensor where the previous ended (README "entirely
+ *     indexed, cannot contain holes"; tensor.rs validate InvalidOffset) malformed
+ *   numel * size without overflow (tensor.rs ValidationOverflow)       overflow
+ *   end - begin == that size (tensor.rs TensorInvalidInfo)             malformed
+ *   the file ends at the last tensor (tensor.rs MetadataIncompleteBuffer)
+ *                                                                      malformed */
 #include "formats/safetensors.h"
 
 #include <cjson/cJSON.h>
@@ -341,6 +366,9 @@ static lc_code read_json(const uint8_t *buf, uint64_t size, hdr *h, cJSON **root
     size_t good = lc_json_utf8_valid_prefix(h->text, (size_t)n);
     if (good != n)
         return lc_fail(err, LC_E_MALFORMED, TEXT_AT + good, "header is not valid UTF-8");
+    if (n == 0 || h->text[0] != '{')
+        return lc_fail(err, LC_E_MALFORMED, TEXT_AT, "header does not begin with '{' (the "
+                       "format says it MUST)");
     LC_TRY(lex(h, err));
     const char *end = NULL;
     *root = cJSON_ParseWithLengthOpts((const char *)h->text, (size_t)n, &end, 0);
@@ -348,10 +376,15 @@ static lc_code read_json(const uint8_t *buf, uint64_t size, hdr *h, cJSON **root
         uint64_t at = end ? (uint64_t)((const uint8_t *)end - h->text) : 0;
         return lc_fail(err, LC_E_MALFORMED, TEXT_AT + at, "header is not valid JSON");
     }
-    for (uint64_t i = (uint64_t)((const uint8_t *)end - h->text); i < n; i++)
-        if (h->text[i] != ' ' && h->text[i] != '\t' && h->text[i] != '\n' && h->text[i] != '\r')
+    for (uint64_t i = (uint64_t)((const uint8_t *)end - h->text); i < n; i++) {
+        const uint8_t c = h->text[i];
+        if (c == '\t' || c == '\n' || c == '\r')
+            return lc_fail(err, LC_E_MALFORMED, TEXT_AT + i, "the header is padded with byte "
+                           "0x%02x; the format pads with spaces (0x20) only", c);
+        if (c != ' ')
             return lc_fail(err, LC_E_MALFORMED, TEXT_AT + i, "text follows the header's JSON "
                            "value");
+    }
     uint64_t root_at = tok_next(h);
     if (!cJSON_IsObject(*root))
         return lc_fail(err, LC_E_MALFORMED, root_at, "header is not a JSON object");

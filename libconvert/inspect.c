@@ -90,6 +90,55 @@ static uint64_t total_bytes(const lc_model *m) {
     return sum;
 }
 
+/* Rules a lenient open found broken (lc_model_warning): "refused" ones make our
+ * readers refuse the file, "note" ones the spec or llama.cpp. One escaped line each. */
+static lc_code text_warnings(lc_json_buf *b, const lc_model *m, lc_error *err) {
+    const size_t n = lc_model_warning_count(m), dropped = lc_model_warnings_dropped(m);
+    if (n == 0)
+        return LC_OK;
+    size_t refused = 0;
+    for (size_t i = 0; i < n; i++)
+        refused += lc_model_warning(m, i)->refused;
+    if (refused)
+        LC_TRY(lc_json_printf(b, err, "warnings: %zu (%zu refused: our readers refuse the "
+                              "file)\n", n + dropped, refused));
+    else
+        LC_TRY(lc_json_printf(b, err, "warnings: %zu (notes: our readers take the file, the "
+                              "spec or llama.cpp do not)\n", n + dropped));
+    for (size_t i = 0; i < n; i++) {
+        const lc_warning *w = lc_model_warning(m, i);
+        char line[1024];
+        lc_err_format(&w->e, line, sizeof line);
+        LC_TRY(lc_json_printf(b, err, "  %-7s %s: %s\n", w->refused ? "refused" : "note",
+                              w->rule, line));
+    }
+    if (dropped)
+        LC_TRY(lc_json_printf(b, err, "  ... and %zu more\n", dropped));
+    return LC_OK;
+}
+
+static lc_code json_warnings(lc_json_buf *b, const lc_model *m, lc_error *err) {
+    LC_TRY(lc_json_put(b, ", \"warnings\": [", 15, err));
+    for (size_t i = 0; i < lc_model_warning_count(m); i++) {
+        const lc_warning *w = lc_model_warning(m, i);
+        LC_TRY(lc_json_put(b, i ? ", {\"rule\": " : "{\"rule\": ", i ? 11 : 9, err));
+        LC_TRY(lc_json_put_display(b, w->rule, strlen(w->rule), err));
+        LC_TRY(lc_json_printf(b, err, ", \"refused\": %s, \"offset\": ",
+                              w->refused ? "true" : "false"));
+        if (w->e.offset != LC_NO_OFFSET)
+            LC_TRY(lc_json_printf(b, err, "%" PRIu64, w->e.offset));
+        else
+            LC_TRY(lc_json_put(b, "null", 4, err));
+        LC_TRY(lc_json_put(b, ", \"where\": ", 11, err));
+        LC_TRY(lc_json_put_display(b, w->e.where, strlen(w->e.where), err));
+        LC_TRY(lc_json_put(b, ", \"message\": ", 13, err));
+        LC_TRY(lc_json_put_display(b, w->e.msg, strlen(w->e.msg), err));
+        LC_TRY(lc_json_put(b, "}", 1, err));
+    }
+    return lc_json_printf(b, err, "], \"warnings_dropped\": %zu",
+                          lc_model_warnings_dropped(m));
+}
+
 static lc_code text_report(FILE *f, const lc_model *m, const lc_inspect_info *info,
                            lc_json_buf *b, lc_error *err) {
     char path[1024];
@@ -99,6 +148,7 @@ static lc_code text_report(FILE *f, const lc_model *m, const lc_inspect_info *in
         LC_TRY(lc_json_printf(b, err, "size:     %" PRIu64 " bytes\n", info->file_size));
     if (info->header_size)
         LC_TRY(lc_json_printf(b, err, "header:   %" PRIu64 " bytes\n", info->header_size));
+    LC_TRY(text_warnings(b, m, err));
     size_t nmeta = lc_model_meta_count(m), n = lc_model_tensor_count(m);
     LC_TRY(lc_json_printf(b, err, "metadata: %zu key%s\n", nmeta, nmeta == 1 ? "" : "s"));
     for (size_t i = 0; i < nmeta; i++) {
@@ -153,8 +203,10 @@ static lc_code json_report(FILE *f, const lc_model *m, const lc_inspect_info *in
     LC_TRY(lc_json_put_display(b, info->path, strlen(info->path), err));
     LC_TRY(lc_json_put(b, ", \"format\": ", 12, err));
     LC_TRY(lc_json_put_display(b, info->format, strlen(info->format), err));
-    LC_TRY(lc_json_printf(b, err, ", \"file_size\": %" PRIu64 ", \"header_size\": %" PRIu64
-                          ", \"metadata\": {", info->file_size, info->header_size));
+    LC_TRY(lc_json_printf(b, err, ", \"file_size\": %" PRIu64 ", \"header_size\": %" PRIu64,
+                          info->file_size, info->header_size));
+    LC_TRY(json_warnings(b, m, err));
+    LC_TRY(lc_json_put(b, ", \"metadata\": {", 15, err));
     for (size_t i = 0; i < lc_model_meta_count(m); i++) {
         const lc_kv *kv = lc_model_meta(m, i);
         if (i)

@@ -37,6 +37,9 @@ struct lc_model {
     name_index  meta_index; /* metadata keys: a hostile header may carry millions */
     owned      *owned;
     size_t      n_owned, cap_owned;
+    lc_warning *warn;
+    size_t      n_warn, cap_warn, dropped_warn;
+    bool        refusal_kept;
 };
 
 static const char *tensor_name(const lc_model *m, size_t i) { return m->tensors[i]->name; }
@@ -124,6 +127,7 @@ void lc_model_free(lc_model *m) {
     for (size_t i = m->n_owned; i-- > 0;)
         m->owned[i].free_fn(m->owned[i].res);
     lc_free(m->owned);
+    lc_free(m->warn);
     lc_free(m);
 }
 
@@ -264,4 +268,39 @@ lc_code lc_model_own(lc_model *m, void *res, void (*free_fn)(void *), lc_error *
     m->owned[m->n_owned].free_fn = free_fn;
     m->n_owned++;
     return LC_OK;
+}
+
+lc_code lc_model_warn(lc_model *m, const char *rule, bool refused, const lc_error *e,
+                      lc_error *err) {
+    const bool first_refusal = refused && !m->refusal_kept;
+    if (m->n_warn >= LC_MODEL_MAX_WARNINGS && !first_refusal) {
+        m->dropped_warn++;
+        return LC_OK;
+    }
+    if (!grow((void **)&m->warn, &m->cap_warn, m->n_warn + 1, sizeof *m->warn)) {
+        lc_fail(err, LC_E_NOMEM, e->offset, "out of memory recording a warning");
+        lc_err_context(err, NULL, rule);
+        return LC_E_NOMEM;
+    }
+    lc_warning *w = &m->warn[m->n_warn++];
+    w->rule = rule;
+    w->refused = refused;
+    w->e = *e;
+    w->e.path[0] = '\0';
+    m->refusal_kept |= refused;
+    return LC_OK;
+}
+
+size_t lc_model_warning_count(const lc_model *m) { return m->n_warn; }
+size_t lc_model_warnings_dropped(const lc_model *m) { return m->dropped_warn; }
+
+const lc_warning *lc_model_warning(const lc_model *m, size_t i) {
+    return i < m->n_warn ? &m->warn[i] : NULL;
+}
+
+const lc_warning *lc_model_first_refusal(const lc_model *m) {
+    for (size_t i = 0; i < m->n_warn; i++)
+        if (m->warn[i].refused)
+            return &m->warn[i];
+    return NULL;
 }
