@@ -582,6 +582,8 @@ lc_code lc_safetensors_load_index(const char *index_json_path_or_dir, lc_model *
     size_t plen = strlen(p);
     bool is_dir = stat(p, &st) == 0 && S_ISDIR(st.st_mode);
     if (!(index = lc_malloc(plen + 40)) || !(dir = lc_malloc(plen + 2))) {
+        lc_free(index);      /* not filled in yet: the error names the argument */
+        index = NULL;
         rc = lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory");
         goto done;
     }
