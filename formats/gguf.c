@@ -480,14 +480,6 @@ done:
     return rc;
 }
 
-/* What the reader keeps of each tensor info until the data section is known. */
-typedef struct tinfo {
-    lc_tensor *t;        /* NULL: a duplicate a lenient open skipped */
-    uint64_t   off;      /* relative to the data section */
-    uint64_t   nbytes;
-    uint64_t   off_at;   /* file offset of the offset field */
-} tinfo;
-
 /* ggml's element-count rule, as gguf.cpp writes it: when no dimension is 0, each
  * partial product must stay below INT64_MAX / the next dimension. */
 static bool numel_ok(const uint64_t *ne, uint32_t ndim) {
@@ -503,8 +495,12 @@ static bool numel_ok(const uint64_t *ne, uint32_t ndim) {
     return prod < (uint64_t)INT64_MAX;
 }
 
-/* One tensor info; *expected is the running sum of padded sizes, advanced here. */
-static lc_code parse_tensor_info(parser *p, uint32_t align, uint64_t *expected, tinfo *ti) {
+/* One tensor info; *expected is the running sum of padded sizes, advanced here. The
+ * tensor's file_offset holds its offset relative to the data section until that is
+ * known; *off_at is the file offset of the offset field, or LC_NO_OFFSET for a
+ * duplicate a lenient open leaves out. */
+static lc_code parse_tensor_info(parser *p, uint32_t align, uint64_t *expected,
+                                 uint64_t *off_at) {
     lc_rd *r = &p->r;
     lc_error *err = p->err;
     const uint64_t name_at = lc_rd_at(r);
@@ -573,35 +569,39 @@ static lc_code parse_tensor_info(parser *p, uint32_t align, uint64_t *expected, 
                      ne[0], lc_dtype_name(dt), bs);
         goto done;
     }
-    ti->off_at = lc_rd_at(r);
-    if ((rc = lc_rd_u64(r, &ti->off, "tensor offset")) != LC_OK)
+    const uint64_t at = lc_rd_at(r);
+    uint64_t off, nbytes;
+    if ((rc = lc_rd_u64(r, &off, "tensor offset")) != LC_OK)
         goto done;
-    if (ti->off % align != 0 &&
-        (rc = broke(p, R_OFFSET_ALIGNED, ti->off_at, name, "offset %" PRIu64 " is not a "
-                    "multiple of the alignment %" PRIu32, ti->off, align)) != LC_OK)
+    if (off % align != 0 &&
+        (rc = broke(p, R_OFFSET_ALIGNED, at, name, "offset %" PRIu64 " is not a multiple of "
+                    "the alignment %" PRIu32, off, align)) != LC_OK)
         goto done;
-    if (ti->off != *expected &&
-        (rc = broke(p, R_OFFSET_SUM, ti->off_at, name, "offset %" PRIu64 " is not %" PRIu64
-                    ", the end of the previous tensor (overlap or gap)", ti->off,
-                    *expected)) != LC_OK)
+    if (off != *expected &&
+        (rc = broke(p, R_OFFSET_SUM, at, name, "offset %" PRIu64 " is not %" PRIu64 ", the "
+                    "end of the previous tensor (overlap or gap)", off, *expected)) != LC_OK)
         goto done;
     uint64_t shape[LC_MAX_DIMS];
     for (uint32_t d = 0; d < ndim; d++)
         shape[d] = ne[ndim - 1 - d];
-    if (lc_shape_nbytes(dt, ndim, shape, &ti->nbytes, NULL) != LC_OK) {
+    if (lc_shape_nbytes(dt, ndim, shape, &nbytes, NULL) != LC_OK) {
         rc = lc_fail(err, LC_E_OVERFLOW, ne_at, "byte size of the %s tensor overflows 64 bits",
                      lc_dtype_name(dt));
         goto done;
     }
     /* ggml sums from the offsets it was given: so does the lenient reader. */
     uint64_t padded;
-    if (lc_add_u64(ti->nbytes, align - 1, &padded) ||
-        lc_add_u64(ti->off, padded & ~(uint64_t)(align - 1), expected)) {
+    if (lc_add_u64(nbytes, align - 1, &padded) ||
+        lc_add_u64(off, padded & ~(uint64_t)(align - 1), expected)) {
         rc = lc_fail(err, LC_E_OVERFLOW, ne_at, "data section size overflows 64 bits");
         goto done;
     }
-    if (!dup && (rc = lc_model_add_tensor(p->m, name, dt, ndim, shape, &ti->t, err)) != LC_OK)
+    *off_at = dup ? LC_NO_OFFSET : at;
+    lc_tensor *t;
+    if (!dup && (rc = lc_model_add_tensor(p->m, name, dt, ndim, shape, &t, err)) != LC_OK)
         goto done; /* only out of memory is left */
+    if (!dup)
+        t->file_offset = off;
 done:
     if (rc != LC_OK)
         lc_err_context(err, NULL, name);
@@ -639,7 +639,7 @@ static lc_code check_model_notes(parser *p) {
 static lc_code parse(const uint8_t *buf, uint64_t size, bool lenient, lc_model *m,
                      lc_gguf_info *info, lc_error *err) {
     parser p = { lc_rd_init(buf, size, 0, err), m, lenient, err };
-    tinfo *ti = NULL;
+    uint64_t *off_at = NULL;
     lc_code rc;
     memset(info, 0, sizeof *info);
     info->alignment = LC_GGUF_DEFAULT_ALIGNMENT;
@@ -649,14 +649,15 @@ static lc_code parse(const uint8_t *buf, uint64_t size, bool lenient, lc_model *
         if ((rc = parse_kv(&p, info)) != LC_OK)
             return rc;
     /* n_tensors * 24 <= size was checked, so this allocation is bounded by the file. */
-    if (info->n_tensors && !(ti = lc_calloc((size_t)info->n_tensors, sizeof *ti))) {
+    if (info->n_tensors &&
+        !(off_at = lc_malloc_array((size_t)info->n_tensors, sizeof *off_at))) {
         rc = lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory for %" PRIu64 " tensor infos",
                      info->n_tensors);
         goto done;
     }
     uint64_t expected = 0;
     for (uint64_t i = 0; i < info->n_tensors; i++)
-        if ((rc = parse_tensor_info(&p, info->alignment, &expected, &ti[i])) != LC_OK)
+        if ((rc = parse_tensor_info(&p, info->alignment, &expected, &off_at[i])) != LC_OK)
             goto done;
     const uint64_t align = info->alignment;
     const uint64_t end = p.r.pos;
@@ -671,20 +672,20 @@ static lc_code parse(const uint8_t *buf, uint64_t size, bool lenient, lc_model *
         (rc = broke(&p, R_HEADER_PAD, end, NULL, "padding before the data section is not all "
                     "zero bytes")) != LC_OK)
         goto done;
-    for (uint64_t i = 0; i < info->n_tensors; i++) {
-        lc_tensor *t = ti[i].t;
+    /* Infos and tensors in the same order, less the duplicates a lenient open left out. */
+    for (uint64_t i = 0, k = 0; i < info->n_tensors; i++) {
+        if (off_at[i] == LC_NO_OFFSET)
+            continue;
+        lc_tensor *t = lc_model_tensor(m, (size_t)k++);
         uint64_t start, stop;
-        if (lc_add_u64(info->data_offset, ti[i].off, &start) ||
-            lc_add_u64(start, ti[i].nbytes, &stop) || stop > size) {
-            rc = lc_fail(err, LC_E_TRUNCATED, ti[i].off_at,
+        if (lc_add_u64(info->data_offset, t->file_offset, &start) ||
+            lc_add_u64(start, t->nbytes, &stop) || stop > size) {
+            rc = lc_fail(err, LC_E_TRUNCATED, off_at[i],
                          "%" PRIu64 " bytes of data at offset %" PRIu64 " run past the end "
-                         "of the %" PRIu64 "-byte file", ti[i].nbytes, ti[i].off, size);
-            if (t)
-                lc_err_context(err, NULL, t->name);
+                         "of the %" PRIu64 "-byte file", t->nbytes, t->file_offset, size);
+            lc_err_context(err, NULL, t->name);
             goto done;
         }
-        if (!t)
-            continue;
         t->file_offset = start;
         t->data = buf + start;
         /* The pad after each tensor: read only by a lenient open (it touches every
@@ -699,7 +700,7 @@ static lc_code parse(const uint8_t *buf, uint64_t size, bool lenient, lc_model *
     if (lenient)
         rc = check_model_notes(&p);
 done:
-    lc_free(ti);
+    lc_free(off_at);
     return rc;
 }
 
