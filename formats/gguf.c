@@ -76,7 +76,7 @@ typedef enum {
     R_ARRAY_NESTED, R_BOOL, R_ALIGN_TYPE, R_ALIGN_VALUE,
     R_NAME_NUL, R_NAME_LONG, R_NAME_DUP, R_NDIMS, R_NE_NEGATIVE, R_NUMEL, R_TYPE,
     R_ROW_BLOCKS, R_NBYTES, R_OFFSET_ALIGNED, R_OFFSET_SUM, R_DATA_START, R_HEADER_PAD,
-    R_DATA_BOUNDS, R_TENSOR_PAD, R_QUANT_VERSION, R_ARCH,
+    R_DATA_BOUNDS, R_TENSOR_PAD, R_DATA_END, R_QUANT_VERSION, R_ARCH,
     R_COUNT
 } rule_id;
 
@@ -163,6 +163,10 @@ static const struct {
                           "loader: each tensor's data within the file" },
     [R_TENSOR_PAD]    = { "gguf.tensor-padding", NOTE, LC_E_MALFORMED,
                           "spec: space between tensors should be padded with 0x00" },
+    [R_DATA_END]      = { "gguf.data-end", NOTE, LC_E_TRUNCATED,
+                          "ggml (no_alloc = false, as gguf-split reads): the data section "
+                          "with the last tensor's padding within the file (llama.cpp's "
+                          "loader needs only each tensor's bytes)" },
     [R_QUANT_VERSION] = { "gguf.quantization-version", NOTE, LC_E_NOTFOUND,
                           "spec: general.quantization_version (u32) when a tensor is "
                           "quantized" },
@@ -697,6 +701,13 @@ static lc_code parse(const uint8_t *buf, uint64_t size, bool lenient, lc_model *
                         "zero bytes")) != LC_OK)
             goto done;
     }
+    /* expected is the padded data size; every tensor ended inside the file, so the
+     * sum cannot wrap. */
+    if (lenient && info->n_tensors && info->data_offset + expected > size &&
+        (rc = broke(&p, R_DATA_END, size, NULL, "the file ends %" PRIu64 " bytes before the "
+                    "padding of its last tensor does", info->data_offset + expected - size))
+        != LC_OK)
+        goto done;
     if (lenient)
         rc = check_model_notes(&p);
 done:

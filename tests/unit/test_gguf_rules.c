@@ -432,6 +432,18 @@ Test(gguf_rules, tensor_padding_is_a_note) {
     free(g.b);
 }
 
+Test(gguf_rules, data_end_is_a_note) {
+    gb g = { 0 };
+    header(&g, 2, 0);
+    tinfo(&g, "a", 1, ONE, 0, 0);
+    tinfo(&g, "b", 1, ONE, 0, 32);
+    finish(&g, 36);                             /* b's 4 bytes, not its 28 of padding */
+    expect_rule(&g, LC_OK, g.n, "gguf.data-end", false);
+    finish(&g, 28);
+    expect_rule(&g, LC_OK, 0, "none", false);
+    free(g.b);
+}
+
 /* ---- the model as a whole ---- */
 
 Test(gguf_rules, quantization_version_is_a_note) {
