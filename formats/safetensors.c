@@ -611,9 +611,12 @@ lc_code lc_safetensors_load_index(const char *index_json_path_or_dir, lc_model *
         root = cJSON_ParseWithLengthOpts((const char *)map->data, (size_t)map->size, &end, 0);
     const cJSON *wmap = cJSON_GetObjectItemCaseSensitive(root, "weight_map");
     if (!root || !cJSON_IsObject(wmap)) {
-        uint64_t at = root || !end ? LC_NO_OFFSET : (uint64_t)((const uint8_t *)end - map->data);
+        /* Where the JSON breaks, or the object that lacks the map. */
+        uint64_t at = root || !end ? 0 : (uint64_t)((const uint8_t *)end - map->data);
         rc = lc_fail(err, LC_E_MALFORMED, at, root ? "index has no \"weight_map\" object"
                                                    : "index is not valid JSON");
+        if (root)
+            lc_err_context(err, NULL, "weight_map");
         goto done;
     }
     size_t nwm = 0, nshards = 0;

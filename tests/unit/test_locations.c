@@ -66,6 +66,28 @@ Test(locations, out_of_memory_names_the_safetensors_file) {
     cr_assert_gt(oom_sweep(lc_safetensors_load_index, dir, dir), 5);
 }
 
+/* An index without a weight_map, or that is not JSON at all, still points somewhere. */
+Test(locations, index_errors_have_an_offset) {
+    static const char *const texts[] = { "{\"metadata\": {}}", "", "{\"weight_map\": " };
+    static const uint64_t want[] = { 0, 0, 15 };   /* at most: cJSON says where it stopped */
+    for (size_t i = 0; i < 3; i++) {
+        char dir[] = "/tmp/lc-locations-XXXXXX", path[64];
+        cr_assert_not_null(mkdtemp(dir));
+        snprintf(path, sizeof path, "%s/model.safetensors.index.json", dir);
+        FILE *f = fopen(path, "w");
+        fputs(texts[i], f);
+        fclose(f);
+        lc_model *m;
+        lc_error err = { 0 };
+        cr_assert_eq(lc_safetensors_load_index(dir, &m, &err), LC_E_MALFORMED, "%s", err.msg);
+        cr_assert_leq(err.offset, want[i], "case %zu: %#llx (%s)", i,
+                      (unsigned long long)err.offset, err.msg);
+        cr_assert_str_eq(err.path, path);
+        unlink(path);
+        rmdir(dir);
+    }
+}
+
 /* The file view reads an input with pread; when the input has shrunk, the error gives
  * the input, the offset in it and the tensor (and no internal work name). */
 Test(locations, file_view_error_names_the_input) {
