@@ -304,6 +304,70 @@ static lc_code read_vtype(lc_rd *r, lc_vtype *t, const char *what) {
 
 static lc_code read_value(parser *p, lc_vtype t, int depth, const char *key, lc_value *out);
 
+/* One string value's checks (read_str's, and UTF-8 when lenient); *s is a view. */
+static lc_code read_string(parser *p, const char *key, const char **s, uint64_t *len) {
+    const uint64_t at = lc_rd_at(&p->r);
+    LC_TRY(read_str(p, s, len, "string value"));
+    if (p->lenient && lc_json_utf8_valid_prefix((const uint8_t *)*s, (size_t)*len) != *len)
+        LC_TRY(broke(p, R_STRING_UTF8, at, key, "string value is not valid UTF-8"));
+    return LC_OK;
+}
+
+/* count strings into one packed array: a first pass checks them and sums their bytes
+ * (at most what the wire holds), a second copies them, so the array costs its text,
+ * a NUL and an 8-byte offset per string: never more than the wire's bytes + 1/8. */
+static lc_code read_strings(parser *p, uint64_t count, const char *key, lc_value *out) {
+    lc_rd *r = &p->r;
+    const uint64_t start = r->pos;
+    uint64_t bytes = 0, len;
+    const char *s;
+    for (uint64_t k = 0; k < count; k++) {
+        LC_TRY(read_string(p, key, &s, &len));
+        bytes += len;   /* each len fits in the file, so the sum does too */
+    }
+    lc_value v;
+    LC_TRY(lc_value_string_array(&v, count, bytes, r->err));
+    r->pos = start;
+    for (uint64_t k = 0; k < count; k++) {
+        len = lc_load_le64(r->base + r->pos);   /* checked by the first pass */
+        s = (const char *)r->base + r->pos + 8;
+        r->pos += 8 + len;
+        lc_code rc = lc_value_arr_set_str(&v, k, s, (size_t)len, r->err);
+        if (rc != LC_OK) {
+            lc_value_clear(&v);
+            return rc;
+        }
+    }
+    *out = v;
+    return LC_OK;
+}
+
+/* count scalars of type elem, copied as they are on the wire (value.h keeps them
+ * packed the same way); bools are checked one by one as read_value does. */
+static lc_code read_scalars(parser *p, lc_vtype elem, uint64_t count, const char *key,
+                            lc_value *out) {
+    lc_rd *r = &p->r;
+    const uint64_t at = lc_rd_at(r);
+    const uint8_t *b;
+    LC_TRY(lc_rd_bytes(r, count * lc_vtype_size(elem), &b, "array items"));
+    if (elem == LC_VT_BOOL) {
+        for (uint64_t k = 0; k < count; k++)
+            if (b[k] > 1)   /* lenient: read as ggml does, nonzero is true */
+                LC_TRY(broke(p, R_BOOL, at + k, key, "bool value is %u, not 0 or 1", b[k]));
+    }
+    lc_value v;
+    LC_TRY(lc_value_array(&v, elem, count, r->err));
+    uint8_t *dst = lc_value_arr_data(&v);
+    if (elem == LC_VT_BOOL) {
+        for (uint64_t k = 0; k < count; k++)
+            dst[k] = b[k] != 0;
+    } else if (count) {
+        memcpy(dst, b, (size_t)(count * lc_vtype_size(elem)));
+    }
+    *out = v;
+    return LC_OK;
+}
+
 static lc_code read_array(parser *p, int depth, const char *key, lc_value *out) {
     lc_rd *r = &p->r;
     const uint64_t at = lc_rd_at(r);
@@ -330,10 +394,17 @@ static lc_code read_array(parser *p, int depth, const char *key, lc_value *out) 
     if (p->lenient && elem == LC_VT_ARRAY && depth == 0)
         LC_TRY(broke(p, R_ARRAY_NESTED, at, key, "an array of arrays, which llama.cpp cannot "
                      "load"));
+    if (elem == LC_VT_STRING)
+        return read_strings(p, count, key, out);
+    if (elem != LC_VT_ARRAY)
+        return read_scalars(p, elem, count, key, out);
     lc_value v;
     LC_TRY(lc_value_array(&v, elem, count, r->err));
     for (uint64_t k = 0; k < count; k++) {
-        lc_code rc = read_value(p, elem, depth + 1, key, &v.arr.items[k]);
+        lc_value item;
+        lc_code rc = read_value(p, elem, depth + 1, key, &item);
+        if (rc == LC_OK)
+            rc = lc_value_arr_set(&v, k, item, r->err);   /* takes item */
         if (rc != LC_OK) {
             lc_value_clear(&v);
             return rc;
@@ -351,9 +422,7 @@ static lc_code read_value(parser *p, lc_vtype t, int depth, const char *key, lc_
     case LC_VT_STRING: {
         const char *s;
         uint64_t len;
-        LC_TRY(read_str(p, &s, &len, "string value"));
-        if (p->lenient && lc_json_utf8_valid_prefix((const uint8_t *)s, (size_t)len) != len)
-            LC_TRY(broke(p, R_STRING_UTF8, at, key, "string value is not valid UTF-8"));
+        LC_TRY(read_string(p, key, &s, &len));
         return lc_value_string(out, s, (size_t)len, r->err);
     }
     case LC_VT_ARRAY:
@@ -827,13 +896,18 @@ static lc_code w_value(lc_outfile *f, const lc_value *v, lc_error *err) {
                            (int)v->arr.elem);
         LC_TRY(w_u32(f, (uint32_t)v->arr.elem, err));
         LC_TRY(w_u64(f, v->arr.count, err));
-        for (uint64_t k = 0; k < v->arr.count; k++) {
-            if (v->arr.items[k].type != v->arr.elem)
-                return lc_fail(err, LC_E_ARG, LC_NO_OFFSET,
-                               "array of %s holds a %s at index %" PRIu64,
-                               lc_vtype_name(v->arr.elem), lc_vtype_name(v->arr.items[k].type),
-                               k);
-            LC_TRY(w_value(f, &v->arr.items[k], err));
+        if (v->arr.elem == LC_VT_STRING) {
+            for (uint64_t k = 0; k < v->arr.count; k++) {
+                size_t len;
+                const char *s = lc_value_arr_str(v, k, &len);
+                LC_TRY(w_str(f, s, len, err));
+            }
+        } else if (v->arr.elem == LC_VT_ARRAY) {
+            for (uint64_t k = 0; k < v->arr.count; k++)
+                LC_TRY(w_value(f, lc_value_arr_item(v, k), err));
+        } else if (v->arr.count) {   /* packed as on the wire (value.h) */
+            LC_TRY(lc_outfile_write(f, lc_value_arr_data(v),
+                                    (size_t)v->arr.count * lc_vtype_size(v->arr.elem), err));
         }
         return LC_OK;
     default:

@@ -69,53 +69,72 @@ lc_code lc_hf_bpe_pre(const cJSON *tj, const char **name, lc_error *err) {
                    "(llama-bpe, qwen2, gpt-2); pass --pre NAME to name it");
 }
 
-/* Copies s, writing each space as U+0120 (c4 a0), the byte-level alphabet's space. */
+/* Copies s, writing each space as U+0120 (c4 a0), the byte-level alphabet's space;
+ * with buf NULL only counts. */
 static size_t put_part(char *buf, size_t n, const char *s) {
     for (; *s; s++) {
         if (*s == ' ') {
-            buf[n++] = (char)0xc4;
-            buf[n++] = (char)0xa0;
+            if (buf) {
+                buf[n] = (char)0xc4;
+                buf[n + 1] = (char)0xa0;
+            }
+            n += 2;
         } else {
-            buf[n++] = *s;
+            if (buf)
+                buf[n] = *s;
+            n++;
         }
     }
     return n;
 }
 
 /* One merge as GGUF wants it: "a b". Spaces inside a or b are re-encoded so the one
- * separator stays unambiguous, as gguf-py does for the pair form. */
-static lc_code merge_pair(const char *a, const char *b, lc_value *out, lc_error *err) {
-    size_t la = strlen(a), lb = strlen(b);
-    char *buf = lc_malloc_array(la + lb + 1, 2);   /* each byte at most doubles */
-    if (!buf)
-        return lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory");
-    size_t n = put_part(buf, 0, a);
-    buf[n++] = ' ';
-    n = put_part(buf, n, b);
-    lc_code rc = lc_value_string(out, buf, n, err);
-    lc_free(buf);
-    return rc;
+ * separator stays unambiguous, as gguf-py does for the pair form. Writes it to buf
+ * (NULL: only counts) and returns its length, or SIZE_MAX for an item that is
+ * neither form. */
+static size_t merge_text(const cJSON *it, char *buf) {
+    const cJSON *a = cJSON_GetArrayItem(it, 0), *b = cJSON_GetArrayItem(it, 1);
+    if (cJSON_IsString(it)) {
+        size_t n = strlen(it->valuestring);
+        if (buf)
+            memcpy(buf, it->valuestring, n);
+        return n;
+    }
+    if (cJSON_GetArraySize(it) != 2 || !cJSON_IsString(a) || !cJSON_IsString(b))
+        return SIZE_MAX;
+    size_t n = put_part(buf, 0, a->valuestring);
+    if (buf)
+        buf[n] = ' ';
+    return put_part(buf, n + 1, b->valuestring);
 }
 
+/* Into one packed string array: the first pass checks every item and sums the
+ * texts, the second writes them. */
 static lc_code read_merges(const cJSON *list, lc_value *merges, lc_error *err) {
-    int count = cJSON_GetArraySize(list);
-    LC_TRY(lc_value_array(merges, LC_VT_STRING, (uint64_t)count, err));
     const cJSON *it;
-    uint64_t i = 0;
+    uint64_t i = 0, bytes = 0;
+    size_t longest = 0;
     cJSON_ArrayForEach(it, list) {
-        lc_value *dst = &merges->arr.items[i];
-        const cJSON *a = cJSON_GetArrayItem(it, 0), *b = cJSON_GetArrayItem(it, 1);
-        if (cJSON_IsString(it)) {
-            LC_TRY(lc_value_string(dst, it->valuestring, strlen(it->valuestring), err));
-        } else if (cJSON_GetArraySize(it) == 2 && cJSON_IsString(a) && cJSON_IsString(b)) {
-            LC_TRY(merge_pair(a->valuestring, b->valuestring, dst, err));
-        } else {
+        size_t n = merge_text(it, NULL);
+        if (n == SIZE_MAX)
             return lc_fail(err, LC_E_MALFORMED, LC_NO_OFFSET,
                            "merge %" PRIu64 " is neither \"a b\" nor [\"a\", \"b\"]", i);
-        }
+        bytes += n;
+        longest = n > longest ? n : longest;
         i++;
     }
-    return LC_OK;
+    char *buf = lc_malloc(longest + 1);
+    if (!buf)
+        return lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory");
+    lc_code rc = lc_value_string_array(merges, i, bytes, err);
+    i = 0;
+    cJSON_ArrayForEach(it, list) {
+        if (rc != LC_OK)
+            break;
+        rc = lc_value_arr_set_str(merges, i++, buf, merge_text(it, buf), err);
+    }
+    lc_free(buf);
+    return rc;
 }
 
 /* Highest id in model.vocab and added_tokens, checking each is an integer. */

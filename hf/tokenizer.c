@@ -80,7 +80,10 @@ done:
 
 /* Moves the finished arrays into m (m takes them even on failure). */
 static lc_code vocab_to_gguf(lc_hf_vocab *v, bool scores, lc_model *m, lc_error *err) {
-    lc_code rc = lc_model_set_meta(m, "tokenizer.ggml.tokens", &v->tokens, err);
+    lc_value tokens;
+    lc_code rc = lc_hf_vocab_tokens(v, &tokens, err);
+    if (rc == LC_OK)
+        rc = lc_model_set_meta(m, "tokenizer.ggml.tokens", &tokens, err);
     if (rc == LC_OK && scores)
         rc = lc_model_set_meta(m, "tokenizer.ggml.scores", &v->scores, err);
     if (rc == LC_OK)

@@ -20,11 +20,15 @@ lc_code lc_hf_vocab_check_pad(uint64_t want, uint64_t have, uint64_t max_pad, lc
 
 lc_code lc_hf_vocab_init(lc_hf_vocab *v, uint64_t n, lc_error *err) {
     memset(v, 0, sizeof *v);
-    lc_code rc = lc_value_array(&v->tokens, LC_VT_STRING, n, err);
-    if (rc == LC_OK)
-        rc = lc_value_array(&v->scores, LC_VT_F32, n, err);
+    lc_code rc = lc_value_array(&v->scores, LC_VT_F32, n, err);
     if (rc == LC_OK)
         rc = lc_value_array(&v->types, LC_VT_I32, n, err);
+    if (rc == LC_OK && n > SIZE_MAX / sizeof *v->at)
+        rc = lc_fail(err, LC_E_OVERFLOW, LC_NO_OFFSET, "a vocabulary of %" PRIu64 " tokens is "
+                     "too large", n);
+    if (rc == LC_OK && n && (!(v->at = lc_calloc((size_t)n, sizeof *v->at)) ||
+                             !(v->len = lc_calloc((size_t)n, sizeof *v->len))))
+        rc = lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory for %" PRIu64 " tokens", n);
     if (rc != LC_OK) {
         lc_hf_vocab_clear(v);
         return rc;
@@ -41,21 +45,63 @@ lc_code lc_hf_vocab_init(lc_hf_vocab *v, uint64_t n, lc_error *err) {
 }
 
 void lc_hf_vocab_clear(lc_hf_vocab *v) {
-    lc_value_clear(&v->tokens);
+    lc_free(v->text);
+    lc_free(v->at);
+    lc_free(v->len);
     lc_value_clear(&v->scores);
     lc_value_clear(&v->types);
-    v->n = 0;
+    memset(v, 0, sizeof *v);
+}
+
+const char *lc_hf_vocab_text(const lc_hf_vocab *v, uint64_t i, size_t *len) {
+    if (len)
+        *len = i < v->n ? v->len[i] : 0;
+    return i < v->n ? v->text + v->at[i] : "";
+}
+
+lc_code lc_hf_vocab_tokens(const lc_hf_vocab *v, lc_value *out, lc_error *err) {
+    uint64_t bytes = 0;
+    for (uint64_t i = 0; i < v->n; i++)
+        bytes += v->len[i];
+    lc_value t;
+    LC_TRY(lc_value_string_array(&t, v->n, bytes, err));
+    for (uint64_t i = 0; i < v->n; i++) {
+        lc_code rc = lc_value_arr_set_str(&t, i, v->text + v->at[i], v->len[i], err);
+        if (rc != LC_OK) {
+            lc_value_clear(&t);
+            return rc;
+        }
+    }
+    *out = t;
+    return LC_OK;
 }
 
 lc_code lc_hf_vocab_set(lc_hf_vocab *v, uint64_t i, const char *text, size_t len, double score,
                         int type, lc_error *err) {
-    lc_value s;
-    LC_TRY(lc_value_string(&s, text, len, err));
-    lc_value_clear(&v->tokens.arr.items[i]);
-    v->tokens.arr.items[i] = s;
-    v->scores.arr.items[i] = lc_value_float(LC_VT_F32, (double)(float)score);
-    v->types.arr.items[i] = lc_value_int(LC_VT_I32, type);
-    return LC_OK;
+    if (i >= v->n || len > UINT32_MAX)
+        return lc_fail(err, LC_E_ARG, LC_NO_OFFSET, "token %" PRIu64 " of %zu bytes does not "
+                       "fit a vocabulary of %" PRIu64, i, len, v->n);
+    if (len + 1 > v->text_cap - v->text_len) {
+        size_t cap = v->text_cap ? v->text_cap : 4096;
+        while (cap - v->text_len < len + 1) {
+            if (cap > SIZE_MAX / 2)
+                return lc_fail(err, LC_E_OVERFLOW, LC_NO_OFFSET, "vocabulary text too large");
+            cap *= 2;
+        }
+        char *p = lc_realloc(v->text, cap);
+        if (!p)
+            return lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory for the vocabulary");
+        v->text = p;
+        v->text_cap = cap;
+    }
+    if (len)
+        memcpy(v->text + v->text_len, text, len);
+    v->text[v->text_len + len] = '\0';
+    v->at[i] = v->text_len;
+    v->len[i] = (uint32_t)len;
+    v->text_len += len + 1;
+    LC_TRY(lc_value_arr_set(&v->scores, i, lc_value_float(LC_VT_F32, (double)(float)score), err));
+    return lc_value_arr_set(&v->types, i, lc_value_int(LC_VT_I32, type), err);
 }
 
 /* llama.cpp's does_token_look_special: names some models ship as non-special. */

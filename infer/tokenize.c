@@ -197,8 +197,11 @@ static lc_code load_vocab(lc_tok *tok, const lc_model *m, lc_error *err) {
         return key_fail(err, LC_E_MALFORMED, "tokenizer.ggml.token_type", "has fewer items than tokens");
     /* One arena for every text, each NUL-terminated; empty ones become [EMPTY_<id>]. */
     size_t bytes = 0;
-    for (uint32_t i = 0; i < n; i++)
-        bytes += (tokens->arr.items[i].str.len ? tokens->arr.items[i].str.len : 20) + 1;
+    for (uint32_t i = 0; i < n; i++) {
+        size_t len;
+        lc_value_arr_str(tokens, i, &len);
+        bytes += (len ? len : 20) + 1;
+    }
     tok->n_vocab = n;
     tok->text = lc_calloc(n, sizeof *tok->text);
     tok->score = lc_calloc(n, sizeof *tok->score);
@@ -208,18 +211,18 @@ static lc_code load_vocab(lc_tok *tok, const lc_model *m, lc_error *err) {
         return lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory for %u tokens", n);
     char *p = tok->arena;
     for (uint32_t i = 0; i < n; i++) {
-        const lc_value *t = &tokens->arr.items[i];
-        size_t len = (size_t)t->str.len;
+        size_t len;
+        const char *t = lc_value_arr_str(tokens, i, &len);
         if (len)
-            memcpy(p, t->str.ptr, len);
+            memcpy(p, t, len);
         else
             len = (size_t)snprintf(p, 21, "[EMPTY_%u]", i);
         p[len] = '\0';
         tok->text[i] = (lc_tok_str){ p, (uint32_t)len };
         p += len + 1;
         tok->score[i] = !scores ? 0.0f : scores->arr.elem == LC_VT_F32
-                        ? (float)scores->arr.items[i].f : (float)scores->arr.items[i].i;
-        tok->attr[i] = types ? attr_of_type(types->arr.items[i].i) : LC_TA_NORMAL;
+                        ? (float)lc_value_arr_float(scores, i) : (float)lc_value_arr_int(scores, i);
+        tok->attr[i] = types ? attr_of_type(lc_value_arr_int(types, i)) : LC_TA_NORMAL;
     }
     size_t dup = 0;
     lc_code rc = lc_tok_index_build(&tok->vocab, tok->text, n, true, &dup, err);
@@ -237,20 +240,24 @@ static lc_code load_merges(lc_tok *tok, const lc_model *m, lc_error *err) {
     size_t n = (size_t)merges->arr.count, bytes = 0;
     if (merges->arr.count > INT32_MAX)
         return key_fail(err, LC_E_MALFORMED, "tokenizer.ggml.merges", "has over 2^31 merges");
-    for (size_t i = 0; i < n; i++)
-        bytes += (size_t)merges->arr.items[i].str.len + 1;
+    for (size_t i = 0; i < n; i++) {
+        size_t len;
+        lc_value_arr_str(merges, i, &len);
+        bytes += len + 1;
+    }
     tok->merges = lc_calloc(n ? n : 1, sizeof *tok->merges);
     tok->merge_arena = lc_malloc(bytes ? bytes : 1);
     if (!tok->merges || !tok->merge_arena)
         return lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory for %zu merges", n);
     char *p = tok->merge_arena;
     for (size_t i = 0; i < n; i++) {
-        const lc_value *v = &merges->arr.items[i];
-        if (v->str.len)
-            memcpy(p, v->str.ptr, (size_t)v->str.len);
-        p[v->str.len] = '\0';
-        tok->merges[i] = (lc_tok_str){ p, (uint32_t)v->str.len };
-        p += v->str.len + 1;
+        size_t len;
+        const char *v = lc_value_arr_str(merges, i, &len);
+        if (len)
+            memcpy(p, v, len);
+        p[len] = '\0';
+        tok->merges[i] = (lc_tok_str){ p, (uint32_t)len };
+        p += len + 1;
     }
     tok->n_merges = n;
     /* Looked up as "left right" with neither side holding a space, which only a merge

@@ -30,10 +30,20 @@ static lc_code put_str(lc_json_buf *b, const char *s, size_t len, bool display, 
     return display ? lc_json_put_display(b, s, len, err) : lc_json_put_string(b, s, len, err);
 }
 
+#define FLUSH_AT (64u << 10)   /* bytes a printer with a sink holds before handing them on */
+
+/* Where a long array's text goes between items: NULL to keep it all in b. */
+typedef struct sink {
+    lc_code (*flush)(void *ctx, lc_json_buf *b, lc_error *err);
+    void    *ctx;
+} sink;
+
 /* One value; `full` prints everything (JSON), otherwise long parts are summarised;
- * `display` for a report a person may read on a terminal. */
+ * `display` for a report a person may read on a terminal. With `out`, b is handed on
+ * between array items once it holds FLUSH_AT bytes, so an array of millions of items
+ * never sits in memory as text. */
 static lc_code put_value(lc_json_buf *b, const lc_value *v, bool full, bool display,
-                         lc_error *err) {
+                         const sink *out, lc_error *err) {
     switch (v->type) {
     case LC_VT_U8: case LC_VT_U16: case LC_VT_U32: case LC_VT_U64:
         return lc_json_printf(b, err, "%" PRIu64, v->u);
@@ -61,7 +71,10 @@ static lc_code put_value(lc_json_buf *b, const lc_value *v, bool full, bool disp
         for (uint64_t k = 0; k < shown; k++) {
             if (k)
                 LC_TRY(lc_json_put(b, ", ", 2, err));
-            LC_TRY(put_value(b, &v->arr.items[k], full, display, err));
+            const lc_value item = lc_value_arr_get(v, k);   /* a view, never cleared */
+            LC_TRY(put_value(b, &item, full, display, out, err));
+            if (out && b->len >= FLUSH_AT)
+                LC_TRY(out->flush(out->ctx, b, err));
         }
         if (shown < v->arr.count)
             LC_TRY(lc_json_printf(b, err, ", ... (%" PRIu64 " %s items)", v->arr.count,
@@ -74,7 +87,19 @@ static lc_code put_value(lc_json_buf *b, const lc_value *v, bool full, bool disp
 }
 
 lc_code lc_inspect_value_json(lc_json_buf *b, const lc_value *v, lc_error *err) {
-    return put_value(b, v, true, false, err);
+    return put_value(b, v, true, false, NULL, err);
+}
+
+lc_code lc_inspect_value_json_to(lc_json_buf *b, const lc_value *v,
+                                 lc_code (*flush)(void *ctx, lc_json_buf *b, lc_error *err),
+                                 void *ctx, lc_error *err) {
+    const sink out = { flush, ctx };
+    return put_value(b, v, true, false, flush ? &out : NULL, err);
+}
+
+/* The report's sink: b's bytes go to the FILE. */
+static lc_code flush_file(void *f, lc_json_buf *b, lc_error *err) {
+    return flush_buf(f, b, err);
 }
 
 static lc_code put_shape(lc_json_buf *b, const lc_tensor *t, lc_error *err) {
@@ -157,7 +182,7 @@ static lc_code text_report(FILE *f, const lc_model *m, const lc_inspect_info *in
         LC_TRY(lc_json_put(b, "  ", 2, err));
         LC_TRY(lc_json_put_display(b, kv->key, strlen(kv->key), err));
         LC_TRY(lc_json_printf(b, err, " (%s) = ", lc_vtype_name(kv->val.type)));
-        LC_TRY(put_value(b, &kv->val, false, true, err));
+        LC_TRY(put_value(b, &kv->val, false, true, NULL, err));
         LC_TRY(lc_json_put(b, "\n", 1, err));
         LC_TRY(flush_buf(f, b, err));
     }
@@ -214,7 +239,8 @@ static lc_code json_report(FILE *f, const lc_model *m, const lc_inspect_info *in
             LC_TRY(lc_json_put(b, ", ", 2, err));
         LC_TRY(lc_json_put_display(b, kv->key, strlen(kv->key), err));
         LC_TRY(lc_json_put(b, ": ", 2, err));
-        LC_TRY(put_value(b, &kv->val, true, true, err));
+        const sink out = { flush_file, f };
+        LC_TRY(put_value(b, &kv->val, true, true, &out, err));
         LC_TRY(flush_buf(f, b, err));
     }
     LC_TRY(lc_json_put(b, "}, \"tensors\": [", 15, err));

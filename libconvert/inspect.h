@@ -39,5 +39,11 @@ lc_code lc_inspect_print_json(FILE *f, const lc_model *m, const lc_inspect_info 
                               lc_error *err);
 /* Appends v as JSON text (full, nested arrays kept) to b; for other printers. */
 lc_code lc_inspect_value_json(lc_json_buf *b, const lc_value *v, lc_error *err);
+/* The same, for a value whose text may be long: between array items, once b holds
+ * 64 KiB or more, flush(ctx, b, err) is called to take b's bytes and empty it (each
+ * call hands on whole items, so valid UTF-8 stays whole). */
+lc_code lc_inspect_value_json_to(lc_json_buf *b, const lc_value *v,
+                                 lc_code (*flush)(void *ctx, lc_json_buf *b, lc_error *err),
+                                 void *ctx, lc_error *err);
 
 #endif

@@ -48,7 +48,8 @@ static void put_value(const lc_value *v) {
         for (uint64_t i = 0; i < v->arr.count; i++) {
             if (i)
                 putchar(',');
-            put_value(&v->arr.items[i]);
+            const lc_value item = lc_value_arr_get(v, i);
+            put_value(&item);
         }
         putchar(']');
         break;

@@ -263,9 +263,9 @@ Test(gguf, reads_gguf_py_file) {
     cr_assert(v && v->type == LC_VT_F32 && v->f == (double)3.14159f);
     v = lc_model_find_meta(m, "t.arr_nested3");
     cr_assert(v && v->type == LC_VT_ARRAY && v->arr.elem == LC_VT_ARRAY && v->arr.count == 2);
-    const lc_value *inner = &v->arr.items[0].arr.items[1];
-    cr_assert(inner->arr.elem == LC_VT_STRING && inner->arr.count == 2);
-    cr_assert_str_eq(inner->arr.items[1].str.ptr, "z");
+    const lc_value *inner = lc_value_arr_item(lc_value_arr_item(v, 0), 1);
+    cr_assert(inner && inner->arr.elem == LC_VT_STRING && inner->arr.count == 2);
+    cr_assert_str_eq(lc_value_arr_str(inner, 1, NULL), "z");
     const lc_tensor *t = lc_model_find_tensor(m, "w.f16");
     cr_assert(t && t->dtype == LC_DT_F16 && t->ndim == 3);
     cr_assert(t->shape[0] == 2 && t->shape[1] == 3 && t->shape[2] == 8, "ne reversed");
@@ -354,9 +354,11 @@ Test(gguf, writer_round_trip_and_chunks) {
     cr_assert_eq(lc_model_add_meta(m, "general.alignment", &v, &err), LC_OK);
     cr_assert_eq(lc_value_array(&v, LC_VT_STRING, 0, &err), LC_OK);   /* empty array */
     cr_assert_eq(lc_model_add_meta(m, "empty", &v, &err), LC_OK);
+    lc_value inner;
     cr_assert_eq(lc_value_array(&v, LC_VT_ARRAY, 1, &err), LC_OK);
-    cr_assert_eq(lc_value_array(&v.arr.items[0], LC_VT_I16, 1, &err), LC_OK);
-    v.arr.items[0].arr.items[0] = lc_value_int(LC_VT_I16, -7);
+    cr_assert_eq(lc_value_array(&inner, LC_VT_I16, 1, &err), LC_OK);
+    cr_assert_eq(lc_value_arr_set(&inner, 0, lc_value_int(LC_VT_I16, -7), &err), LC_OK);
+    cr_assert_eq(lc_value_arr_set(&v, 0, inner, &err), LC_OK);
     cr_assert_eq(lc_model_add_meta(m, "nested", &v, &err), LC_OK);
     v = lc_value_float(LC_VT_F64, 0.1);
     cr_assert_eq(lc_model_add_meta(m, "f64", &v, &err), LC_OK);
@@ -383,7 +385,7 @@ Test(gguf, writer_round_trip_and_chunks) {
     cr_assert_eq(info.alignment, 64);
     cr_assert_eq(lc_model_meta_count(m), 4);
     cr_assert_eq(lc_model_find_meta(m, "empty")->arr.count, 0);
-    cr_assert_eq(lc_model_find_meta(m, "nested")->arr.items[0].arr.items[0].i, -7);
+    cr_assert_eq(lc_value_arr_int(lc_value_arr_item(lc_model_find_meta(m, "nested"), 0), 0), -7);
     cr_assert_eq(lc_model_find_meta(m, "f64")->f, 0.1);
     const lc_tensor *a = lc_model_find_tensor(m, "a"), *b = lc_model_find_tensor(m, "b");
     cr_assert(a->shape[0] == 2 && a->shape[1] == 3);
@@ -422,8 +424,8 @@ Test(gguf, writer_refusals) {
     cr_assert_str_eq(err.where, "general.alignment");
     lc_model_free(m);
     m = lc_model_new();
-    cr_assert_eq(lc_value_array(&v, LC_VT_U8, 1, &err), LC_OK);
-    v.arr.items[0] = lc_value_uint(LC_VT_U16, 1);          /* item type disagrees */
+    cr_assert_eq(lc_value_array(&v, LC_VT_U8, 0, &err), LC_OK);
+    v.arr.elem = (lc_vtype)LC_VT_COUNT;                    /* no such element type */
     cr_assert_eq(lc_model_add_meta(m, "bad", &v, &err), LC_OK);
     cr_assert_eq(lc_gguf_write(m, path, NULL, NULL, &err), LC_E_ARG);
     cr_assert_eq(access(path, F_OK), -1);

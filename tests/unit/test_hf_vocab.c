@@ -9,9 +9,9 @@ Test(hf_vocab, placeholders_then_added_tokens) {
     lc_hf_vocab v;
     lc_error err = { 0 };
     cr_assert_eq(lc_hf_vocab_init(&v, 6, &err), LC_OK);
-    cr_assert_str_eq(v.tokens.arr.items[5].str.ptr, "[PAD5]");
-    cr_assert_eq(v.scores.arr.items[5].f, -10000.0);
-    cr_assert_eq(v.types.arr.items[5].i, LC_TOK_UNUSED);
+    cr_assert_str_eq(lc_hf_vocab_text(&v, 5, NULL), "[PAD5]");
+    cr_assert_eq(lc_value_arr_float(&v.scores, 5), -10000.0);
+    cr_assert_eq(lc_value_arr_int(&v.types, 5), LC_TOK_UNUSED);
     static const struct { const char *in, *out; bool special; int type; } cases[] = {
         { "<s>", "<s>", true, LC_TOK_CONTROL },
         { "<|im_end|>", "<|im_end|>", false, LC_TOK_CONTROL },          /* looks special */
@@ -24,9 +24,9 @@ Test(hf_vocab, placeholders_then_added_tokens) {
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         cr_assert_eq(lc_hf_vocab_set_added(&v, i % 6, cases[i].in, cases[i].special, -1000.0,
                                            &err), LC_OK);
-        cr_assert_str_eq(v.tokens.arr.items[i % 6].str.ptr, cases[i].out, "case %zu", i);
-        cr_assert_eq(v.types.arr.items[i % 6].i, cases[i].type, "case %zu", i);
-        cr_assert_eq(v.scores.arr.items[i % 6].f, -1000.0);
+        cr_assert_str_eq(lc_hf_vocab_text(&v, i % 6, NULL), cases[i].out, "case %zu", i);
+        cr_assert_eq(lc_value_arr_int(&v.types, i % 6), cases[i].type, "case %zu", i);
+        cr_assert_eq(lc_value_arr_float(&v.scores, i % 6), -1000.0);
     }
     lc_hf_vocab_clear(&v);
     lc_hf_vocab_clear(&v);   /* clearing twice is harmless */

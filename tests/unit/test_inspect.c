@@ -27,14 +27,19 @@ static lc_model *sample(void) {
     /* [[0, 1], [1, 2]] and a 20-item array */
     cr_assert_eq(lc_value_array(&v, LC_VT_ARRAY, 2, &err), LC_OK);
     for (int i = 0; i < 2; i++) {
-        cr_assert_eq(lc_value_array(&v.arr.items[i], LC_VT_U32, 2, &err), LC_OK);
-        v.arr.items[i].arr.items[0].u = (uint64_t)i;
-        v.arr.items[i].arr.items[1].u = (uint64_t)i + 1;
+        lc_value pair;
+        cr_assert_eq(lc_value_array(&pair, LC_VT_U32, 2, &err), LC_OK);
+        cr_assert_eq(lc_value_arr_set(&pair, 0, lc_value_uint(LC_VT_U32, (uint64_t)i), &err),
+                     LC_OK);
+        cr_assert_eq(lc_value_arr_set(&pair, 1, lc_value_uint(LC_VT_U32, (uint64_t)i + 1),
+                                      &err), LC_OK);
+        cr_assert_eq(lc_value_arr_set(&v, (uint64_t)i, pair, &err), LC_OK);
     }
     cr_assert_eq(lc_model_set_meta(m, "nested", &v, &err), LC_OK);
     cr_assert_eq(lc_value_array(&v, LC_VT_U32, 20, &err), LC_OK);
     for (int i = 0; i < 20; i++)
-        v.arr.items[i].u = (uint64_t)i;
+        cr_assert_eq(lc_value_arr_set(&v, (uint64_t)i, lc_value_uint(LC_VT_U32, (uint64_t)i),
+                                      &err), LC_OK);
     cr_assert_eq(lc_model_set_meta(m, "long", &v, &err), LC_OK);
     uint64_t shape[] = { 2, 3 };
     lc_tensor *t;

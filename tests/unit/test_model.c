@@ -113,15 +113,18 @@ Test(model, metadata_order_and_replace) {
 }
 
 Test(value, nested_copy) {
-    lc_value a, b;
+    lc_value a, b, s, e;
     cr_assert_eq(lc_value_array(&a, LC_VT_ARRAY, 2, NULL), LC_OK);
-    cr_assert_eq(lc_value_array(&a.arr.items[0], LC_VT_STRING, 1, NULL), LC_OK);
-    cr_assert_eq(lc_value_string(&a.arr.items[0].arr.items[0], "xyz", 3, NULL), LC_OK);
-    cr_assert_eq(lc_value_array(&a.arr.items[1], LC_VT_I32, 0, NULL), LC_OK);
+    cr_assert_eq(lc_value_string_array(&s, 1, 3, NULL), LC_OK);
+    cr_assert_eq(lc_value_arr_set_str(&s, 0, "xyz", 3, NULL), LC_OK);
+    cr_assert_eq(lc_value_arr_set(&a, 0, s, NULL), LC_OK);
+    cr_assert_eq(lc_value_array(&e, LC_VT_I32, 0, NULL), LC_OK);
+    cr_assert_eq(lc_value_arr_set(&a, 1, e, NULL), LC_OK);
     cr_assert_eq(lc_value_copy(&b, &a, NULL), LC_OK);
     lc_value_clear(&a);
-    cr_assert_str_eq(b.arr.items[0].arr.items[0].str.ptr, "xyz");
-    cr_assert_eq(b.arr.items[1].arr.count, 0);
+    cr_assert_str_eq(lc_value_arr_str(lc_value_arr_item(&b, 0), 0, NULL), "xyz");
+    cr_assert_eq(lc_value_arr_item(&b, 1)->arr.count, 0);
+    cr_assert_eq(lc_value_arr_item(&b, 1)->arr.elem, LC_VT_I32);
     lc_value_clear(&b);
 }
 

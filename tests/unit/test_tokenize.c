@@ -20,9 +20,12 @@
 static void set_strs(lc_model *m, const char *key, const char *const *s, size_t n) {
     lc_value v;
     lc_error err = { 0 };
-    cr_assert_eq(lc_value_array(&v, LC_VT_STRING, n, &err), LC_OK);
+    size_t bytes = 0;
     for (size_t i = 0; i < n; i++)
-        cr_assert_eq(lc_value_string(&v.arr.items[i], s[i], strlen(s[i]), &err), LC_OK);
+        bytes += strlen(s[i]);
+    cr_assert_eq(lc_value_string_array(&v, n, bytes, &err), LC_OK);
+    for (size_t i = 0; i < n; i++)
+        cr_assert_eq(lc_value_arr_set_str(&v, i, s[i], strlen(s[i]), &err), LC_OK);
     cr_assert_eq(lc_model_set_meta(m, key, &v, &err), LC_OK);
 }
 
@@ -31,7 +34,9 @@ static void set_nums(lc_model *m, const char *key, lc_vtype t, const double *x, 
     lc_error err = { 0 };
     cr_assert_eq(lc_value_array(&v, t, n, &err), LC_OK);
     for (size_t i = 0; i < n; i++)
-        v.arr.items[i] = t == LC_VT_F32 ? lc_value_float(t, x[i]) : lc_value_int(t, (int64_t)x[i]);
+        cr_assert_eq(lc_value_arr_set(&v, i, t == LC_VT_F32 ? lc_value_float(t, x[i])
+                                                          : lc_value_int(t, (int64_t)x[i]), &err),
+                     LC_OK);
     cr_assert_eq(lc_model_set_meta(m, key, &v, &err), LC_OK);
 }
 
