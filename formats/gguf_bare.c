@@ -125,8 +125,8 @@ lc_code lc_gguf_bare_decode(lc_model *m, lc_model **out, lc_error *err) {
             continue;
         }
         lc_value v;
-        if ((rc = lc_value_copy(&v, &kv->val, err)) != LC_OK ||
-            (rc = lc_model_add_meta(n, kv->key, &v, err)) != LC_OK)
+        lc_model_take_meta(m, i, &v);   /* m is consumed: a long array is moved, not copied */
+        if ((rc = lc_model_add_meta(n, kv->key, &v, err)) != LC_OK)
             goto done;
     }
     for (size_t i = 0; i < lc_model_tensor_count(m); i++) {

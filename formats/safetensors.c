@@ -722,6 +722,59 @@ static bool utf8_ok(const char *s, size_t len) {
     return lc_json_utf8_valid_prefix((const uint8_t *)s, len) == len;
 }
 
+/* The header grows past the format's limit: checked as it is built, so a value that
+ * expands when stringified (a GGUF array of 60 M u8 is 180 MB of text) stops early. */
+static lc_code check_header_size(const lc_json_buf *h, lc_error *err) {
+    if (h->len <= LC_SAFETENSORS_MAX_HEADER)
+        return LC_OK;
+    return lc_fail(err, LC_E_OVERFLOW, LC_NO_OFFSET, "the header passes the limit of %u bytes",
+                   LC_SAFETENSORS_MAX_HEADER);
+}
+
+/* A stringified value's text, handed on in parts of whole items (inspect.h): each
+ * part is checked, escaped into the header's string and dropped. */
+typedef struct meta_sink {
+    lc_json_buf *h;
+    const char  *key;
+} meta_sink;
+
+static lc_code meta_flush(void *ctx, lc_json_buf *text, lc_error *err) {
+    const meta_sink *ms = ctx;
+    if (!utf8_ok(text->data, text->len))
+        return fail_at(err, LC_E_UNSUPPORTED, LC_NO_OFFSET, ms->key,
+                       "metadata is not valid UTF-8");
+    LC_TRY(lc_json_put_escaped(ms->h, text->data, text->len, err));
+    text->len = 0;
+    return check_header_size(ms->h, err);
+}
+
+/* One entry KEY: VALUE of __metadata__; a value that is not a string is written as
+ * its JSON text when the options say so. */
+static lc_code put_meta_kv(lc_json_buf *h, const lc_kv *kv, const lc_st_write_opts *opts,
+                           lc_json_buf *text, lc_error *err) {
+    const bool str = kv->val.type == LC_VT_STRING;
+    if (!str && !(opts && opts->stringify_meta))
+        return fail_at(err, LC_E_UNSUPPORTED, LC_NO_OFFSET, kv->key,
+                       "safetensors metadata holds strings only");
+    if (!utf8_ok(kv->key, strlen(kv->key)) ||
+        (str && !utf8_ok(kv->val.str.ptr, (size_t)kv->val.str.len)))
+        return fail_at(err, LC_E_UNSUPPORTED, LC_NO_OFFSET, kv->key,
+                       "metadata is not valid UTF-8");
+    LC_TRY(lc_json_put_string(h, kv->key, strlen(kv->key), err));
+    LC_TRY(lc_json_put(h, ":", 1, err));
+    if (str)
+        LC_TRY(lc_json_put_string(h, kv->val.str.ptr, (size_t)kv->val.str.len, err));
+    else {
+        meta_sink ms = { h, kv->key };
+        text->len = 0;
+        LC_TRY(lc_json_put(h, "\"", 1, err));
+        LC_TRY(lc_inspect_value_json_to(text, &kv->val, meta_flush, &ms, err));
+        LC_TRY(meta_flush(&ms, text, err));
+        LC_TRY(lc_json_put(h, "\"", 1, err));
+    }
+    return check_header_size(h, err);
+}
+
 static lc_code put_meta(lc_json_buf *h, const lc_model *m, const lc_st_write_opts *opts,
                         lc_error *err) {
     lc_code rc = LC_OK;
@@ -731,33 +784,10 @@ static lc_code put_meta(lc_json_buf *h, const lc_model *m, const lc_st_write_opt
         return LC_OK;
     LC_TRY(lc_json_put(h, "\"__metadata__\":{", 16, err));
     for (size_t i = 0; i < nmeta && rc == LC_OK; i++) {
-        const lc_kv *kv = lc_model_meta(m, i);
-        const char *s;
-        size_t len;
-        if (kv->val.type == LC_VT_STRING) {
-            s = kv->val.str.ptr;
-            len = (size_t)kv->val.str.len;
-        } else if (opts && opts->stringify_meta) {
-            text.len = 0;
-            if ((rc = lc_inspect_value_json(&text, &kv->val, err)) != LC_OK)
-                break;
-            s = text.data;
-            len = text.len;
-        } else {
-            rc = fail_at(err, LC_E_UNSUPPORTED, LC_NO_OFFSET, kv->key,
-                         "safetensors metadata holds strings only");
-            break;
-        }
-        if (!utf8_ok(kv->key, strlen(kv->key)) || !utf8_ok(s, len)) {
-            rc = fail_at(err, LC_E_UNSUPPORTED, LC_NO_OFFSET, kv->key,
-                         "metadata is not valid UTF-8");
-            break;
-        }
-        if ((i && (rc = lc_json_put(h, ",", 1, err)) != LC_OK) ||
-            (rc = lc_json_put_string(h, kv->key, strlen(kv->key), err)) != LC_OK ||
-            (rc = lc_json_put(h, ":", 1, err)) != LC_OK ||
-            (rc = lc_json_put_string(h, s, len, err)) != LC_OK)
-            break;
+        if (i)
+            rc = lc_json_put(h, ",", 1, err);
+        if (rc == LC_OK)
+            rc = put_meta_kv(h, lc_model_meta(m, i), opts, &text, err);
     }
     lc_json_buf_free(&text);
     if (rc == LC_OK)

@@ -101,10 +101,11 @@ size_t lc_json_utf8_valid_prefix(const uint8_t *s, size_t len) {
     return len;
 }
 
-static lc_code put_string(lc_json_buf *b, const char *s, size_t len, bool display,
+static lc_code put_string(lc_json_buf *b, const char *s, size_t len, bool display, bool quotes,
                           lc_error *err) {
     const uint8_t *u = (const uint8_t *)s;
-    LC_TRY(lc_json_put(b, "\"", 1, err));
+    if (quotes)
+        LC_TRY(lc_json_put(b, "\"", 1, err));
     size_t run = 0; /* start of the pending run of bytes copied as they are */
     for (size_t i = 0; i < len;) {
         uint8_t c = u[i];
@@ -132,15 +133,19 @@ static lc_code put_string(lc_json_buf *b, const char *s, size_t len, bool displa
         i += step;
     }
     LC_TRY(lc_json_put(b, s + run, len - run, err));
-    return lc_json_put(b, "\"", 1, err);
+    return quotes ? lc_json_put(b, "\"", 1, err) : LC_OK;
 }
 
 lc_code lc_json_put_string(lc_json_buf *b, const char *s, size_t len, lc_error *err) {
-    return put_string(b, s, len, false, err);
+    return put_string(b, s, len, false, true, err);
+}
+
+lc_code lc_json_put_escaped(lc_json_buf *b, const char *s, size_t len, lc_error *err) {
+    return put_string(b, s, len, false, false, err);
 }
 
 lc_code lc_json_put_display(lc_json_buf *b, const char *s, size_t len, lc_error *err) {
-    return put_string(b, s, len, true, err);
+    return put_string(b, s, len, true, true, err);
 }
 
 void lc_json_buf_free(lc_json_buf *b) {

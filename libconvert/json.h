@@ -27,6 +27,8 @@ lc_code lc_json_printf(lc_json_buf *b, lc_error *err, const char *fmt, ...)
 /* Appends s[0..len) as a quoted JSON string, escaped as described above. Bytes that
  * are not valid UTF-8 are written as \ufffd so the output is always valid JSON. */
 lc_code lc_json_put_string(lc_json_buf *b, const char *s, size_t len, lc_error *err);
+/* The same without the quotes, for a string written in parts (each part whole UTF-8). */
+lc_code lc_json_put_escaped(lc_json_buf *b, const char *s, size_t len, lc_error *err);
 /* The same, and DEL, the C1 controls and the bidirectional controls escaped as \uHHHH
  * too (libconvert/escape.h): still valid JSON for the same string, and safe to show on
  * a terminal. For reports (model-inspect), never for files that must match serde_json. */

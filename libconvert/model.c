@@ -250,6 +250,11 @@ lc_code lc_model_set_meta_str(lc_model *m, const char *key, const char *s, lc_er
 
 size_t lc_model_meta_count(const lc_model *m) { return m->n_meta; }
 
+void lc_model_take_meta(lc_model *m, size_t i, lc_value *out) {
+    *out = m->meta[i].val;
+    m->meta[i].val = lc_value_uint(LC_VT_U8, 0);
+}
+
 const lc_kv *lc_model_meta(const lc_model *m, size_t i) {
     return i < m->n_meta ? &m->meta[i] : NULL;
 }

@@ -52,6 +52,10 @@ lc_code lc_model_add_meta(lc_model *m, const char *key, lc_value *val, lc_error 
 size_t       lc_model_meta_count(const lc_model *m);
 const lc_kv *lc_model_meta(const lc_model *m, size_t i);
 const lc_value *lc_model_find_meta(const lc_model *m, const char *key);
+/* Moves the value of entry i (i < lc_model_meta_count) into *out, leaving the entry
+ * its key and a U8 zero: for a model being consumed into another, so that a large
+ * array is not copied. */
+void lc_model_take_meta(lc_model *m, size_t i, lc_value *out);
 /* Convenience: a string value for KEY. */
 lc_code lc_model_set_meta_str(lc_model *m, const char *key, const char *s, lc_error *err);
 
