@@ -26,17 +26,14 @@
 #include "libconvert/progress.h"
 
 #define LC_SAFETENSORS_MAX_HEADER 100000000u
-/* JSON tokens (strings, numbers, literals, objects, arrays) one header may hold.
- * cJSON spends about 64 bytes per value, so this bounds a hostile header's memory
- * to about a gigabyte; real headers use about 13 tokens per tensor. */
-#define LC_SAFETENSORS_MAX_TOKENS (1u << 24)
 
 /* Loads PATH by mapping it: tensors are zero-copy views into the map, which the
  * model owns, with t->file_offset set. Metadata from "__metadata__" becomes string
  * values in file order; tensors keep the header's order.
  * Codes: LC_E_TRUNCATED (file shorter than 8 bytes, header or tensor data past the
- * end), LC_E_OVERFLOW (N above the limit, shape product, too many tokens),
- * LC_E_MALFORMED (bad UTF-8 or JSON, wrong types, duplicate keys, holes, overlaps,
+ * end), LC_E_OVERFLOW (N above the limit, shape product),
+ * LC_E_MALFORMED (bad UTF-8 or JSON, JSON nested over 64 deep, wrong types, duplicate
+ * keys, holes, overlaps,
  * size mismatch, trailing bytes), LC_E_UNSUPPORTED (a dtype we lack, more than
  * LC_MAX_DIMS dims, a NUL inside a JSON string), LC_E_NOTFOUND / LC_E_IO.
  * Offsets in errors are file offsets: of the length field for length errors, of
@@ -45,8 +42,10 @@
  * Stricter than the reference on purpose (it accepts these): duplicate metadata
  * keys, "__metadata__": null, unknown fields in a tensor entry, dtypes the IR lacks
  * (F4, F6_*, F8_E8M0, the FNUZ types, C64), more than LC_MAX_DIMS dimensions, and
- * \u0000 inside names. On failure *out is NULL. Thread-safe for different files,
- * except that cJSON records its last error position in a global. */
+ * \u0000 inside names. On failure *out is NULL. Thread-safe for different files.
+ * Memory: the header is scanned, never held as a tree: besides the map, at most the
+ * header's length for names plus about 60 bytes per tensor while reading, then the
+ * model (about 200 bytes per tensor and each metadata string). */
 lc_code lc_safetensors_load(const char *path, lc_model **out, lc_error *err);
 /* Same, and *header_len (if not NULL) receives N on success. */
 lc_code lc_safetensors_load_hdr(const char *path, lc_model **out, uint64_t *header_len,
