@@ -2,7 +2,6 @@
  * streaming writer; the reader of one file is formats/safetensors_read.c. */
 #include "formats/safetensors.h"
 
-#include <cjson/cJSON.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +14,7 @@
 #include "libconvert/inspect.h"
 #include "libconvert/bytes.h"
 #include "libconvert/json.h"
+#include "libconvert/json_scan.h"
 #include "libconvert/map.h"
 #include "libconvert/outfile.h"
 #include "libconvert/segments.h"
@@ -33,7 +33,7 @@ static lc_code fail_at(lc_error *err, lc_code code, uint64_t at, const char *whe
 /* ---- sharded checkpoints: model.safetensors.index.json ---- */
 
 typedef struct wm_entry {
-    const char *name, *shard; /* borrowed from the index's cJSON tree */
+    const char *name, *shard; /* in the names arena of read_weight_map */
     size_t      shard_no;
     bool        found;
 } wm_entry;
@@ -59,6 +59,70 @@ static bool safe_shard_name(const char *s) {
         p += len + (slash ? 1 : 0);
     }
     return true;
+}
+
+/* weight_map of an index's text {"metadata": ..., "weight_map": {NAME: SHARD, ...}}
+ * into *wm (*count entries) whose strings are decoded into *names, one arena the
+ * size of the text: scanned (libconvert/json_scan.h), never held as a tree, so an
+ * index costs its bytes and 32 bytes an entry whatever else it holds. */
+static lc_code read_weight_map(const uint8_t *s, uint64_t n, char **names, wm_entry **wm,
+                               size_t *count, lc_error *err) {
+    lc_jscan js;
+    lc_jtok t, v;
+    *count = 0;
+    const size_t good = lc_json_utf8_valid_prefix(s, (size_t)n);
+    if (good != n)
+        return lc_fail(err, LC_E_MALFORMED, good, "index is not valid UTF-8");
+    lc_jscan_init(&js, s, n, 0);   /* first the grammar of the whole text */
+    do
+        LC_TRY(lc_jscan_next(&js, &t, err));
+    while (t.kind != LC_JT_END);
+    for (uint64_t i = js.pos; i < n; i++)
+        if (s[i] != ' ' && s[i] != '\t' && s[i] != '\n' && s[i] != '\r')
+            return lc_fail(err, LC_E_MALFORMED, i, "text follows the index's JSON value");
+    lc_jscan_init(&js, s, n, 0);
+    LC_TRY(lc_jscan_next(&js, &t, err));
+    bool found = false;
+    while (t.kind != LC_JT_END && !found) {   /* the first "weight_map" key, an object */
+        LC_TRY(lc_jscan_next(&js, &t, err));
+        if (t.kind != LC_JT_KEY)
+            break;
+        LC_TRY(lc_jscan_next(&js, &v, err));
+        if (lc_jscan_equals(&js, &t, "weight_map")) {
+            found = v.kind == LC_JT_OBJ;
+            break;
+        }
+        LC_TRY(lc_jscan_skip(&js, &v, err));
+    }
+    if (!found) {
+        lc_fail(err, LC_E_MALFORMED, 0, "index has no \"weight_map\" object");
+        lc_err_context(err, NULL, "weight_map");
+        return LC_E_MALFORMED;
+    }
+    uint64_t items;
+    LC_TRY(lc_jscan_count(&js, &v, &items, err));
+    if (!(*wm = lc_calloc(items ? (size_t)items : 1, sizeof **wm)) ||
+        !(*names = lc_malloc((size_t)n)))
+        return lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory for an index of %" PRIu64
+                       " entries", items);
+    size_t used = 0;
+    for (size_t k = 0; k < items; k++) {
+        wm_entry *e = &(*wm)[k];
+        LC_TRY(lc_jscan_next(&js, &t, err));
+        LC_TRY(lc_jscan_next(&js, &v, err));
+        e->name = *names + used;
+        used += lc_jscan_decode(&js, &t, *names + used) + 1;
+        if (v.kind != LC_JT_STR)
+            return fail_at(err, LC_E_MALFORMED, v.at, e->name,
+                           "weight_map value is not a relative shard file name");
+        e->shard = *names + used;
+        used += lc_jscan_decode(&js, &v, *names + used) + 1;
+        if (!safe_shard_name(e->shard))
+            return fail_at(err, LC_E_MALFORMED, v.at, e->name,
+                           "weight_map value is not a relative shard file name");
+    }
+    *count = (size_t)items;
+    return LC_OK;
 }
 
 /* Moves the tensors of one loaded shard into `all`, checking them against the map. */
@@ -99,7 +163,7 @@ lc_code lc_safetensors_load_index(const char *index_json_path_or_dir, lc_model *
     lc_code rc = LC_OK;
     char *index = NULL, *dir = NULL, *shard_path = NULL;
     lc_map *map = NULL;
-    cJSON *root = NULL;
+    char *names = NULL;
     wm_entry *wm = NULL;
     const char **shards = NULL;
     lc_model *all = NULL;
@@ -134,36 +198,14 @@ lc_code lc_safetensors_load_index(const char *index_json_path_or_dir, lc_model *
                      map->size, LC_SAFETENSORS_MAX_HEADER);
         goto done;
     }
-    const char *end = NULL;
-    if (map->size)
-        root = cJSON_ParseWithLengthOpts((const char *)map->data, (size_t)map->size, &end, 0);
-    const cJSON *wmap = cJSON_GetObjectItemCaseSensitive(root, "weight_map");
-    if (!root || !cJSON_IsObject(wmap)) {
-        /* Where the JSON breaks, or the object that lacks the map. */
-        uint64_t at = root || !end ? 0 : (uint64_t)((const uint8_t *)end - map->data);
-        rc = lc_fail(err, LC_E_MALFORMED, at, root ? "index has no \"weight_map\" object"
-                                                   : "index is not valid JSON");
-        if (root)
-            lc_err_context(err, NULL, "weight_map");
-        goto done;
-    }
     size_t nwm = 0, nshards = 0;
-    for (const cJSON *it = wmap->child; it; it = it->next)
-        nwm++;
-    if (!(wm = lc_calloc(nwm, sizeof *wm)) || !(shards = lc_calloc(nwm, sizeof *shards))) {
+    if ((rc = read_weight_map(map->data, map->size, &names, &wm, &nwm, err)) != LC_OK)
+        goto done;
+    if (!(shards = lc_calloc(nwm ? nwm : 1, sizeof *shards))) {
         rc = lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory");
         goto done;
     }
-    size_t k = 0;
-    for (const cJSON *it = wmap->child; it; it = it->next, k++) {
-        if (!cJSON_IsString(it) || !safe_shard_name(it->valuestring)) {
-            rc = fail_at(err, LC_E_MALFORMED, LC_NO_OFFSET, it->string,
-                         "weight_map value is not a relative shard file name");
-            goto done;
-        }
-        wm[k].name = it->string;
-        wm[k].shard = it->valuestring;
-    }
+    size_t k;
     /* Shards in file-name order (model-00001-of-N first), as transformers and
      * llama.cpp's converter read them; weight_map lists tensors by name, so its first
      * mention of a shard says nothing about the order. Sorting the entries by shard
@@ -218,7 +260,7 @@ done:
     lc_model_free(all);
     lc_free((void *)shards);
     lc_free(wm);
-    cJSON_Delete(root);
+    lc_free(names);
     lc_map_close(map);
     lc_free(shard_path);
     lc_free(dir);
