@@ -39,8 +39,11 @@
 #include "quant/quant.h"
 #include "quant/quant_impl.h"
 
-/* The sign ggml multiplies by: bit j of s set gives -1. */
-static inline float sign_of(unsigned s, int j) { return (s >> j) & 1u ? -1.f : 1.f; }
+/* ggml writes v * (bit j of s ? -1.f : 1.f), which gcc compiles to a negation (the
+ * product by -1 for every v but NaN, whose sign IEEE leaves open): a NaN scale comes out
+ * with the sign flipped where the bit is set. We negate explicitly, so every compiler
+ * gives ggml's bytes (gguf-py's numpy multiplies, and keeps the NaN's sign). */
+static inline float with_sign(float v, unsigned s, int j) { return (s >> j) & 1u ? -v : v; }
 
 /* ---- IQ2 ---- */
 
@@ -56,7 +59,7 @@ void lc_iq2_xxs_dequantize_ref(const void *restrict vx, float *restrict y, size_
                 const uint8_t *grid = lc_iq2xxs_grid[q[l]];
                 const unsigned signs = lc_ksigns_iq2xs[(w >> 7 * l) & 127];
                 for (int j = 0; j < 8; j++)
-                    y[j] = db * grid[j] * sign_of(signs, j);
+                    y[j] = with_sign(db * grid[j], signs, j);
             }
         }
     }
@@ -74,7 +77,7 @@ void lc_iq2_xs_dequantize_ref(const void *restrict vx, float *restrict y, size_t
                 const uint8_t *grid = lc_iq2xs_grid[v & 511];
                 const unsigned signs = lc_ksigns_iq2xs[v >> 9];
                 for (int j = 0; j < 8; j++)
-                    y[j] = db[l / 2] * grid[j] * sign_of(signs, j);
+                    y[j] = with_sign(db[l / 2] * grid[j], signs, j);
             }
         }
     }
@@ -92,7 +95,7 @@ void lc_iq2_s_dequantize_ref(const void *restrict vx, float *restrict y, size_t 
                 const unsigned idx = qs[l] | ((unsigned)x[b].qh[ib] << (8 - 2 * l) & 0x300);
                 const uint8_t *grid = lc_iq2s_grid[idx];
                 for (int j = 0; j < 8; j++)
-                    y[j] = db[l / 2] * grid[j] * sign_of(signs[l], j);
+                    y[j] = with_sign(db[l / 2] * grid[j], signs[l], j);
             }
         }
     }
@@ -113,8 +116,8 @@ void lc_iq3_xxs_dequantize_ref(const void *restrict vx, float *restrict y, size_
                 const uint8_t *grid1 = lc_iq3xxs_grid[qs[2 * l]];
                 const uint8_t *grid2 = lc_iq3xxs_grid[qs[2 * l + 1]];
                 for (int j = 0; j < 4; j++) {
-                    y[j] = db * grid1[j] * sign_of(signs, j);
-                    y[j + 4] = db * grid2[j] * sign_of(signs, j + 4);
+                    y[j] = with_sign(db * grid1[j], signs, j);
+                    y[j + 4] = with_sign(db * grid2[j], signs, j + 4);
                 }
             }
         }
@@ -127,8 +130,8 @@ static inline void iq3s_group(const uint8_t *qs, unsigned qh, int l, unsigned si
     const uint8_t *grid1 = lc_iq3s_grid[qs[2 * l] | ((qh << (8 - 2 * l)) & 256)];
     const uint8_t *grid2 = lc_iq3s_grid[qs[2 * l + 1] | ((qh << (7 - 2 * l)) & 256)];
     for (int j = 0; j < 4; j++) {
-        y[j] = db * grid1[j] * sign_of(signs, j);
-        y[j + 4] = db * grid2[j] * sign_of(signs, j + 4);
+        y[j] = with_sign(db * grid1[j], signs, j);
+        y[j + 4] = with_sign(db * grid2[j], signs, j + 4);
     }
 }
 

@@ -1,7 +1,10 @@
 /* tests/tools/lc-quant-bench.c: single-thread throughput of each kernel variant.
- *   lc-quant-bench [MIB_OF_F32 [REPS]]      defaults 64 MiB, 3 repetitions
+ *   lc-quant-bench [MIB_OF_F32 [REPS [INPUT.f32]]]   defaults 64 MiB, 3 repetitions
  * Prints one line per type: quantize and dequantize speed in MB/s of f32 data
- * (10^6 bytes of input floats per second), best of REPS. */
+ * (10^6 bytes of input floats per second), best of REPS. The input is generated
+ * (roughly normal, like weights) unless INPUT.f32 gives raw little-endian floats, of
+ * which the first MIB_OF_F32 MiB are used (scripts/bench/quant_ggml.py times ggml on the
+ * same file). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -23,17 +26,28 @@ int main(int argc, char **argv) {
     float *x = lc_malloc_array(n, sizeof *x), *y = lc_malloc_array(n, sizeof *y);
     uint8_t *q = lc_malloc_array(n, 2);   /* >= 34/32 bytes per float */
     if (!x || n == 0 || !y || !q || reps < 1) {
-        fprintf(stderr, "usage: lc-quant-bench [MIB_OF_F32 [REPS]]\n");
+        fprintf(stderr, "usage: lc-quant-bench [MIB_OF_F32 [REPS [INPUT.f32]]]\n");
         return 2;
     }
-    uint32_t s = 12345;
-    for (size_t i = 0; i < n; i++) {       /* roughly normal, like weights */
-        float a = 0;
-        for (int k = 0; k < 4; k++) {
-            s = s * 1664525u + 1013904223u;
-            a += (float)(s >> 8) / 16777216.0f;
+    if (argc > 3) {
+        FILE *f = fopen(argv[3], "rb");
+        const size_t got = f ? fread(x, sizeof *x, n, f) : 0;
+        if (f)
+            fclose(f);
+        if (got != n) {
+            fprintf(stderr, "lc-quant-bench: %s holds fewer than %zu floats\n", argv[3], n);
+            return 2;
         }
-        x[i] = (a - 2.0f) * 0.05f;
+    } else {
+        uint32_t s = 12345;
+        for (size_t i = 0; i < n; i++) {   /* roughly normal, like weights */
+            float a = 0;
+            for (int k = 0; k < 4; k++) {
+                s = s * 1664525u + 1013904223u;
+                a += (float)(s >> 8) / 16777216.0f;
+            }
+            x[i] = (a - 2.0f) * 0.05f;
+        }
     }
     const lc_qkernels *k = lc_qkernels_best();
     printf("variant %s, %zu MiB of f32, best of %d\n", k->name, mib, reps);
