@@ -39,8 +39,11 @@
  *      there fails until its list matches types.h), tests/unit/test_ftype.c (Q2_K moves
  *      to the available rows), and golden blocks from ggml's own reference:
  *      fixtures/quant/hard.<TYPE>.bin and special.<TYPE>.bin from the inputs of
- *      scripts/make_quant_inputs.py (recorded in fixtures/MANIFEST.tsv), checked by
- *      tests/integration/test_quant*.py (their ALL lists).
+ *      scripts/make_quant_inputs.py, made by scripts/make_quant_goldens.py with the
+ *      pinned ggml (deq.<TYPE>.* for a dequantize-only type; all recorded in
+ *      fixtures/MANIFEST.tsv), checked by tests/integration/test_quant*.py (their type
+ *      lists); tests/llama/test_quant_ggml.py compares with ggml itself on millions of
+ *      values (its lists come from scripts/make_quant_goldens.py).
  *   A variant kernel is then optional: a file in quant/<isa>/ plus one line in that
  *   folder's kernels.h; tests/unit/test_quant_variants.c compares it with the reference.
  *
