@@ -10,9 +10,10 @@
  * LC_DEQUANT_TYPES(X) lists, the same way, the types quant/ can only read: every other
  * block type the pinned ggml defines, so that any GGUF llama.cpp writes can be
  * dequantized. Their quantize slot in every kernel table is NULL; lc_dequant_supported()
- * is true for both lists. (ggml's quantizers for these need an importance matrix or are
- * not what llama-quantize writes; Q8_1 and Q8_K are ggml's activation types, never in a
- * file llama.cpp writes, decoded here for completeness.)
+ * is true for both lists. (ggml quantizes IQ2_XXS, IQ2_XS and IQ1_S only with an
+ * importance matrix; the others have ggml quantizers that could move them to the first
+ * list one day. Q8_1 and Q8_K are ggml's activation types, never in a file llama.cpp
+ * writes, decoded here for completeness.)
  *
  * Per-type facts (name, block size, bytes per block, GGUF id) stay in
  * libconvert/dtype.c, which already knows every ggml type.
