@@ -16,11 +16,14 @@
 #include <math.h>
 #include <string.h>
 
-#include "formats/pickle_impl.h"
+#include "formats/pickle_op_impl.h"
 #include "libconvert/alloc.h"
 #include "libconvert/bytes.h"
 #include "libconvert/hash.h"
 #include "libconvert/rd.h"
+
+_Static_assert(LC_PICKLE_MAX_MEMO == LC_PICKLE_OP_MAX_MEMO, "one memo limit");
+_Static_assert(LC_PICKLE_MAX_DIGITS == LC_PICKLE_OP_MAX_DIGITS, "one digit limit");
 
 enum { F_ORDERED = 1, F_HASHED = 2, F_UNHASHABLE = 4 };
 enum { DFS_NEW = 0, DFS_OPEN = 1, DFS_DONE = 2 };

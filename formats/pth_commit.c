@@ -8,11 +8,12 @@
  * reference's rule); of each cluster of two or more, the tensor that covers its
  * whole storage (starts at 0, numel x size == storage bytes) with the smallest name
  * stays and the others are dropped, each recorded as metadata dropped -> kept. */
-#include "formats/pth_impl.h"
+#include "formats/pth_commit_impl.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+#include "formats/pth_source_impl.h"
 #include "libconvert/alloc.h"
 
 typedef struct storage_table {

@@ -13,13 +13,14 @@
  * this process's resident set. A strided view reads the span of storage it reaches
  * once, into a buffer kept until the read that ends the tensor: memory is the size
  * of that one view. */
-#include "formats/pth_impl.h"
+#include "formats/pth_source_impl.h"
 
 #include <errno.h>
 #include <pthread.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "formats/zip.h"
 #include "libconvert/alloc.h"
 
 typedef struct pth_src {

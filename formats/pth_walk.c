@@ -14,7 +14,7 @@
  * Storage of tensor element i (multi-index i_0..i_n) = offset + sum(i_d * stride_d);
  * a view fits when (offset + sum((size_d - 1) * stride_d) + 1) * element size is at
  * most the storage's bytes. */
-#include "formats/pth_impl.h"
+#include "formats/pth_walk_impl.h"
 
 #include <inttypes.h>
 #include <stdio.h>

@@ -1,11 +1,12 @@
-/* formats/pth_impl.h: what the pth reader's files share (not installed).
+/* formats/pth_walk_impl.h: the walk's output, private to formats/pth (not installed).
  *
- *   pth.c        containers: zip and legacy files, load/scan entry points
- *   pth_walk.c   the pickle tree -> storages and tensor descriptions -> the model
- *   pth_source.c the lazy source: strides, byte order, negation, DEFLATE
- *   pth_index.c  Hugging Face sharded folders (pytorch_model.bin.index.json) */
-#ifndef LC_FORMATS_PTH_IMPL_H
-#define LC_FORMATS_PTH_IMPL_H
+ * Owned by pth_walk.c: the pickle tree of one checkpoint file becomes an lc_pth_found,
+ * a table of storages and tensor descriptions that nothing has checked against bytes
+ * yet. The files above it read these types: pth_file.c binds each storage to its
+ * bytes, pth_commit.c checks the views and adds the tensors to the model, and
+ * pth_source.c reads them. */
+#ifndef LC_FORMATS_PTH_WALK_IMPL_H
+#define LC_FORMATS_PTH_WALK_IMPL_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -71,23 +72,7 @@ lc_code lc_pth_walk(const lc_pickle_val *root, const lc_pth_opts *o, lc_pth_foun
                     lc_model *m, lc_error *err);
 /* The storage with this key, or NULL. */
 lc_pth_storage *lc_pth_found_storage(const lc_pth_found *f, const char *key);
-/* After the container bound every storage: checks each view against its storage,
- * applies opts->dedupe, and adds the tensors to m with their sources. The storage
- * table moves to m (lc_model_own) even on failure; f is emptied either way. */
-lc_code lc_pth_commit(lc_pth_found *f, const lc_pth_opts *o, lc_model *m, lc_error *err);
+/* Frees what f holds and empties it; f itself is the caller's. */
 void lc_pth_found_free(lc_pth_found *f);
-
-/* Gives t its data: a zero-copy view when possible, else a lazy source. */
-lc_code lc_pth_source_attach(lc_tensor *t, const lc_pth_tensor *pt, lc_error *err);
-
-/* Loads one checkpoint (zip or legacy) from buf into m. With fd >= 0 (the same file,
- * open) and !o->zero_copy, stored storages are read with pread instead of viewed. */
-lc_code lc_pth_load_into(const uint8_t *buf, uint64_t size, int fd, const lc_pth_opts *o,
-                         lc_model *m, lc_error *err);
-/* Maps PATH (the map, owned by m, keeps the descriptor pread uses) and loads it. */
-lc_code lc_pth_load_file(const char *path, const lc_pth_opts *o, lc_model *m, lc_error *err);
-
-/* Reads the sharded checkpoint at PATH (see lc_pth_is_index) into m. */
-lc_code lc_pth_index_load(const char *path, const lc_pth_opts *o, lc_model *m, lc_error *err);
 
 #endif
