@@ -240,6 +240,35 @@ Test(pickle, max_values_option) {
     cr_assert_eq(err.offset, 5);
 }
 
+/* A compressed pickle may build LC_PICKLE_VALUES_PER_BYTE values per stored byte (+
+ * a base): 4 million one-byte opcodes deflate to a few KB (issue 11, item 11). */
+Test(pickle, stored_size_budgets_values) {
+    const uint64_t n = LC_PICKLE_VALUES_BASE + 2 * LC_PICKLE_VALUES_PER_BYTE + 8;
+    const size_t len = 3 + 3 * (size_t)n + 1;
+    uint8_t *b = malloc(len);
+    cr_assert_not_null(b);
+    memcpy(b, "\x80\x02]", 3);                     /* PROTO 2, EMPTY_LIST */
+    for (uint64_t i = 0; i < n; i++)
+        memcpy(b + 3 + 3 * i, "K\x01" "a", 3);      /* BININT1 1, APPEND: one value each */
+    b[len - 1] = '.';
+    lc_pickle *p = NULL;
+    lc_error err = {0};
+    lc_pickle_opts o = { .stored_size = 2 };        /* budget: base + 32 values */
+    cr_assert_eq(lc_pickle_load(b, len, &o, &p, &err), LC_E_OVERFLOW, "%s", err.msg);
+    /* value 1 is the list; the one past the budget is BININT1 number base + 32 */
+    cr_assert_eq(err.offset, 3 + 3 * (LC_PICKLE_VALUES_BASE + 2 * LC_PICKLE_VALUES_PER_BYTE - 1));
+    cr_assert_not_null(strstr(err.msg, "16 per byte"), "%s", err.msg);
+    cr_assert_null(p);
+    o.stored_size = 0;                              /* stored as it is: no such budget */
+    memset(&err, 0, sizeof err);
+    cr_assert_eq(lc_pickle_load(b, len, &o, &p, &err), LC_OK, "%s", err.msg);
+    lc_pickle_free(p);
+    o.stored_size = 3;                              /* three bytes buy 16 more values */
+    cr_assert_eq(lc_pickle_load(b, len, &o, &p, &err), LC_OK, "%s", err.msg);
+    lc_pickle_free(p);
+    free(b);
+}
+
 Test(pickle, cycle_loads) {
     lc_pickle *p;
     lc_error err;
