@@ -23,7 +23,7 @@ lc_code lc_pth_load_mem(const uint8_t *buf, uint64_t size, const lc_pth_opts *o,
     lc_model *m = lc_model_new();
     if (!m)
         return lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory");
-    lc_code rc = lc_pth_load_into(buf, size, -1, o, m, err);
+    lc_code rc = lc_pth_load_into(buf, size, -1, NULL, o, m, err);
     if (rc) {
         lc_model_free(m);
         return rc;
@@ -36,8 +36,11 @@ lc_code lc_pth_load(const char *path, const lc_pth_opts *o, lc_model **out, lc_e
     lc_code rc;
     *out = NULL;
     lc_model *m = lc_model_new();
-    if (!m)
-        return lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory");
+    if (!m) {
+        lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory");
+        lc_err_context(err, path, NULL);
+        return LC_E_NOMEM;
+    }
     rc = lc_pth_is_index(path) ? lc_pth_index_load(path, o, m, err)
                                : lc_pth_load_file(path, o, m, err);
     lc_err_context(err, path, NULL);

@@ -89,7 +89,7 @@ static lc_code read_byteorder(const lc_zip *z, const char *prefix, size_t plen, 
 }
 
 static lc_code bind_zip(lc_pth_found *f, const lc_zip *z, const char *prefix, size_t plen,
-                        bool big, int fd, lc_error *err) {
+                        bool big, int fd, const char *path, lc_error *err) {
     char name[512];
     for (size_t i = 0; i < f->n_st; i++) {
         lc_pth_storage *s = f->st[i];
@@ -111,6 +111,7 @@ static lc_code bind_zip(lc_pth_found *f, const lc_zip *z, const char *prefix, si
             return LC_E_MALFORMED;
         }
         s->bound = true;
+        s->path = path;
         s->big_endian = big;
         s->bytes = lc_zip_entry_view(z, e);
         s->zip = z;
@@ -124,13 +125,26 @@ static lc_code bind_zip(lc_pth_found *f, const lc_zip *z, const char *prefix, si
     return LC_OK;
 }
 
-static lc_code load_zip(const uint8_t *buf, uint64_t size, int fd, const lc_pth_opts *o,
-                        lc_model *m, lc_error *err) {
+/* Tells the caller what the automatic choice left out (lc_pth_opts.note), once the
+ * file has loaded. */
+static void tell(const lc_pth_opts *o, const char *path, const char *entry,
+                 const lc_error *note) {
+    if (!o || !o->note || !note->msg[0])
+        return;
+    lc_error n = *note;
+    snprintf(n.path, sizeof n.path, "%s", path ? path : "");
+    snprintf(n.where, sizeof n.where, "%s", entry ? entry : "");
+    o->note(o->note_ctx, &n);
+}
+
+static lc_code load_zip(const uint8_t *buf, uint64_t size, int fd, const char *path,
+                        const lc_pth_opts *o, lc_model *m, lc_error *err) {
     lc_zip *z = NULL;
     lc_pickle *p = NULL;
     uint8_t *pkl = NULL;
     size_t pkl_len, plen = 0;
     lc_pth_found f = { 0 };
+    lc_error note = { 0 };
     const lc_zip_entry *e = NULL;
     bool big;
     lc_code rc;
@@ -143,14 +157,19 @@ static lc_code load_zip(const uint8_t *buf, uint64_t size, int fd, const lc_pth_
         return rc;
     if ((rc = lc_zip_entry_read_all(z, e, LC_PTH_MAX_PICKLE, &pkl, &pkl_len, err)) != LC_OK)
         goto done;
-    /* Offsets in a stored pickle are file offsets; in a deflated one, pickle offsets. */
-    lc_pickle_opts po = { .base_offset = e->method == LC_ZIP_STORED ? e->data_offset : 0 };
+    /* Offsets in a stored pickle are file offsets; in a deflated one, pickle offsets.
+     * What a deflated pickle may build is budgeted by its compressed bytes. */
+    const bool stored = e->method == LC_ZIP_STORED;
+    lc_pickle_opts po = { .base_offset = stored ? e->data_offset : 0,
+                          .stored_size = stored ? 0 : e->comp_size };
     if ((rc = lc_pickle_load(pkl, pkl_len, &po, &p, err)) != LC_OK ||
-        (rc = lc_pth_walk(lc_pickle_root(p), o, &f, m, err)) != LC_OK)
+        (rc = lc_pth_walk(lc_pickle_root(p), e->comp_size, o, &f, m, err)) != LC_OK)
         goto done;
-    if ((rc = bind_zip(&f, z, e->name, plen, big, fd, err)) != LC_OK)
+    note = f.note;
+    if ((rc = bind_zip(&f, z, e->name, plen, big, fd, path, err)) != LC_OK)
         goto done;
-    rc = lc_pth_commit(&f, o, m, err);
+    if ((rc = lc_pth_commit(&f, o, m, err)) == LC_OK)
+        tell(o, path, e->name, &note);
 done:
     if (rc && e)
         lc_err_context(err, NULL, e->name);
@@ -196,8 +215,8 @@ static lc_code legacy_header(const uint8_t *buf, uint64_t size, legacy *lg, lc_e
 }
 
 /* The storage keys pickle, then each storage's count and bytes, in that order. */
-static lc_code bind_legacy(const uint8_t *buf, uint64_t size, int fd, legacy *lg,
-                           lc_pth_found *f, lc_error *err) {
+static lc_code bind_legacy(const uint8_t *buf, uint64_t size, int fd, const char *path,
+                           legacy *lg, lc_pth_found *f, lc_error *err) {
     LC_TRY(next_pickle(buf, size, lg, 4, err));
     const lc_pickle_val *keys = lc_pickle_root(lg->p[4]);
     size_t n;
@@ -231,6 +250,7 @@ static lc_code bind_legacy(const uint8_t *buf, uint64_t size, int fd, legacy *lg
                            " bytes", key, numel, s->nbytes);
         LC_TRY(lc_rd_bytes(&r, nbytes, &bytes, "storage data"));
         s->bound = true;
+        s->path = path;
         s->bytes = fd >= 0 ? NULL : bytes;
         s->fd = fd;
         s->file_offset = at + 8;
@@ -241,15 +261,20 @@ static lc_code bind_legacy(const uint8_t *buf, uint64_t size, int fd, legacy *lg
     return LC_OK;
 }
 
-static lc_code load_legacy(const uint8_t *buf, uint64_t size, int fd, const lc_pth_opts *o,
-                           lc_model *m, lc_error *err) {
+static lc_code load_legacy(const uint8_t *buf, uint64_t size, int fd, const char *path,
+                           const lc_pth_opts *o, lc_model *m, lc_error *err) {
     legacy lg = { { 0 }, 0 };
     lc_pth_found f = { 0 };
+    lc_error note = { 0 };
     lc_code rc;
     if ((rc = legacy_header(buf, size, &lg, err)) == LC_OK &&
-        (rc = lc_pth_walk(lc_pickle_root(lg.p[3]), o, &f, m, err)) == LC_OK &&
-        (rc = bind_legacy(buf, size, fd, &lg, &f, err)) == LC_OK)
-        rc = lc_pth_commit(&f, o, m, err);
+        (rc = lc_pth_walk(lc_pickle_root(lg.p[3]), lc_pickle_end(lg.p[3]), o, &f, m, err)) ==
+            LC_OK) {
+        note = f.note;
+        if ((rc = bind_legacy(buf, size, fd, path, &lg, &f, err)) == LC_OK &&
+            (rc = lc_pth_commit(&f, o, m, err)) == LC_OK)
+            tell(o, path, NULL, &note);
+    }
     lc_pth_found_free(&f);
     for (int i = 0; i < 5; i++)
         lc_pickle_free(lg.p[i]);
@@ -270,25 +295,31 @@ static bool is_pickle(const uint8_t *buf, uint64_t size) {
            buf[0] != 0;
 }
 
-lc_code lc_pth_load_into(const uint8_t *buf, uint64_t size, int fd, const lc_pth_opts *o,
-                         lc_model *m, lc_error *err) {
+lc_code lc_pth_load_into(const uint8_t *buf, uint64_t size, int fd, const char *path,
+                         const lc_pth_opts *o, lc_model *m, lc_error *err) {
     if (o && o->zero_copy)
         fd = -1;
     if (is_zip(buf, size))
-        return load_zip(buf, size, fd, o, m, err);
+        return load_zip(buf, size, fd, path, o, m, err);
     if (is_pickle(buf, size))
-        return load_legacy(buf, size, fd, o, m, err);
+        return load_legacy(buf, size, fd, path, o, m, err);
     return lc_fail(err, LC_E_MALFORMED, 0, "neither a zip nor a pickle: not a torch.save file");
 }
 
 lc_code lc_pth_load_file(const char *path, const lc_pth_opts *o, lc_model *m, lc_error *err) {
     lc_map *map = NULL;
+    /* The model keeps the name: errors met while reading tensors later (a bad CRC, a
+     * file cut short, no memory for a strided view) name this file, not the output. */
+    char *own = lc_strdup(path);
+    if (!own)
+        return lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory");
+    LC_TRY(lc_model_own(m, own, lc_free, err));
     LC_TRY(lc_map_open(path, &map, err));
     LC_TRY(lc_model_own(m, map, lc_map_close, err));
     /* Storages are read with pread on the map's own descriptor: the same file. */
     if (map->fd >= 0)
         posix_fadvise(map->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
-    return lc_pth_load_into(map->data, map->size, map->fd, o, m, err);
+    return lc_pth_load_into(map->data, map->size, map->fd, own, o, m, err);
 }
 
 /* ---- scanning ---- */

@@ -12,9 +12,11 @@
 #include "libconvert/model.h"
 
 /* Loads one checkpoint (zip or legacy) from buf into m. With fd >= 0 (the same file,
- * open) and !o->zero_copy, stored storages are read with pread instead of viewed. */
-lc_code lc_pth_load_into(const uint8_t *buf, uint64_t size, int fd, const lc_pth_opts *o,
-                         lc_model *m, lc_error *err);
+ * open) and !o->zero_copy, stored storages are read with pread instead of viewed.
+ * path (NULL for memory) must live as long as m: tensor sources name it in errors,
+ * and o->note gets it. */
+lc_code lc_pth_load_into(const uint8_t *buf, uint64_t size, int fd, const char *path,
+                         const lc_pth_opts *o, lc_model *m, lc_error *err);
 /* Maps PATH (the map, owned by m, keeps the descriptor pread uses) and loads it. */
 lc_code lc_pth_load_file(const char *path, const lc_pth_opts *o, lc_model *m, lc_error *err);
 

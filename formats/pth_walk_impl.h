@@ -20,10 +20,26 @@
 
 /* Walks deeper than this are refused (pickles can build cycles through the memo). */
 #define LC_PTH_MAX_DEPTH 64u
-/* Values one walk may visit (memo references can make a small pickle a huge tree). */
-#define LC_PTH_MAX_VISITS (1u << 22)
 /* Tensors one file may name (the largest real checkpoints have ~10^5). */
 #define LC_PTH_MAX_TENSORS (1u << 20)
+
+/* The walk's budgets. Memo references let a few pickle bytes stand for a tree of any
+ * size (a container holding the one below it twice, 60 times over), so what the walk
+ * may do is proportional to the bytes the pickle takes in its file: a deflated
+ * data.pkl counts its compressed bytes, since those are what the file paid for.
+ *   work:  values visited (every pass: choosing the state dict, then the walk)
+ *   names: bytes of the tensor names made, NUL included
+ * torch's pickler spends ~60 bytes on a tensor and a few on each container, so a real
+ * checkpoint uses a small fraction of either (a tied weight is a 2-byte memo
+ * reference, and stays far inside); past a budget the load stops with
+ * LC_E_OVERFLOW, naming it. The hard caps hold whatever the size. */
+#define LC_PTH_WORK_PER_BYTE  8u
+#define LC_PTH_WORK_BASE      4096u
+#define LC_PTH_MAX_VISITS     (1u << 22)
+#define LC_PTH_NAME_PER_BYTE  32u
+#define LC_PTH_NAME_BASE      (64u << 10)
+#define LC_PTH_MAX_NAME_BYTES ((uint64_t)256 << 20)
+
 
 /* One storage of a checkpoint, as the pickle declares it and the container binds it. */
 typedef struct lc_pth_storage {
@@ -39,6 +55,9 @@ typedef struct lc_pth_storage {
     const lc_zip  *zip;         /* for deflated entries */
     const lc_zip_entry *entry;
     uint64_t       file_offset; /* of byte 0 in the file, LC_NO_OFFSET when deflated */
+    const char    *path;        /* the file, for messages (owned by the model); or NULL */
+    /* Kept by pth_commit.c: bytes its tensors write (see LC_PTH_EXPAND_FACTOR). */
+    uint64_t       out_bytes;
 } lc_pth_storage;
 
 /* A tensor found in the pickle, before it joins the model. */
@@ -62,14 +81,19 @@ typedef struct lc_pth_found {
     size_t           index_cap; /* power of two or 0 */
     lc_pth_tensor   *t;
     size_t           n_t, cap_t;
+    /* Set by the walk when the automatic choice left tensors out (msg and offset;
+     * code stays LC_OK); pth_file.c adds the file and entry and tells the caller. */
+    lc_error         note;
 } lc_pth_found;
 
 /* Finds the tensors under the object opts->key chooses (see lc_pth_opts) and
  * records them and their storages in f; top-level scalars of the root become
- * metadata of m. LC_E_NOTFOUND for a missing key, LC_E_MALFORMED / LC_E_UNSUPPORTED
- * for rebuild calls we cannot read, LC_E_OVERFLOW past the walk limits. */
-lc_code lc_pth_walk(const lc_pickle_val *root, const lc_pth_opts *o, lc_pth_found *f,
-                    lc_model *m, lc_error *err);
+ * metadata of m. stored_bytes is what the pickle takes in its file (the compressed
+ * size of a deflated entry) and sets the budgets above. LC_E_NOTFOUND for a missing
+ * key or no tensor at all, LC_E_MALFORMED / LC_E_UNSUPPORTED for rebuild calls we
+ * cannot read, LC_E_OVERFLOW past a budget or limit. */
+lc_code lc_pth_walk(const lc_pickle_val *root, uint64_t stored_bytes, const lc_pth_opts *o,
+                    lc_pth_found *f, lc_model *m, lc_error *err);
 /* The storage with this key, or NULL. */
 lc_pth_storage *lc_pth_found_storage(const lc_pth_found *f, const char *key);
 /* Frees what f holds and empties it; f itself is the caller's. */
