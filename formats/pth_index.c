@@ -155,6 +155,7 @@ lc_code lc_pth_index_shards(const char *path, char ***files, size_t *n, lc_error
         *n = k;
     }
     lc_free(names);
+    lc_err_context(err, ix.path ? ix.path : path, NULL);   /* out of memory included */
     index_close(&ix);
     return rc;
 }

@@ -650,6 +650,37 @@ Test(pth, out_of_memory_names_the_file) {
     unlink(path);
 }
 
+/* Item 15: listing the shards of a folder names the index when memory runs out. */
+Test(pth, out_of_memory_listing_shards_names_the_index) {
+    char dir[] = "/tmp/lc-test-shards-XXXXXX", index[64];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(index, sizeof index, "%s/pytorch_model.bin.index.json", dir);
+    FILE *f = fopen(index, "w");
+    cr_assert_not_null(f);
+    fputs("{\"weight_map\": {\"a\": \"one.bin\", \"b\": \"two.bin\"}}", f);
+    fclose(f);
+    for (long nth = 1;; nth++) {
+        char **files = NULL;
+        size_t n = 0;
+        lc_error err = { 0 };
+        lc_alloc_fail_after(nth);
+        lc_code rc = lc_pth_index_shards(dir, &files, &n, &err);
+        lc_alloc_fail_after(0);
+        if (rc == LC_OK) {
+            cr_assert_eq(n, 2);
+            for (size_t i = 0; i < n; i++)
+                lc_free(files[i]);
+            lc_free(files);
+            break;
+        }
+        cr_assert_eq(rc, LC_E_NOMEM, "allocation %ld: %s", nth, err.msg);
+        cr_assert(strncmp(err.path, dir, strlen(dir)) == 0, "allocation %ld: path \"%s\"", nth,
+                  err.path);
+    }
+    unlink(index);
+    rmdir(dir);
+}
+
 /* Item 16: errors met while a writer reads a tensor (no memory for a strided view, the
  * file cut short) name the checkpoint they come from, before any output is named. */
 Test(pth, read_errors_name_the_checkpoint) {
