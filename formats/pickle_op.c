@@ -141,6 +141,19 @@ static lc_code parse_decimal(lc_pickle_op *op, uint64_t at, bool *fits, lc_error
     return LC_OK;
 }
 
+/* A pickler numbers memo entries 0, 1, 2... as it stores them, one opcode of at least
+ * a byte each, so entry i is stored past byte i: a PUT of an index beyond the pickle's
+ * length is no pickler's, and would cost a memo array of that size (8 bytes made
+ * 32 MB before this check). */
+static lc_code check_put(lc_rd *r, const lc_pickle_op *op, uint64_t idx) {
+    if ((op->code == OP_PUT || op->code == OP_BINPUT || op->code == OP_LONG_BINPUT) &&
+        idx >= r->size)
+        return lc_fail(r->err, LC_E_OVERFLOW, op->at,
+                       "PUT of memo index %" PRIu64 " in a pickle of %" PRIu64 " bytes, which "
+                       "can store at most that many", idx, r->size);
+    return LC_OK;
+}
+
 static lc_code read_index_line(lc_rd *r, lc_pickle_op *op, const char *what) {
     bool fits;
     LC_TRY(read_line(r, &op->p, &op->n, what));
@@ -149,13 +162,14 @@ static lc_code read_index_line(lc_rd *r, lc_pickle_op *op, const char *what) {
         return lc_fail(r->err, LC_E_OVERFLOW, op->at, "%s memo index %.*s is out of range 0..%u",
                        what, (int)(op->n > 24 ? 24 : op->n), (const char *)op->p,
                        LC_PICKLE_OP_MAX_MEMO - 1);
-    return LC_OK;
+    return check_put(r, op, (uint64_t)op->n_int);
 }
 
 static lc_code check_index(lc_rd *r, lc_pickle_op *op, uint64_t idx) {
     if (idx >= LC_PICKLE_OP_MAX_MEMO)
         return lc_fail(r->err, LC_E_OVERFLOW, op->at, "memo index %" PRIu64 " exceeds %u", idx,
                        LC_PICKLE_OP_MAX_MEMO - 1);
+    LC_TRY(check_put(r, op, idx));
     op->n_int = (int64_t)idx;
     return LC_OK;
 }

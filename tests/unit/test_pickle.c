@@ -57,6 +57,18 @@ Test(pickle, overflow_marks) {
     expect_fail(b, sizeof b, LC_E_OVERFLOW, LC_PICKLE_MAX_MARKS);
 }
 Test(pickle, overflow_memo_index) { expect_fail(B("K\x01r\xff\xff\xff\xff."), LC_E_OVERFLOW, 2); }
+/* A memo index past the pickle's length is no pickler's (entries are numbered from 0,
+ * one opcode each) and would cost a memo array that large: 8 bytes asked for 32 MB. */
+Test(pickle, overflow_memo_index_past_the_pickle) {
+    expect_fail(B("K\x01r\xff\xff\x3f\x00."), LC_E_OVERFLOW, 2);
+    expect_fail(B("K\x01q\x09."), LC_E_OVERFLOW, 2);          /* 9 in a 5-byte pickle */
+    expect_fail(B("K\x01p100\n."), LC_E_OVERFLOW, 2);
+    lc_pickle *p;
+    lc_error err;
+    cr_assert_eq(load(B("K\x01q\x04."), &p, &err), LC_OK, "%s", err.msg);   /* 4 < 5 */
+    lc_pickle_free(p);
+    cr_assert_eq(lc_pickle_scan(B("K\x01q\x09."), NULL, NULL, NULL, &err), LC_E_OVERFLOW);
+}
 Test(pickle, overflow_digits) {
     uint8_t b[LC_PICKLE_MAX_DIGITS + 4];
     memset(b, '9', sizeof b);
