@@ -104,7 +104,7 @@ lc_code lc_job_quantize_override(const char *arg, char *key, size_t cap, lc_valu
 lc_code lc_job_gguf_quantize_check(const lc_job_quantize_opts *o, lc_error *err) {
     if (!o->ftype)
         return lc_fail(err, LC_E_ARG, LC_NO_OFFSET, "no TYPE");
-    if (!lc_ftype_available(o->ftype))
+    if (!lc_ftype_available(o->ftype) && !o->dry_run)
         return lc_fail(err, LC_E_ARG, LC_NO_OFFSET, "TYPE %s is not available yet: libconvert "
                        "lacks a kernel or an importance matrix it needs", o->ftype->name);
     lc_dtype t;

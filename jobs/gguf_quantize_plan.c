@@ -45,7 +45,7 @@ static lc_code build(job *j, const lc_tensor *s, lc_dtype to, lc_tensor **outp,
                      lc_error *err) {
     const lc_tensor *cur = s;
     lc_tensor *t;
-    if (j->mapped && s->data) {
+    if (j->mapped && s->data && !j->o->dry_run) {
         LC_TRY(add(j->stage[QJ_SOURCE], s, s->dtype, &t, err));
         LC_TRY(lc_view_map(t, s, err));
         cur = t;
@@ -54,6 +54,8 @@ static lc_code build(job *j, const lc_tensor *s, lc_dtype to, lc_tensor **outp,
     while (nd > 1 && s->shape[s->ndim - nd] == 1)     /* ggml_n_dims */
         nd--;
     const uint64_t *shape = s->shape + (s->ndim - nd);
+    if (j->o->dry_run)      /* sizes only: no source (the kernels may not exist yet) */
+        return lc_model_add_tensor(j->out, s->name, to, nd, shape, outp, err);
     if (to != s->dtype) {
         LC_TRY(add(j->stage[QJ_CHECKED], s, s->dtype, &t, err));
         LC_TRY(lc_validate_view(t, cur, err));
@@ -84,9 +86,12 @@ static lc_code build(job *j, const lc_tensor *s, lc_dtype to, lc_tensor **outp,
 static lc_code can_convert(const job *j, const lc_tensor *s, const lc_mix_choice *c,
                            lc_error *err) {
     const lc_dtype from = s->dtype, to = c->type;
-    if (to == from)
+    if (c->needs_imatrix && !j->o->dry_run)
+        lc_fail(err, LC_E_UNSUPPORTED, LC_NO_OFFSET, "%s needs an importance matrix, which "
+                "gguf-quantize does not take", lc_dtype_name(to));
+    else if (to == from || j->o->dry_run)   /* a dry run shows what it cannot write */
         return LC_OK;
-    if (!lc_job_quantize_writable(to))
+    else if (!lc_job_quantize_writable(to))
         lc_fail(err, LC_E_UNSUPPORTED, LC_NO_OFFSET, "%s gives it %s, which libconvert "
                 "cannot write yet", j->o->ftype->name, lc_dtype_name(to));
     else if (from != LC_DT_F32 && from != LC_DT_F16 && from != LC_DT_BF16 &&

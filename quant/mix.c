@@ -457,14 +457,21 @@ static bool fits(lc_dtype t, uint64_t ncols) {
 }
 
 lc_code lc_mix_pick(lc_mix *m, const lc_tensor *t, lc_mix_choice *c, lc_error *err) {
-    c->type = c->wanted = t->dtype;
-    c->why = LC_MIX_KEPT;
+    *c = (lc_mix_choice){ .type = t->dtype, .wanted = t->dtype, .why = LC_MIX_KEPT };
     if (!lc_mix_quantizable(t->name, t->ndim, t->shape, m->o.leave_output))
         return LC_OK;
     pos p = { .ncols = t->ndim ? t->shape[t->ndim - 1] : 1,
               .ne2 = t->ndim >= 3 ? t->shape[t->ndim - 3] : 1 };
     uint32_t layer;
     p.c = category(m, t->name, &layer);
+    if (!lc_arch_find(m->mm.arch, LC_SPELL_GGUF, t->name, &layer)) {
+        /* llama.cpp would place it by a part of its name; without a row in the family's
+         * table the rules cannot, so refuse rather than differ silently */
+        lc_fail(err, LC_E_UNSUPPORTED, LC_NO_OFFSET, "architecture %s has no tensor of this "
+                "name in arch/, so the rules cannot place it", m->mm.arch->name);
+        lc_err_context(err, NULL, t->name);
+        return LC_E_UNSUPPORTED;
+    }
     lc_dtype want = m->o.base;
     lc_mix_why why = LC_MIX_BASE;
     const char *asked = NULL;      /* the option that asked for `want` explicitly */
@@ -516,12 +523,7 @@ lc_code lc_mix_pick(lc_mix *m, const lc_tensor *t, lc_mix_choice *c, lc_error *e
     const bool embd_or_out = strcmp(t->name, "token_embd.weight") == 0 ||
                              strcmp(t->name, "per_layer_token_embd.weight") == 0 ||
                              strcmp(t->name, "output.weight") == 0;
-    if (!embd_or_out && needs_imatrix(m->o.ftype, c->type)) {
-        lc_fail(err, LC_E_UNSUPPORTED, LC_NO_OFFSET, "%s needs an importance matrix, which "
-                "gguf-quantize does not take", lc_dtype_name(c->type));
-        lc_err_context(err, NULL, t->name);
-        return LC_E_UNSUPPORTED;
-    }
+    c->needs_imatrix = !embd_or_out && needs_imatrix(m->o.ftype, c->type);
     return LC_OK;
 }
 
@@ -569,6 +571,10 @@ lc_code lc_mix_new(const lc_mix_opts *o, const lc_mix_model *mm, const char *con
     if (o->base == LC_DT_INVALID || o->ftype >= 64 || !mm->arch)
         return lc_fail(err, LC_E_ARG, LC_NO_OFFSET, "file type %" PRIu32 " has no base type "
                        "or the model no family", o->ftype);
+    if (mm->n_expert > 1)   /* the rules are here; arch/ has no roles for experts yet */
+        return lc_fail(err, LC_E_UNSUPPORTED, LC_NO_OFFSET, "a model with %" PRIu32 " experts: "
+                       "arch/%s does not describe expert tensors yet", mm->n_expert,
+                       mm->arch->name);
     lc_mix *m = lc_calloc(1, sizeof *m);
     if (!m || (o->n_patterns && !(m->re = lc_calloc(o->n_patterns, sizeof *m->re)))) {
         lc_mix_free(m);

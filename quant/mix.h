@@ -76,6 +76,8 @@ typedef struct lc_mix_choice {
     lc_dtype   type;        /* what the tensor is written as */
     lc_dtype   wanted;      /* the type before the row-length fallback (== type if none) */
     lc_mix_why why;
+    bool       needs_imatrix;   /* llama.cpp refuses to make type without an importance
+                                 * matrix (IQ1/IQ2/IQ3_XXS; Q2_K in Q2_K_S files) */
 } lc_mix_choice;
 
 typedef struct lc_mix lc_mix;
@@ -83,7 +85,9 @@ typedef struct lc_mix lc_mix;
 /* Starts a plan for a file whose tensors are NAMES (all of them, in any order: llama.cpp
  * counts the attn_v tensors and looks for output.weight before it picks). Patterns are
  * compiled here: LC_E_ARG naming a pattern that does not compile. LC_E_ARG for a base
- * type that is LC_DT_INVALID; LC_E_NOMEM. On failure *out is NULL. */
+ * type that is LC_DT_INVALID or a model without a family; LC_E_UNSUPPORTED for a model
+ * with experts (arch/ has no roles for their tensors yet); LC_E_NOMEM. On failure *out
+ * is NULL. */
 lc_code lc_mix_new(const lc_mix_opts *o, const lc_mix_model *mm, const char *const *names,
                    size_t n, lc_mix **out, lc_error *err);
 void    lc_mix_free(lc_mix *m);
@@ -92,9 +96,10 @@ void    lc_mix_free(lc_mix *m);
  * the order they are written (lc_mix_order), since rules count tensors of a kind as they
  * go. Codes: LC_E_ARG (where = name) when a type asked for explicitly cannot hold t's
  * rows; LC_E_UNSUPPORTED when llama.cpp defines no fallback for the type a row needs, or
- * when the type needs an importance matrix (IQ1/IQ2/IQ3_XXS, Q2_K in Q2_K_S files),
- * which libconvert does not take. Whether libconvert can write c->type is the caller's
- * question (lc_quant_supported). */
+ * when t is a tensor llama-quantize quantizes but the family's table has no row for
+ * (llama.cpp would place it by a part of its name: the rules cannot follow).
+ * Whether libconvert can write c->type (lc_quant_supported) and what to do about
+ * c->needs_imatrix are the caller's questions. */
 lc_code lc_mix_pick(lc_mix *m, const lc_tensor *t, lc_mix_choice *c, lc_error *err);
 
 /* llama-quantize's loader order (llama_model_loader's weight_name_comparer): by the
