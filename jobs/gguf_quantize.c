@@ -16,7 +16,6 @@
 #include "hf/hf.h"
 #include "jobs/gguf_quantize_impl.h"
 #include "libconvert/alloc.h"
-#include "quant/quant.h"
 
 const lc_ftype *lc_job_quantize_type(const char *arg) {
     const lc_ftype *f = lc_ftype_by_name(arg);
@@ -38,10 +37,6 @@ static lc_code option_type(const char *opt, const char *name, lc_dtype *t, lc_er
         return lc_fail(err, LC_E_ARG, LC_NO_OFFSET, "%s: libconvert cannot write %s yet",
                        opt, lc_dtype_name(*t));
     return LC_OK;
-}
-
-bool lc_job_quantize_writable(lc_dtype t) {
-    return t == LC_DT_F32 || t == LC_DT_F16 || t == LC_DT_BF16 || lc_quant_supported(t);
 }
 
 /* --tensor-type PATTERN=TYPE, split at the first '=' as llama-quantize does. */

@@ -23,6 +23,10 @@
 #include "quant/validate.h"
 #include "quant/view.h"
 
+bool lc_job_quantize_writable(lc_dtype t) {
+    return t == LC_DT_F32 || t == LC_DT_F16 || t == LC_DT_BF16 || lc_quant_supported(t);
+}
+
 static lc_code add(lc_model *m, const lc_tensor *like, lc_dtype dt, lc_tensor **t,
                    lc_error *err) {
     return lc_model_add_tensor(m, like->name, dt, like->ndim, like->shape, t, err);
