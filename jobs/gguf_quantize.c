@@ -298,6 +298,10 @@ lc_code lc_job_gguf_quantize(const lc_job_quantize_opts *o, lc_progress *p, lc_e
         default_out(o, path, sizeof path);
         out = path;
     }
+    struct stat a, b;
+    if (!o->dry_run && stat(o->in, &a) == 0 && stat(out, &b) == 0 && a.st_dev == b.st_dev &&
+        a.st_ino == b.st_ino)
+        return lc_fail(err, LC_E_ARG, LC_NO_OFFSET, "OUT %.200s is IN", out);
     lc_code rc = options(&j, err);
     if (rc == LC_OK && (rc = load_input(&j, err)) != LC_OK)
         lc_err_context(err, o->in, NULL);

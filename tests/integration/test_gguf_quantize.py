@@ -237,6 +237,15 @@ def test_truncated_and_foreign_files(tmp_path):
     nothing_left(tmp_path, {"in.gguf", "cut.gguf", "g.gguf", "s.gguf"})
 
 
+def test_out_may_not_be_in(tmp_path):
+    src = tiny_llama(tmp_path / "in.gguf")
+    before = src.read_bytes()
+    r = run("-q", src, src, "Q8_0", ok=False)
+    assert r.returncode == 1 and "is IN" in one_line(r)
+    assert src.read_bytes() == before
+    nothing_left(tmp_path, {"in.gguf"})
+
+
 def test_a_failed_run_keeps_an_existing_out(tmp_path):
     src = tiny_llama(tmp_path / "in.gguf", nan_at("blk.0.attn_q.weight", 1, 1, np.nan))
     out = tmp_path / "out.gguf"

@@ -282,7 +282,7 @@ def test_hf_folder_in_one_pass(inputs, tmp_path, model):
 
 # ---- llama.cpp's "70B" model type ----
 
-def synthetic_llama(path, n_layer, n_head, n_head_kv):
+def synthetic_llama(path, n_layer, n_head, n_head_kv, poison=None, dtype=np.float16):
     """A llama GGUF (gguf-py's writer) with n_layer layers of hidden 256, head_dim 4 and
     intermediate 32, zero f16 weights: big enough in layers, small in bytes, for the rules
     that read the model type (80 layers with n_head != n_head_kv is llama.cpp's 70B)."""
@@ -302,7 +302,10 @@ def synthetic_llama(path, n_layer, n_head, n_head_kv):
     w.add_file_type(1)
 
     def add(name, *shape):
-        w.add_tensor(name, np.zeros(shape, dtype=np.float16 if len(shape) > 1 else np.float32))
+        a = np.zeros(shape, dtype=np.float32)
+        if poison and poison[0] == name:
+            a[poison[1]] = poison[2]
+        w.add_tensor(name, a if len(shape) == 1 else a.astype(dtype))
 
     add("token_embd.weight", vocab, h)
     add("output_norm.weight", h)
@@ -337,3 +340,27 @@ def test_plan_of_an_80_layer_llama(tmp_path_factory, ftype, kv):
     got = {t["name"]: t["to"] for t in json.loads(r.stdout)["tensors"]}
     assert list(got) == list(want), "tensor order"
     assert got == want
+
+
+@pytest.mark.parametrize("name,at,value,ftype,dtype,refused", [
+    ("blk.1.ffn_up.weight", (5, 7), np.nan, "Q8_0", np.float16, True),
+    ("blk.0.attn_norm.weight", (3,), np.inf, "Q4_0", np.float16, True),    # copied as is
+    ("blk.1.attn_q.weight", (2, 9), 65504.0, "Q4_1", np.float16, False),   # fits f16 scales
+    ("blk.1.attn_q.weight", (2, 9), 1e38, "Q8_0", np.float32, True),       # d overflows f16
+    ("blk.1.attn_q.weight", (2, 9), 1e38, "F16", np.float32, True),        # so does the value
+])
+def test_bad_data_is_refused_by_both(tmp_path, name, at, value, ftype, dtype, refused):
+    """NaN or infinity anywhere in the input, or a value whose scale overflows f16:
+    llama.cpp refuses the file (ggml_validate_row_data), and so do we, naming the tensor
+    and the row. Large values that fit are quantized alike."""
+    src = synthetic_llama(tmp_path / "in.gguf", 2, 8, 8, poison=(name, at, value), dtype=dtype)
+    rc, _ = llama_quantize(src, tmp_path / "ref.gguf", ftype)
+    r = ours(["-q", src, tmp_path / "ours.gguf", ftype], check=False)
+    if not refused:
+        assert rc == 0 and r.returncode == 0, r.stderr
+        assert (tmp_path / "ref.gguf").read_bytes() == (tmp_path / "ours.gguf").read_bytes()
+        return
+    assert rc != 0
+    assert r.returncode == 1 and name in r.stderr and f"row {at[0] if len(at) > 1 else 0}," \
+        in r.stderr, r.stderr
+    assert not (tmp_path / "ours.gguf").exists()
