@@ -5,11 +5,13 @@
 #include "jobs/gguf_quantize.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "arch/arch.h"
 #include "formats/gguf.h"
@@ -221,13 +223,18 @@ static void default_out(const lc_job_quantize_opts *o, char *buf, size_t cap) {
              o->ftype->name);
 }
 
+/* A GGUF is parsed from its map, and its tensors are read with pread (QJ_SOURCE): pages
+ * read through a map stay in the process's RSS when threads read ahead of each other. */
 static lc_code load_input(job *j, lc_error *err) {
     if (is_dir(j->o->in)) {
         const lc_hf_opts ho = { .outtype = LC_DT_INVALID };     /* safetensors2gguf's auto */
         return lc_hf_to_gguf(j->o->in, &ho, &j->in, err);
     }
-    j->mapped = true;
-    return lc_gguf_load(j->o->in, &j->in, err);
+    LC_TRY(lc_gguf_load(j->o->in, &j->in, err));
+    if ((j->fd = open(j->o->in, O_RDONLY | O_CLOEXEC)) < 0)
+        return lc_fail(err, LC_E_IO, LC_NO_OFFSET, "cannot open it again: %s",
+                       strerror(errno));
+    return LC_OK;
 }
 
 static void free_job(job *j) {
@@ -237,6 +244,8 @@ static void free_job(job *j) {
             lc_model_free(j->stage[i]);
         lc_model_free(j->in);
     }
+    if (j->fd >= 0)
+        close(j->fd);
     for (size_t i = 0; i < j->n_patterns; i++)
         lc_free(j->pattern_text[i]);
     lc_free(j->pattern_text);
@@ -286,7 +295,7 @@ static lc_code options(job *j, lc_error *err) {
 }
 
 lc_code lc_job_gguf_quantize(const lc_job_quantize_opts *o, lc_progress *p, lc_error *err) {
-    job j = { .o = o };
+    job j = { .o = o, .fd = -1 };
     struct timespec t0;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     j.started = (double)t0.tv_sec + (double)t0.tv_nsec * 1e-9;

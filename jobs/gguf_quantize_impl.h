@@ -13,7 +13,7 @@
 
 /* The lazy tensors between an input tensor and an output tensor live in one model per
  * stage, named as the tensor (so every error names the tensor a person knows). */
-enum { QJ_SOURCE = 0,   /* page-returning views of a mapped input */
+enum { QJ_SOURCE = 0,   /* pread views of a GGUF input's tensors */
        QJ_CHECKED,      /* the input as read, checked as ggml's loader checks it */
        QJ_F32,          /* widened or dequantized to F32 */
        QJ_CONVERTED,    /* quantized or cast to the output type */
@@ -31,7 +31,7 @@ typedef struct job {
     lc_model *in;                   /* the input; owned by out once handed */
     lc_model *stage[LC_QJ_STAGES];  /* owned by out once handed */
     lc_model *out;
-    bool      mapped;               /* in's tensors are views into a mapped GGUF */
+    int       fd;                   /* IN opened again for pread, or -1 (an HF folder) */
     bool      handed;
     lc_mix_opts     mo;
     lc_mix_pattern *patterns;       /* --tensor-type, parsed */

@@ -2,7 +2,7 @@
  * (see gguf_quantize.h), and the report of what was done.
  *
  * The chain for one tensor, each step a lazy source reading the one before it:
- *   input -> [map view giving pages back, for a mapped GGUF] -> checked (ggml's loader
+ *   input -> [pread view, for a GGUF] -> checked (ggml's loader
  *   check) -> [F32: widened or dequantized] -> converted (quantized or cast) -> output,
  *   checked again (the check llama-quantize runs on each row it writes).
  * A tensor whose type does not change is its checked input. llama-quantize converts
@@ -49,9 +49,9 @@ static lc_code build(job *j, const lc_tensor *s, lc_dtype to, lc_tensor **outp,
                      lc_error *err) {
     const lc_tensor *cur = s;
     lc_tensor *t;
-    if (j->mapped && s->data && !j->o->dry_run) {
+    if (j->fd >= 0 && s->file_offset != LC_NO_OFFSET && !j->o->dry_run) {
         LC_TRY(add(j->stage[QJ_SOURCE], s, s->dtype, &t, err));
-        LC_TRY(lc_view_map(t, s, err));
+        LC_TRY(lc_view_file(t, j->fd, s->file_offset, j->o->in, err));
         cur = t;
     }
     uint32_t nd = s->ndim;
