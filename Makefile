@@ -63,8 +63,8 @@ TEST_TOOLS := $(patsubst tests/tools/%.c,$(BUILD)/test-bin/%,$(wildcard tests/to
 FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
 # Installed headers: every header but the private ones (*_impl.h, and those
 # scripts/check-layers.py lists as private to their folder).
-PRIVATE_H := arch/families.h hf/json.h hf/vocab.h hf/bpe.h hf/special.h hf/naming.h hf/weights.h \
-             infer/matmul.h
+PRIVATE_H := quant/iq_tables.h arch/families.h hf/json.h hf/vocab.h hf/bpe.h hf/special.h \
+             hf/naming.h hf/weights.h infer/matmul.h
 HEADERS := $(filter-out %_impl.h $(PRIVATE_H),$(wildcard libconvert/*.h arch/*.h formats/*.h quant/*.h hf/*.h infer/*.h jobs/*.h))
 
 .PHONY: all tools check test-unit test-cli test-py test-fuzz-short asan ubsan tsan demo bench fuzz \
@@ -100,7 +100,7 @@ $(O)/tests/unit/%.o: XFLAGS += -Wno-missing-prototypes -D_DEFAULT_SOURCE
 bootstrap:
 	$(Q)scripts/bootstrap.sh
 
-check: bootstrap
+check: bootstrap check-layers
 	$(Q)$(MAKE) --no-print-directory all $(BUILD)/unit-tests
 	$(Q)$(MAKE) --no-print-directory test-unit test-cli test-py
 	$(Q)$(MAKE) --no-print-directory test-fuzz-short
