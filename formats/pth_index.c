@@ -19,6 +19,7 @@
 #include "formats/pth.h"
 #include "formats/pth_file_impl.h"
 #include "libconvert/alloc.h"
+#include "libconvert/json_scan.h"
 #include "libconvert/map.h"
 #include "libconvert/outfile.h"
 
@@ -90,9 +91,13 @@ static lc_code index_open(const char *path, index_file *ix, lc_error *err) {
     if (ix->map->size > LC_PTH_MAX_INDEX)
         rc = lc_fail(err, LC_E_OVERFLOW, 0, "index of %llu bytes, at most %llu",
                      (unsigned long long)ix->map->size, (unsigned long long)LC_PTH_MAX_INDEX);
-    else if (!(ix->root = cJSON_ParseWithLength((const char *)ix->map->data, ix->map->size)))
+    else   /* cJSON's memory, bounded before it parses */
+        rc = lc_json_tree_check(ix->map->data, (size_t)ix->map->size, err);
+    if (rc == LC_OK &&
+        !(ix->root = cJSON_ParseWithLength((const char *)ix->map->data, ix->map->size)))
         rc = lc_fail(err, LC_E_MALFORMED, 0, "the index is not valid JSON");
-    else if (!cJSON_IsObject(ix->wmap = cJSON_GetObjectItemCaseSensitive(ix->root, "weight_map")))
+    else if (rc == LC_OK &&
+             !cJSON_IsObject(ix->wmap = cJSON_GetObjectItemCaseSensitive(ix->root, "weight_map")))
         rc = lc_fail(err, LC_E_MALFORMED, 0, "the index has no \"weight_map\" object");
     for (const cJSON *it = rc ? NULL : ix->wmap->child; it; it = it->next) {
         const char *f = cJSON_IsString(it) ? it->valuestring : NULL;

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "libconvert/alloc.h"
+#include "libconvert/json_scan.h"
 #include "libconvert/map.h"
 
 lc_code lc_hf_json_parse(const char *buf, size_t len, cJSON **out, lc_error *err) {
@@ -15,6 +16,7 @@ lc_code lc_hf_json_parse(const char *buf, size_t len, cJSON **out, lc_error *err
     if (len > LC_HF_MAX_JSON)
         return lc_fail(err, LC_E_OVERFLOW, 0, "%zu-byte JSON file passes the %u-byte limit", len,
                        LC_HF_MAX_JSON);
+    LC_TRY(lc_json_tree_check(buf, len, err));   /* cJSON's memory, before it parses */
     const char *end = NULL;
     /* The length-bounded parse never reads past buf + len, NUL or not. */
     cJSON *j = cJSON_ParseWithLengthOpts(buf, len, &end, false);

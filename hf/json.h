@@ -18,7 +18,9 @@
 /* Largest JSON file we parse (tokenizer.json of big vocabularies is ~10-20 MB). */
 #define LC_HF_MAX_JSON (256u << 20)
 
-/* Parses LEN bytes of JSON. LC_E_MALFORMED at the byte where cJSON stopped. */
+/* Parses LEN bytes of JSON. LC_E_MALFORMED at the byte where cJSON stopped;
+ * LC_E_OVERFLOW for more than LC_HF_MAX_JSON bytes, or a text whose tree would take
+ * more than 24 times its bytes or 1 GiB (libconvert/json_scan.h lc_json_tree_check). */
 lc_code lc_hf_json_parse(const char *buf, size_t len, cJSON **out, lc_error *err);
 
 /* Reads DIR/NAME and parses it. When the file does not exist: LC_OK with *out NULL if

@@ -6,6 +6,7 @@
  * the grammar. */
 #include "libconvert/json_scan.h"
 
+#include <inttypes.h>
 #include <string.h>
 
 enum {
@@ -341,4 +342,58 @@ bool lc_jscan_equals(const lc_jscan *j, const lc_jtok *t, const char *s) {
     if (t->len < 2 || t->len - 2 > 6 * (uint64_t)len || t->len > sizeof buf)
         return false;
     return lc_jscan_decode(j, t, buf) == len && memcmp(buf, s, len) == 0;
+}
+
+/* ---- bounding a tree parser ---- */
+
+/* What malloc(len + 1) takes in glibc: a 16-byte-aligned chunk with an 8-byte
+ * header, at least 32 bytes. */
+static uint64_t string_cost(uint64_t len) {
+    const uint64_t chunk = (len + 1 + 8 + 15) & ~(uint64_t)15;
+    return chunk < 32 ? 32 : chunk;
+}
+
+#define NODE_COST 80u   /* sizeof(cJSON) and its chunk header */
+
+uint64_t lc_json_tree_cost(const void *text, size_t n) {
+    const uint8_t *s = text;
+    uint64_t cost = 0;
+    for (size_t i = 0; i < n;) {
+        const uint8_t c = s[i];
+        if (c == '"') {
+            size_t k = i + 1;
+            while (k < n && s[k] != '"')
+                k += s[k] == '\\' ? 2 : 1;
+            cost += string_cost(k - i - 1);   /* the raw text: never shorter than decoded */
+            i = k + 1;
+            size_t after = i;
+            while (after < n && is_ws(s[after]))
+                after++;
+            if (after >= n || s[after] != ':')   /* a value, not a key: a node too */
+                cost += NODE_COST;
+        } else if (c == '{' || c == '[') {
+            cost += NODE_COST;
+            i++;
+        } else if (c == '-' || is_digit(c) || c == 't' || c == 'f' || c == 'n') {
+            cost += NODE_COST;
+            i++;
+            while (i < n && (is_digit(s[i]) || (s[i] >= 'a' && s[i] <= 'z') || s[i] == '.' ||
+                             s[i] == '+' || s[i] == '-' || s[i] == 'E'))
+                i++;
+        } else {
+            i++;
+        }
+    }
+    return cost;
+}
+
+lc_code lc_json_tree_check(const void *s, size_t n, lc_error *err) {
+    const uint64_t cost = lc_json_tree_cost(s, n);
+    const uint64_t ratio_cap = (uint64_t)LC_JSON_TREE_RATIO * n + ((uint64_t)1 << 20);
+    if (cost <= ratio_cap && cost <= LC_JSON_TREE_MAX)
+        return LC_OK;
+    return lc_fail(err, LC_E_OVERFLOW, 0, "parsing these %zu bytes of JSON would take %" PRIu64
+                   " bytes of memory, more than %s", n, cost,
+                   cost > LC_JSON_TREE_MAX ? "the 1 GiB limit"
+                                           : "24 times the text (real files take 10-15)");
 }

@@ -62,4 +62,20 @@ size_t lc_jscan_decode(const lc_jscan *j, const lc_jtok *t, char *out);
 /* True when string or key token t decodes to s (a C string). */
 bool lc_jscan_equals(const lc_jscan *j, const lc_jtok *t, const char *s);
 
+/* ---- bounding a tree parser ----
+ * Where JSON is still read into a tree (cJSON, for the small files of an HF folder and
+ * a .bin index), the tree costs a node on every value (64 bytes, 80 with the
+ * allocator's header) and an allocation of at least 32 bytes on every string and
+ * key: 10-15 times a real tokenizer.json, up to 40 times a hostile text ([0,0,...]).
+ * Counted before parsing, it is held to LC_JSON_TREE_RATIO times the text plus
+ * 1 MiB, and to LC_JSON_TREE_MAX in all. */
+#define LC_JSON_TREE_RATIO 24u
+#define LC_JSON_TREE_MAX ((uint64_t)1 << 30)
+
+/* The bytes such a tree of s[0..n) takes, from above, counted without parsing (any
+ * text, valid JSON or not: what cannot be JSON is skipped). */
+uint64_t lc_json_tree_cost(const void *s, size_t n);
+/* LC_E_OVERFLOW at offset 0 when lc_json_tree_cost passes either bound. */
+lc_code lc_json_tree_check(const void *s, size_t n, lc_error *err);
+
 #endif
