@@ -362,8 +362,20 @@ uint64_t lc_json_tree_cost(const void *text, size_t n) {
         const uint8_t c = s[i];
         if (c == '"') {
             size_t k = i + 1;
-            while (k < n && s[k] != '"')
-                k += s[k] == '\\' ? 2 : 1;
+            for (;;) {   /* the closing quote: one with an even run of backslashes before it */
+                const uint8_t *q = memchr(s + k, '"', n - k);
+                if (!q) {
+                    k = n;
+                    break;
+                }
+                k = (size_t)(q - s);
+                size_t bs = 0;
+                while (k - bs > i + 1 && s[k - bs - 1] == '\\')
+                    bs++;
+                if (bs % 2 == 0)
+                    break;
+                k++;
+            }
             cost += string_cost(k - i - 1);   /* the raw text: never shorter than decoded */
             i = k + 1;
             size_t after = i;

@@ -130,6 +130,8 @@ Test(json_scan, tree_cost_and_its_bounds) {
     cr_assert_eq(lc_json_tree_cost("[0,1,2]", 7), 4 * 80);
     cr_assert_eq(lc_json_tree_cost("{\"a\":\"b\"}", 9), 80 + 32 + 80 + 32);
     cr_assert_eq(lc_json_tree_cost("\"unterminated", 13), 32 + 80);
+    const char *esc = "[\"a\\\"b\\\\\",1]";   /* ["a\"b\\",1]: the quote ends the string */
+    cr_assert_eq(lc_json_tree_cost(esc, strlen(esc)), 3 * 80 + 32);
     const size_t n = 4u << 20;   /* [0,0,...]: 40 times its bytes */
     char *s = malloc(n);
     cr_assert_not_null(s);
