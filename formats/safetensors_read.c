@@ -296,13 +296,19 @@ static int by_offsets(const void *a, const void *b) {
     return (x->key_at > y->key_at) - (x->key_at < y->key_at);
 }
 
+/* An entry's dimensions (a header of scalars has no dims array at all). */
+static const uint64_t *shape_of(const hdr *h, const entry *e) {
+    static const uint64_t none[1];
+    return h->dims ? h->dims + e->dim0 : none;
+}
+
 /* The sorted pass of the reference's validate(), then the exact end of file. */
 static lc_code check_layout(const hdr *h, const entry *const *order, uint64_t n, uint64_t size,
                             lc_error *err) {
     uint64_t start = 0;
     for (size_t k = 0; k < h->count; k++) {
         const entry *e = order[k];
-        const uint64_t *shape = h->dims + e->dim0;
+        const uint64_t *shape = shape_of(h, e);
         if (e->begin != start || e->end < e->begin) {
             lc_fail(err, LC_E_MALFORMED, e->offs_at,
                     "data [%" PRIu64 ", %" PRIu64 ") does not start where the previous tensor "
@@ -455,7 +461,7 @@ static lc_code parse(const uint8_t *buf, uint64_t size, const lc_map *map, lc_mo
     for (size_t k = 0; k < h.count; k++) {
         const entry *e = &h.es[k];
         lc_tensor *t;
-        if ((rc = lc_model_add_tensor(m, e->name, e->dtype, e->ndim, h.dims + e->dim0, &t,
+        if ((rc = lc_model_add_tensor(m, e->name, e->dtype, e->ndim, shape_of(&h, e), &t,
                                       err)) != LC_OK)
             goto done;
         t->file_offset = TEXT_AT + n + e->begin;

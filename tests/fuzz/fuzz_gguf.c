@@ -1,9 +1,9 @@
 /* tests/fuzz/fuzz_gguf.c: libFuzzer entry for the GGUF reader. A file that parses is
  * also written back and re-read, so the writer sees every shape of metadata the reader
- * accepts, and the copy must parse to the same counts. The lenient open model-inspect
- * uses must agree with the strict one (it fails only where the strict one does, and
- * records a refusal exactly when the strict one fails), and the error line and the
- * report must carry no raw control byte whatever the file holds. */
+ * accepts, and the copy must parse to the same counts and the same values. The lenient
+ * open model-inspect uses must agree with the strict one (it fails only where the
+ * strict one does, and records a refusal exactly when the strict one fails), and the
+ * error line and the report must carry no raw control byte whatever the file holds. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +19,18 @@ static void check_line(const char *s) {
     for (const unsigned char *p = (const unsigned char *)s; *p; p++)
         if (*p < 0x20 || *p == 0x7f)
             abort();   /* a byte from the file reached the terminal raw */
+}
+
+/* Every value reads back as it was written: the same JSON text, packed arrays and
+ * nested ones included. */
+static void same_value(const lc_value *a, const lc_value *b) {
+    lc_json_buf ja = { 0 }, jb = { 0 };
+    if (a->type != b->type || lc_inspect_value_json(&ja, a, NULL) != LC_OK ||
+        lc_inspect_value_json(&jb, b, NULL) != LC_OK || ja.len != jb.len ||
+        (ja.len && memcmp(ja.data, jb.data, ja.len) != 0))
+        abort();
+    lc_json_buf_free(&ja);
+    lc_json_buf_free(&jb);
 }
 
 static FILE *g_null;
@@ -69,6 +81,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             lc_model_tensor_count(back) != lc_model_tensor_count(m) ||
             lc_model_meta_count(back) != lc_model_meta_count(m))
             abort();   /* what we write must read back */
+        for (size_t i = 0; i < lc_model_meta_count(m); i++)
+            same_value(&lc_model_meta(m, i)->val, &lc_model_meta(back, i)->val);
         lc_model_free(back);
         unlink(path);
     }

@@ -116,6 +116,17 @@ Test(st_read, whitespace_inside_the_object_is_json) {
     cr_assert_eq(lc_model_tensor_count(m), 1);
     lc_model_free(m);
 }
+/* Every tensor a scalar: no dimension is read at all (UBSan watches the empty list). */
+Test(st_read, only_scalars) {
+    lc_model *m = NULL;
+    lc_error err = {0};
+    const char *j = "{\"s\":{\"dtype\":\"U8\",\"shape\":[],\"data_offsets\":[0,1]}}";
+    cr_assert_eq(lc_safetensors_load_mem(g_file, make(j, zeros, 1), &m, &err), LC_OK, "%s",
+                 err.msg);
+    cr_assert_eq(lc_model_tensor(m, 0)->ndim, 0);
+    cr_assert_eq(lc_model_tensor(m, 0)->nbytes, 1);
+    lc_model_free(m);
+}
 Test(st_read, text_after_json) {
     const char *j = "{} {}";
     expect_json_fail(j, NULL, 0, LC_E_MALFORMED, 11, NULL);
