@@ -20,6 +20,9 @@ ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(os.environ.get("LC_BIN", ROOT / "build" / "bin"))
 TBIN = Path(os.environ.get("LC_TEST_BIN", ROOT / "build" / "test-bin"))
 MiB = 1 << 20
+# ASan keeps freed memory in quarantine and pads every block: under it a peak-memory
+# figure means nothing, so the tools run for their results only.
+SANITIZED = b"__asan_init" in (BIN / "model-inspect").read_bytes()
 
 
 def peak(tmp_path, tool, *args, stdout=subprocess.DEVNULL):
@@ -31,6 +34,8 @@ def peak(tmp_path, tool, *args, stdout=subprocess.DEVNULL):
 
 
 def assert_bounded(kib, size, ratio, slack_mib, what):
+    if SANITIZED:
+        return
     limit = ratio * size + slack_mib * MiB
     assert kib * 1024 <= limit, (f"{what}: peak {kib} KiB for {size} input bytes, "
                                  f"more than {ratio} x + {slack_mib} MiB ({limit // 1024} KiB)")
@@ -215,7 +220,7 @@ def test_tokenizer_json_whose_tree_would_explode(tmp_path):
     assert rc == 1 and "tokenizer.json" in err and "would take" in err, err
     assert len(err.strip().splitlines()) == 1
     assert not out.exists()
-    assert kib < 64 * 1024, f"peak {kib} KiB"
+    assert SANITIZED or kib < 64 * 1024, f"peak {kib} KiB"
 
 
 def test_bin_index_whose_tree_would_explode(tmp_path):
@@ -225,4 +230,4 @@ def test_bin_index_whose_tree_would_explode(tmp_path):
     out = tmp_path / "o"
     rc, err, kib = peak(tmp_path, "pth2safetensors", "-q", f, out)
     assert rc == 1 and "would take" in err, err
-    assert kib < 48 * 1024, f"peak {kib} KiB"
+    assert SANITIZED or kib < 48 * 1024, f"peak {kib} KiB"
