@@ -1,0 +1,444 @@
+/* jobs/model_verify_print.c: the text report (for people) and the JSON object (for
+ * scripts: every tensor, every figure, every kept difference). Names and values from
+ * the files are quoted with control bytes escaped, so a hostile name cannot forge a
+ * line of the report. */
+#include "jobs/model_verify_impl.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#define TEXT_TENSORS 12     /* tensor rows in the text report (the failing ones always) */
+
+/* ---- helpers ---- */
+
+void lc_vf_quote(const char *s, size_t len, char *buf, size_t cap) {
+    size_t o = 0;
+    if (cap < 8) {
+        if (cap)
+            buf[0] = '\0';
+        return;
+    }
+    buf[o++] = '"';
+    const size_t valid = lc_json_utf8_valid_prefix((const uint8_t *)s, len);
+    for (size_t i = 0; i < len; i++) {
+        const unsigned char c = (unsigned char)s[i];
+        char e[8];
+        size_t k;
+        if (c < 0x20 || c == 0x7f || c == '"' || c == '\\' || (c >= 0x80 && i >= valid))
+            k = (size_t)snprintf(e, sizeof e, c == '"' || c == '\\' ? "\\%c" : "\\x%02x", c);
+        else
+            e[0] = (char)c, k = 1;
+        if (o + k + 5 > cap) {
+            memcpy(buf + o, "...", 3);
+            o += 3;
+            break;
+        }
+        memcpy(buf + o, e, k);
+        o += k;
+    }
+    buf[o++] = '"';
+    buf[o] = '\0';
+}
+
+lc_code lc_vf_json_num(lc_json_buf *b, double v, lc_error *err) {
+    if (!isfinite(v))
+        return lc_json_printf(b, err, "null");
+    return lc_json_printf(b, err, "%.9g", v);
+}
+
+static lc_code flush(lc_json_buf *b, FILE *f, lc_error *err) {
+    if (b->len && fwrite(b->data, 1, b->len, f) != b->len)
+        return lc_fail(err, LC_E_IO, LC_NO_OFFSET, "cannot write the report");
+    b->len = 0;
+    return LC_OK;
+}
+
+static void fmt_snr(double v, char *buf, size_t cap) {
+    if (v == INFINITY)
+        snprintf(buf, cap, "exact");
+    else
+        snprintf(buf, cap, "%.1f", v);
+}
+
+/* What the pair may change, in a few words. */
+static void fmt_expect(const lc_vf_expect *e, char *buf, size_t cap) {
+    if (e->cls == LC_DT_INVALID)
+        snprintf(buf, cap, "exact");
+    else if (e->block > 1)
+        snprintf(buf, cap, "%.3g/blk, %.0f-%.0f dB", e->rel, e->snr_lo, e->snr_hi);
+    else
+        snprintf(buf, cap, "2^%d rel, %.0f-%.0f dB", (int)lrint(log2(e->rel)), e->snr_lo,
+                 e->snr_hi);
+}
+
+static const char *layer_word(const lc_vf_side *s) {
+    return s->have_hp ? "layers" : "";
+}
+
+/* ---- text ---- */
+
+static lc_code side_line(lc_json_buf *b, const lc_vf_side *s, lc_error *err) {
+    char q[300];
+    lc_vf_quote(s->path, strlen(s->path), q, sizeof q);
+    LC_TRY(lc_json_printf(b, err, "%s  %s: %s (%s), %s, %s", s->label, q, lc_vf_kind_name(s->kind),
+                          s->format ? s->format : "?", s->arch ? s->arch->name : "no family",
+                          lc_vf_spelling_name(s->spelling)));
+    if (s->have_hp)
+        LC_TRY(lc_json_printf(b, err, ", %" PRIu32 " %s", s->hp.block_count, layer_word(s)));
+    return lc_json_printf(b, err, "\n");
+}
+
+static lc_code text_meta(lc_json_buf *b, const lc_vf_meta *m, lc_error *err) {
+    if (!m->compared)
+        return lc_json_printf(b, err, "metadata: not compared (%s)\n", m->note);
+    if (!m->n_diffs)
+        return lc_json_printf(b, err, "metadata: %zu keys compared, all agree\n", m->n_keys);
+    LC_TRY(lc_json_printf(b, err, "metadata: %zu keys compared, %zu difference%s:\n", m->n_keys,
+                          m->n_diffs, m->n_diffs == 1 ? "" : "s"));
+    for (size_t i = 0; i < m->n_kept; i++)
+        LC_TRY(lc_json_printf(b, err, "  %-40s SRC %-24s DST %s\n", m->diffs[i].key,
+                              m->diffs[i].src, m->diffs[i].dst));
+    if (m->n_kept < m->n_diffs)
+        LC_TRY(lc_json_printf(b, err, "  ... and %zu more (--json lists the first %d)\n",
+                              m->n_diffs - m->n_kept, LC_VF_MAX_DIFFS));
+    return LC_OK;
+}
+
+static lc_code text_tensor(lc_json_buf *b, const lc_vf_tensor *t, lc_error *err) {
+    char types[40], snr[16], ex[48];
+    snprintf(types, sizeof types, t->src_dt == t->dst_dt ? "%s" : "%s>%s",
+             lc_dtype_name(t->src_dt), lc_dtype_name(t->dst_dt));
+    fmt_snr(t->snr_db, snr, sizeof snr);
+    fmt_expect(&t->expect, ex, sizeof ex);
+    LC_TRY(lc_json_printf(b, err, "  %-28s %-10s %-14s %9.3g %9.3g %10.7f %7s %s %-24s %s\n",
+                          t->name, types, t->shape_s, t->rmse, t->max_abs, t->cosine, snr,
+                          t->snr_low ? "!" : " ", ex, t->ok ? "ok" : "FAIL"));
+    if (t->ok)
+        return LC_OK;
+    if (!t->shape_ok)
+        return lc_json_printf(b, err, "      shape %s in DST, another in SRC (%s)\n", t->shape_s,
+                              t->src_name);
+    if (t->nonfinite)
+        LC_TRY(lc_json_printf(b, err, "      %" PRIu64 " NaN/inf element%s where SRC has none "
+                              "(first at row %" PRIu64 ", element %" PRIu64 ")\n", t->nonfinite,
+                              t->nonfinite == 1 ? "" : "s", t->worst_row, t->worst_col));
+    else if (t->expect.block > 1)
+        LC_TRY(lc_json_printf(b, err, "      at row %" PRIu64 ", block of elements %" PRIu64
+                              "..%" PRIu64 ": %.3g x what %s may change there\n", t->worst_row,
+                              t->worst_col, t->worst_col + t->expect.block - 1, t->worst,
+                              lc_vf_class_name(t->expect.cls)));
+    else
+        LC_TRY(lc_json_printf(b, err, "      at row %" PRIu64 ", element %" PRIu64 ": %s\n",
+                              t->worst_row, t->worst_col,
+                              t->expect.cls == LC_DT_INVALID ? "differs where the values must be "
+                                                               "equal"
+                                                             : "past the type's rounding"));
+    if (t->diagnosis[0])
+        LC_TRY(lc_json_printf(b, err, "      %s\n", t->diagnosis));
+    return LC_OK;
+}
+
+static lc_code text_tensors(lc_json_buf *b, const lc_vf_tensors *r, lc_error *err) {
+    LC_TRY(lc_json_printf(b, err, "tensors: %zu pairs compared", r->n));
+    if (r->n_skipped)
+        LC_TRY(lc_json_printf(b, err, " (%zu computed or dropped by the family, not compared: "
+                              "%s)", r->n_skipped, r->skipped));
+    LC_TRY(lc_json_printf(b, err, "; class %s; %zu outside the bound\n",
+                          lc_vf_class_name(r->cls), r->n_bad));
+    if (r->n_extra)
+        LC_TRY(lc_json_printf(b, err, "  DST has %zu tensor%s SRC lacks: %s\n", r->n_extra,
+                              r->n_extra == 1 ? "" : "s", r->extra));
+    if (!r->n)
+        return LC_OK;
+    LC_TRY(lc_json_printf(b, err, "  %-28s %-10s %-14s %9s %9s %10s %7s   %-24s\n", "name (worst first)",
+                          "type", "shape", "RMSE", "max|err|", "cosine", "SNR dB", "expected"));
+    size_t shown = 0;
+    for (size_t i = 0; i < r->n; i++) {
+        if (r->t[i].ok && shown >= TEXT_TENSORS)
+            continue;
+        LC_TRY(text_tensor(b, &r->t[i], err));
+        shown++;
+    }
+    if (shown < r->n)
+        LC_TRY(lc_json_printf(b, err, "  ... %zu more within the bound (--json lists all)\n",
+                              r->n - shown));
+    return LC_OK;
+}
+
+static lc_code text_logits(lc_json_buf *b, const lc_vf_logits *g, lc_error *err) {
+    if (g->tok_differ && g->tok_src == -1 && g->tok_dst == -1)
+        LC_TRY(lc_json_printf(b, err, "tokenizer: %s\n", g->note));
+    else if (g->tok_differ)
+        LC_TRY(lc_json_printf(b, err, "tokenizer: DST's ids differ from SRC's at position %zu "
+                              "(SRC %" PRId32 ", DST %" PRId32 "); both models ran on SRC's\n",
+                              g->tok_at, g->tok_src, g->tok_dst));
+    if (!g->ran)
+        return lc_json_printf(b, err, "logits: not compared (%s)\n", g->note);
+    LC_TRY(lc_json_printf(b, err, "logits: %zu tokens (%s%s%s), %zu scored, vocabulary %" PRIu32
+                          "\n", g->n, g->source, g->note[0] && !g->tok_differ ? "; " : "",
+                          g->tok_differ ? "" : g->note, g->n_scored, g->vocab));
+    LC_TRY(lc_json_printf(b, err, "  NMSE %.3g   max|diff| %.3g (max|logit| %.3g)\n", g->nmse,
+                          g->max_abs, g->max_logit));
+    LC_TRY(lc_json_printf(b, err, "  KL divergence   mean %.6g   median %.6g   p99 %.6g   max "
+                          "%.6g\n", g->kl_mean, g->kl_median, g->kl_p99, g->kl_max));
+    LC_TRY(lc_json_printf(b, err, "  delta-p         RMS %.3f %%   min %.3f %%   p1 %.3f %%   "
+                          "median %.3f %%   p99 %.3f %%   max %.3f %%\n", 100 * g->dp_rms,
+                          100 * g->dp_min, 100 * g->dp_p01, 100 * g->dp_median, 100 * g->dp_p99,
+                          100 * g->dp_max));
+    LC_TRY(lc_json_printf(b, err, "  same top-1 %.2f %%   SRC's top in DST's top-5 %.2f %%\n",
+                          100 * g->same_top1, 100 * g->same_top5));
+    LC_TRY(lc_json_printf(b, err, "  perplexity      SRC %.4f   DST %.4f\n", g->ppl_src,
+                          g->ppl_dst));
+    if (!g->layers)
+        return LC_OK;
+    LC_TRY(lc_json_printf(b, err, "layers: ||h_DST - h_SRC|| / ||h_SRC|| after each layer:\n "));
+    for (uint32_t l = 0; l < g->n_layers; l++)
+        LC_TRY(lc_json_printf(b, err, " %" PRIu32 ":%.3g", l, g->layer_rel[l]));
+    if (g->first_bad >= 0)
+        return lc_json_printf(b, err, "\n  the hidden states part ways at layer %d%s\n",
+                              g->first_bad, g->largest_jump >= 0 && g->largest_jump != g->first_bad
+                                                ? " (the difference grows most at a later one)"
+                                                : "");
+    return lc_json_printf(b, err, "\n  within the limit after every layer\n");
+}
+
+lc_code lc_vf_print_text(const lc_vf_run *r, FILE *f, lc_error *err) {
+    lc_json_buf b = { 0 };
+    lc_code rc = side_line(&b, &r->src, err);
+    if (rc == LC_OK)
+        rc = side_line(&b, &r->dst, err);
+    if (rc == LC_OK)
+        rc = text_meta(&b, &r->meta, err);
+    if (rc == LC_OK)
+        rc = flush(&b, f, err);
+    if (rc == LC_OK)
+        rc = text_tensors(&b, &r->tensors, err);
+    if (rc == LC_OK)
+        rc = text_logits(&b, &r->logits, err);
+    if (rc == LC_OK) {
+        const lc_vf_limits *l = &r->limits;
+        char nmse[48] = "";
+        if (!isnan(l->nmse))
+            snprintf(nmse, sizeof nmse, ", NMSE <= %.3g", l->nmse);
+        rc = r->pass ? lc_json_printf(&b, err, "verdict: PASS (%s: every key and tensor within "
+                                      "its bound, mean KL <= %.3g, p99 KL <= %.3g%s)\n",
+                                      lc_vf_class_name(r->cls), l->kl_mean, l->kl_p99, nmse)
+                     : lc_json_printf(&b, err, "verdict: FAIL (%s): %s\n",
+                                      lc_vf_class_name(r->cls), r->why);
+    }
+    if (rc == LC_OK)
+        rc = flush(&b, f, err);
+    lc_json_buf_free(&b);
+    return rc;
+}
+
+/* ---- JSON ---- */
+
+static lc_code jstr(lc_json_buf *b, const char *s, lc_error *err) {
+    return s ? lc_json_put_string(b, s, strlen(s), err) : lc_json_printf(b, err, "null");
+}
+
+static lc_code jkey_num(lc_json_buf *b, const char *k, double v, lc_error *err) {
+    LC_TRY(lc_json_printf(b, err, ",\"%s\":", k));
+    return lc_vf_json_num(b, v, err);
+}
+
+static lc_code json_side(lc_json_buf *b, const char *key, const lc_vf_side *s, lc_error *err) {
+    LC_TRY(lc_json_printf(b, err, "\"%s\":{\"path\":", key));
+    LC_TRY(jstr(b, s->path, err));
+    LC_TRY(lc_json_printf(b, err, ",\"kind\":"));
+    LC_TRY(jstr(b, lc_vf_kind_name(s->kind), err));
+    LC_TRY(lc_json_printf(b, err, ",\"format\":"));
+    LC_TRY(jstr(b, s->format, err));
+    LC_TRY(lc_json_printf(b, err, ",\"arch\":"));
+    LC_TRY(jstr(b, s->arch ? s->arch->name : NULL, err));
+    LC_TRY(lc_json_printf(b, err, ",\"spelling\":"));
+    LC_TRY(jstr(b, lc_vf_spelling_name(s->spelling), err));
+    if (s->have_hp)
+        LC_TRY(lc_json_printf(b, err, ",\"layers\":%" PRIu32, s->hp.block_count));
+    return lc_json_printf(b, err, "}");
+}
+
+static lc_code json_meta(lc_json_buf *b, const lc_vf_meta *m, lc_error *err) {
+    LC_TRY(lc_json_printf(b, err, "\"metadata\":{\"compared\":%s,\"note\":",
+                          m->compared ? "true" : "false"));
+    LC_TRY(jstr(b, m->note, err));
+    LC_TRY(lc_json_printf(b, err, ",\"keys\":%zu,\"differences\":%zu,\"items\":[", m->n_keys,
+                          m->n_diffs));
+    for (size_t i = 0; i < m->n_kept; i++) {
+        LC_TRY(lc_json_printf(b, err, "%s{\"key\":", i ? "," : ""));
+        LC_TRY(jstr(b, m->diffs[i].key, err));
+        LC_TRY(lc_json_printf(b, err, ",\"src\":"));
+        LC_TRY(jstr(b, m->diffs[i].src, err));
+        LC_TRY(lc_json_printf(b, err, ",\"dst\":"));
+        LC_TRY(jstr(b, m->diffs[i].dst, err));
+        LC_TRY(lc_json_printf(b, err, "}"));
+    }
+    return lc_json_printf(b, err, "]}");
+}
+
+static lc_code json_tensor(lc_json_buf *b, const lc_vf_tensor *t, lc_error *err) {
+    LC_TRY(lc_json_printf(b, err, "{\"name\":"));
+    LC_TRY(jstr(b, t->name, err));
+    LC_TRY(lc_json_printf(b, err, ",\"src_name\":"));
+    LC_TRY(jstr(b, t->src_name, err));
+    if (t->layer != UINT32_MAX)
+        LC_TRY(lc_json_printf(b, err, ",\"layer\":%" PRIu32, t->layer));
+    else
+        LC_TRY(lc_json_printf(b, err, ",\"layer\":null"));
+    LC_TRY(lc_json_printf(b, err, ",\"src_type\":\"%s\",\"dst_type\":\"%s\",\"shape\":[",
+                          lc_dtype_name(t->src_dt), lc_dtype_name(t->dst_dt)));
+    for (uint32_t d = 0; d < t->ndim; d++)
+        LC_TRY(lc_json_printf(b, err, "%s%" PRIu64, d ? "," : "", t->shape[d]));
+    LC_TRY(lc_json_printf(b, err, "],\"shape_ok\":%s,\"permuted\":%s,\"expected\":{\"class\":\"%s\","
+                          "\"block\":%" PRIu32, t->shape_ok ? "true" : "false",
+                          t->permuted ? "true" : "false", lc_vf_class_name(t->expect.cls),
+                          t->expect.block));
+    LC_TRY(jkey_num(b, "rel", t->expect.rel, err));
+    LC_TRY(jkey_num(b, "abs", t->expect.abs, err));
+    LC_TRY(jkey_num(b, "snr_lo", t->expect.snr_lo, err));
+    LC_TRY(jkey_num(b, "snr_hi", t->expect.snr_hi, err));
+    LC_TRY(lc_json_printf(b, err, "},\"elements\":%" PRIu64, t->n));
+    LC_TRY(jkey_num(b, "rmse", t->rmse, err));
+    LC_TRY(jkey_num(b, "max_abs", t->max_abs, err));
+    LC_TRY(lc_json_printf(b, err, ",\"max_at\":%" PRIu64, t->max_at));
+    LC_TRY(jkey_num(b, "cosine", t->cosine, err));
+    LC_TRY(jkey_num(b, "snr_db", t->snr_db, err));
+    LC_TRY(jkey_num(b, "worst", t->worst, err));
+    LC_TRY(lc_json_printf(b, err, ",\"worst_row\":%" PRIu64 ",\"worst_col\":%" PRIu64
+                          ",\"nonfinite\":%" PRIu64 ",\"ok\":%s,\"snr_low\":%s,\"diagnosis\":",
+                          t->worst_row, t->worst_col, t->nonfinite, t->ok ? "true" : "false",
+                          t->snr_low ? "true" : "false"));
+    LC_TRY(jstr(b, t->diagnosis, err));
+    return lc_json_printf(b, err, "}");
+}
+
+static lc_code json_tensors(lc_json_buf *b, FILE *f, const lc_vf_tensors *r, lc_error *err) {
+    LC_TRY(lc_json_printf(b, err, "\"tensors\":{\"compared\":%zu,\"outside\":%zu,\"skipped\":",
+                          r->n, r->n_bad));
+    LC_TRY(jstr(b, r->skipped, err));
+    LC_TRY(lc_json_printf(b, err, ",\"extra\":"));
+    LC_TRY(jstr(b, r->extra, err));
+    LC_TRY(lc_json_printf(b, err, ",\"class\":\"%s\",\"items\":[", lc_vf_class_name(r->cls)));
+    for (size_t i = 0; i < r->n; i++) {
+        if (i)
+            LC_TRY(lc_json_printf(b, err, ","));
+        LC_TRY(json_tensor(b, &r->t[i], err));
+        if (b->len > (1u << 16))
+            LC_TRY(flush(b, f, err));
+    }
+    return lc_json_printf(b, err, "]}");
+}
+
+static lc_code json_logits(lc_json_buf *b, const lc_vf_logits *g, lc_error *err) {
+    LC_TRY(lc_json_printf(b, err, "\"logits\":{\"ran\":%s,\"note\":", g->ran ? "true" : "false"));
+    LC_TRY(jstr(b, g->note, err));
+    LC_TRY(lc_json_printf(b, err, ",\"source\":"));
+    LC_TRY(jstr(b, g->source, err));
+    LC_TRY(lc_json_printf(b, err, ",\"tokenizer_agrees\":%s", g->tok_differ ? "false" : "true"));
+    if (g->tok_differ)
+        LC_TRY(lc_json_printf(b, err, ",\"tokenizer_difference\":{\"position\":%zu,\"src\":%"
+                              PRId32 ",\"dst\":%" PRId32 "}", g->tok_at, g->tok_src, g->tok_dst));
+    LC_TRY(lc_json_printf(b, err, ",\"tokens\":%zu,\"scored\":%zu,\"vocab\":%" PRIu32, g->n,
+                          g->n_scored, g->vocab));
+    if (g->ran) {
+        LC_TRY(jkey_num(b, "nmse", g->nmse, err));
+        LC_TRY(jkey_num(b, "max_abs", g->max_abs, err));
+        LC_TRY(jkey_num(b, "max_logit", g->max_logit, err));
+        LC_TRY(lc_json_printf(b, err, ",\"kl\":{\"mean\":"));
+        LC_TRY(lc_vf_json_num(b, g->kl_mean, err));
+        LC_TRY(jkey_num(b, "median", g->kl_median, err));
+        LC_TRY(jkey_num(b, "p99", g->kl_p99, err));
+        LC_TRY(jkey_num(b, "max", g->kl_max, err));
+        LC_TRY(lc_json_printf(b, err, "},\"delta_p\":{\"rms\":"));
+        LC_TRY(lc_vf_json_num(b, g->dp_rms, err));
+        LC_TRY(jkey_num(b, "min", g->dp_min, err));
+        LC_TRY(jkey_num(b, "p01", g->dp_p01, err));
+        LC_TRY(jkey_num(b, "p05", g->dp_p05, err));
+        LC_TRY(jkey_num(b, "median", g->dp_median, err));
+        LC_TRY(jkey_num(b, "p95", g->dp_p95, err));
+        LC_TRY(jkey_num(b, "p99", g->dp_p99, err));
+        LC_TRY(jkey_num(b, "max", g->dp_max, err));
+        LC_TRY(lc_json_printf(b, err, "}"));
+        LC_TRY(jkey_num(b, "same_top1", g->same_top1, err));
+        LC_TRY(jkey_num(b, "same_top5", g->same_top5, err));
+        LC_TRY(jkey_num(b, "ppl_src", g->ppl_src, err));
+        LC_TRY(jkey_num(b, "ppl_dst", g->ppl_dst, err));
+        LC_TRY(lc_json_printf(b, err, ",\"token_ids\":["));
+        for (size_t i = 0; i < g->n; i++)
+            LC_TRY(lc_json_printf(b, err, "%s%" PRId32, i ? "," : "", g->tokens[i]));
+        LC_TRY(lc_json_printf(b, err, "],\"kl_per_position\":["));
+        for (size_t i = 0; i < g->n_scored; i++) {
+            if (i)
+                LC_TRY(lc_json_printf(b, err, ","));
+            LC_TRY(lc_vf_json_num(b, g->kl_pos[i], err));
+        }
+        LC_TRY(lc_json_printf(b, err, "]"));
+    }
+    LC_TRY(lc_json_printf(b, err, "},\"layers\":{\"compared\":%s", g->ran && g->layers ? "true"
+                                                                                       : "false"));
+    if (g->ran && g->layers) {
+        LC_TRY(lc_json_printf(b, err, ",\"relative\":["));
+        for (uint32_t l = 0; l < g->n_layers; l++) {
+            if (l)
+                LC_TRY(lc_json_printf(b, err, ","));
+            LC_TRY(lc_vf_json_num(b, g->layer_rel[l], err));
+        }
+        LC_TRY(lc_json_printf(b, err, "],\"cosine\":["));
+        for (uint32_t l = 0; l < g->n_layers; l++) {
+            if (l)
+                LC_TRY(lc_json_printf(b, err, ","));
+            LC_TRY(lc_vf_json_num(b, g->layer_cos[l], err));
+        }
+        LC_TRY(lc_json_printf(b, err, "]"));
+        if (g->first_bad >= 0)
+            LC_TRY(lc_json_printf(b, err, ",\"first_divergent\":%d", g->first_bad));
+        else
+            LC_TRY(lc_json_printf(b, err, ",\"first_divergent\":null"));
+        if (g->largest_jump >= 0)
+            LC_TRY(lc_json_printf(b, err, ",\"largest_jump\":%d", g->largest_jump));
+    }
+    return lc_json_printf(b, err, "}");
+}
+
+lc_code lc_vf_print_json(const lc_vf_run *r, FILE *f, lc_error *err) {
+    lc_json_buf b = { 0 };
+    const lc_vf_limits *l = &r->limits;
+    lc_code rc = lc_json_printf(&b, err, "{\"verdict\":\"%s\",\"why\":", r->pass ? "pass" : "fail");
+    if (rc == LC_OK)
+        rc = jstr(&b, r->why, err);
+    if (rc == LC_OK)
+        rc = lc_json_printf(&b, err, ",\"class\":\"%s\",\"limits\":{\"kl_mean\":%.9g,\"kl_p99\":"
+                            "%.9g,\"hidden\":%.9g,\"nmse\":", lc_vf_class_name(r->cls),
+                            l->kl_mean, l->kl_p99, l->hidden);
+    if (rc == LC_OK)
+        rc = lc_vf_json_num(&b, l->nmse, err);
+    if (rc == LC_OK)
+        rc = lc_json_printf(&b, err, "},");
+    if (rc == LC_OK)
+        rc = json_side(&b, "src", &r->src, err);
+    if (rc == LC_OK)
+        rc = lc_json_printf(&b, err, ",");
+    if (rc == LC_OK)
+        rc = json_side(&b, "dst", &r->dst, err);
+    if (rc == LC_OK)
+        rc = lc_json_printf(&b, err, ",");
+    if (rc == LC_OK)
+        rc = json_meta(&b, &r->meta, err);
+    if (rc == LC_OK)
+        rc = lc_json_printf(&b, err, ",");
+    if (rc == LC_OK)
+        rc = json_tensors(&b, f, &r->tensors, err);
+    if (rc == LC_OK)
+        rc = lc_json_printf(&b, err, ",");
+    if (rc == LC_OK)
+        rc = json_logits(&b, &r->logits, err);
+    if (rc == LC_OK)
+        rc = lc_json_printf(&b, err, "}\n");
+    if (rc == LC_OK)
+        rc = flush(&b, f, err);
+    lc_json_buf_free(&b);
+    return rc;
+}
