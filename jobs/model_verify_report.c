@@ -115,17 +115,22 @@ static lc_code tensors(lc_json_buf *b, const lc_vf_tensors *t, lc_error *err) {
                                   (hi - lo) * width / 100, row - 2));
         }
         LC_TRY(lc_json_printf(b, err, "<rect x=\"%d\" y=\"%zu\" width=\"%.1f\" height=\"%d\" "
-                              "fill=\"%s\"><title>", label, y + 3, snr * width / 100, row - 8,
+                              "fill=\"%s\"><title>", label, y + 3,
+                              snr * width / 100 > 3 ? snr * width / 100 : 3, row - 8,
                               x->ok ? "#4a7fc1" : "#c62828"));
         LC_TRY(esc(b, x->name, err));
         LC_TRY(lc_json_printf(b, err, ": RMSE %.3g, max|err| %.3g, cosine %.7f, SNR %.1f dB"
                               "</title></rect>\n<text x=\"0\" y=\"%zu\"%s>", x->rmse, x->max_abs,
                               x->cosine, x->snr_db, y + row - 4, x->ok ? "" : " fill=\"#c62828\""));
         LC_TRY(esc(b, x->name, err));
-        LC_TRY(lc_json_printf(b, err, "</text><text x=\"%d\" y=\"%zu\">%s%s %s</text>\n",
-                              label + width + 6, y + row - 4,
-                              lc_dtype_name(x->dst_dt), x->ok ? "" : " FAIL",
-                              x->snr_db == INFINITY ? "exact" : ""));
+        char db[24];
+        if (x->snr_db == INFINITY)
+            snprintf(db, sizeof db, "exact");
+        else
+            snprintf(db, sizeof db, "%.1f dB", x->snr_db);
+        LC_TRY(lc_json_printf(b, err, "</text><text x=\"%d\" y=\"%zu\"%s>%s %s%s</text>\n",
+                              label + width + 6, y + row - 4, x->ok ? "" : " fill=\"#c62828\"",
+                              lc_dtype_name(x->dst_dt), db, x->ok ? "" : " FAIL"));
     }
     LC_TRY(lc_json_printf(b, err, "</svg>\n"));
     if (n < t->n)
@@ -164,8 +169,8 @@ static lc_code chart(lc_json_buf *b, const double *v, size_t n, double line, int
                               "stroke=\"#ddd\"/><text x=\"2\" y=\"%.1f\">1e%d</text>\n", l, l + w,
                               y, y, y + 4, (int)e));
     }
-    LC_TRY(lc_json_printf(b, err, "<text x=\"%d\" y=\"%d\">%s (0..%zu)</text>\n", l + w / 2 - 40,
-                          t + h + 24, xlabel, n ? n - 1 : 0));
+    LC_TRY(lc_json_printf(b, err, "<text x=\"%d\" y=\"%d\">%s</text>\n", l + w / 2 - 20,
+                          t + h + 26, xlabel));
     if (line > 0) {
         const double y = t + h - (log10(line) - lo) / (hi - lo) * h;
         LC_TRY(lc_json_printf(b, err, "<line x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\" "
@@ -178,6 +183,18 @@ static lc_code chart(lc_json_buf *b, const double *v, size_t n, double line, int
         LC_TRY(lc_json_printf(b, err, "%.1f,%.1f ", x, y));
     }
     LC_TRY(lc_json_printf(b, err, "\"/>\n"));
+    /* Points and x ticks where they can be told apart. */
+    const size_t step = n <= 32 ? 1 : (n + 9) / 10;
+    for (size_t i = 0; i < n; i++) {
+        const double x = l + (n > 1 ? (double)i * w / (double)(n - 1) : w / 2.0);
+        const double y = t + h - (log10(v[i] > 1e-9 ? v[i] : 1e-9) - lo) / (hi - lo) * h;
+        if (n <= 64)
+            LC_TRY(lc_json_printf(b, err, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"2.5\" "
+                                  "fill=\"#4a7fc1\"/>\n", x, y));
+        if (i % step == 0)
+            LC_TRY(lc_json_printf(b, err, "<text x=\"%.1f\" y=\"%d\">%zu</text>\n", x - 3,
+                                  t + h + 12, i));
+    }
     if (mark >= 0 && (size_t)mark < n) {
         const double x = l + (n > 1 ? (double)mark * w / (double)(n - 1) : w / 2.0);
         LC_TRY(lc_json_printf(b, err, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%d\" "
