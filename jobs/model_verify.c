@@ -10,6 +10,7 @@
 
 #include "jobs/model_verify_impl.h"
 #include "libconvert/alloc.h"
+#include "libconvert/outfile.h"
 
 /* Appends one reason to r->why ("; " between them). */
 static void because(lc_vf_run *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -68,6 +69,8 @@ lc_code lc_job_model_verify(const lc_job_verify_opts *o, lc_progress *p, bool *p
     lc_code rc = lc_vf_side_open(&r->src, o->src, "SRC", err);
     if (rc == LC_OK)
         rc = lc_vf_side_open(&r->dst, o->dst, "DST", err);
+    if (rc == LC_OK && o->report)   /* now that the inputs are known: not one of them */
+        rc = lc_outfile_check_target(o->report, false, err);
     if (rc == LC_OK)
         rc = lc_vf_sides_align(&r->src, &r->dst, err);
     if (rc == LC_OK)
@@ -86,13 +89,12 @@ lc_code lc_job_model_verify(const lc_job_verify_opts *o, lc_progress *p, bool *p
             snprintf(r->logits.note, sizeof r->logits.note, "tensors of other shapes: no "
                      "forward pass");
     }
-    if (rc == LC_OK) {
+    if (rc == LC_OK)
         verdict(r);
-        if (o->print)
-            rc = o->json ? lc_vf_print_json(r, o->print, err) : lc_vf_print_text(r, o->print, err);
-    }
     if (rc == LC_OK && o->report)
         rc = lc_vf_write_report(r, o->report, err);
+    if (rc == LC_OK && o->print)
+        rc = o->json ? lc_vf_print_json(r, o->print, err) : lc_vf_print_text(r, o->print, err);
     if (rc == LC_OK)
         *pass = r->pass;
     lc_vf_logits_free(&r->logits);
