@@ -18,6 +18,7 @@ declare -A takes=(
     [safetensors-rewrite]="--dtype=bf16 --stringify-meta $writer $common"
     [safetensors2gguf]="--outtype=q8_0 --vocab-only --dry-run --metadata=a=str:b --pre=x $writer $common"
     [gguf2safetensors]="--dtype=f32 $writer $common"
+    [model-verify]="--tokens=1,2 --text=x --file=f --max-tokens=8 --layers --report=r.html --json $writer $common"
 )
 declare -A refuses=(
     [model-inspect]="-t=2 --threads=2 --no-fsync"
@@ -25,6 +26,7 @@ declare -A refuses=(
     [safetensors-rewrite]="--json --key=x"
     [safetensors2gguf]="--json --dtype=f16"
     [gguf2safetensors]="--json --outtype=f16"
+    [model-verify]="--outtype=f16 --dtype=f16 --key=x"
 )
 
 # has_line OPT: help.txt has OPT's line ("  -t, --threads N  ..." or "      --json  ...").
