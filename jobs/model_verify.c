@@ -49,11 +49,14 @@ static void verdict(lc_vf_run *r) {
             because(r, "p99 KL %.3g > %.3g", g->kl_p99, l->kl_p99);
         if (!isnan(l->nmse) && !(g->nmse <= l->nmse))
             because(r, "logits NMSE %.3g > %.3g", g->nmse, l->nmse);
-        if (g->first_bad >= 0)
-            because(r, "hidden states part ways at layer %d (%.3g > %.3g)", g->first_bad,
-                    g->layer_rel[g->first_bad], l->hidden);
+        if (g->first_over >= 0)
+            because(r, "hidden states past the limit at layer %d (%.3g > %.3g)", g->first_over,
+                    g->layer_rel[g->first_over], l->hidden);
     }
     r->pass = r->why[0] == '\0';
+    /* Where, when something failed: the layer where the models part ways. */
+    if (!r->pass && g->ran && g->first_bad >= 0 && g->first_bad != g->first_over)
+        because(r, "hidden states part ways at layer %d", g->first_bad);
 }
 
 lc_code lc_job_model_verify(const lc_job_verify_opts *o, lc_progress *p, bool *pass,
@@ -88,6 +91,8 @@ lc_code lc_job_model_verify(const lc_job_verify_opts *o, lc_progress *p, bool *p
         else
             snprintf(r->logits.note, sizeof r->logits.note, "tensors of other shapes: no "
                      "forward pass");
+        if (!shapes)
+            r->logits.first_bad = r->logits.first_over = -1;
     }
     if (rc == LC_OK)
         verdict(r);

@@ -193,9 +193,17 @@ typedef struct lc_vf_logits {
     uint32_t n_layers;
     double  *layer_rel;         /* [n_layers] ||h_dst - h_src|| / ||h_src|| */
     double  *layer_cos;         /* [n_layers] */
-    int      first_bad;         /* first layer past the class's limit, -1: none */
-    int      largest_jump;      /* layer where the difference grows the most, -1: none */
+    int      first_bad;         /* first layer where the models part ways (past the
+                                 * class's limit, or growing LC_VF_JUMP x at once), -1 */
+    int      first_over;        /* first layer past the class's limit, -1: none */
+    double   jump;              /* rel[first_bad] / rel[first_bad - 1] (0 for layer 0) */
 } lc_vf_logits;
+
+/* A layer "parts ways" when its hidden-state difference passes the class's limit, or
+ * grows this many times over the previous layer's while above a tenth of the limit (an
+ * intact conversion grows it at most 1.45x per layer on every fixture and type; a
+ * skipped permutation or a swapped tensor, 3.4x and more). */
+#define LC_VF_JUMP 2.5
 
 /* Tokenizes (SRC's tokenizer; DST's must agree), runs both forward passes and fills
  * *r. Skips (r->ran false, a note saying why) when a side has no hyperparameters or no

@@ -300,16 +300,15 @@ static lc_code figures(lc_vf_logits *r, const float *la, const float *lb, lc_err
 }
 
 static void find_divergence(lc_vf_logits *r, double limit) {
-    double jump = 0;
     for (uint32_t l = 0; l < r->n_layers; l++) {
-        const double cur = r->layer_rel[l];
-        if (r->first_bad < 0 && !(cur <= limit))
+        const double cur = r->layer_rel[l], prev = l ? r->layer_rel[l - 1] : 0;
+        const bool over = !(cur <= limit);
+        const bool jump = l > 0 && cur > limit / 10 && cur > LC_VF_JUMP * prev;
+        if (over && r->first_over < 0)
+            r->first_over = (int)l;
+        if ((over || jump) && r->first_bad < 0) {
             r->first_bad = (int)l;
-        const double prev = l ? r->layer_rel[l - 1] : 0;
-        const double j = cur / (prev > 1e-7 ? prev : 1e-7);
-        if (cur > limit && j > jump) {
-            jump = j;
-            r->largest_jump = (int)l;
+            r->jump = l > 0 && prev > 0 ? cur / prev : 0;
         }
     }
 }
@@ -318,7 +317,7 @@ lc_code lc_vf_logits_run(const lc_job_verify_opts *o, const lc_vf_side *src,
                          const lc_vf_side *dst, lc_dtype cls, lc_progress *p,
                          lc_vf_logits *r, lc_error *err) {
     memset(r, 0, sizeof *r);
-    r->first_bad = r->largest_jump = -1;
+    r->first_bad = r->first_over = -1;
     if (!src->arch || !src->have_hp || !dst->have_hp) {
         snprintf(r->note, sizeof r->note, "no family or hyperparameters on either side: "
                  "no forward pass");

@@ -196,12 +196,14 @@ static lc_code text_logits(lc_json_buf *b, const lc_vf_logits *g, lc_error *err)
     LC_TRY(lc_json_printf(b, err, "layers: ||h_DST - h_SRC|| / ||h_SRC|| after each layer:\n "));
     for (uint32_t l = 0; l < g->n_layers; l++)
         LC_TRY(lc_json_printf(b, err, " %" PRIu32 ":%.3g", l, g->layer_rel[l]));
+    if (g->first_bad >= 0 && g->jump > 0)
+        return lc_json_printf(b, err, "\n  the hidden states part ways at layer %d (the "
+                              "difference grows %.1fx there)\n", g->first_bad, g->jump);
     if (g->first_bad >= 0)
-        return lc_json_printf(b, err, "\n  the hidden states part ways at layer %d%s\n",
-                              g->first_bad, g->largest_jump >= 0 && g->largest_jump != g->first_bad
-                                                ? " (the difference grows most at a later one)"
-                                                : "");
-    return lc_json_printf(b, err, "\n  within the limit after every layer\n");
+        return lc_json_printf(b, err, "\n  the hidden states part ways at layer %d\n",
+                              g->first_bad);
+    return lc_json_printf(b, err, "\n  they grow apart evenly, within the limit, after every "
+                          "layer\n");
 }
 
 lc_code lc_vf_print_text(const lc_vf_run *r, FILE *f, lc_error *err) {
@@ -397,8 +399,10 @@ static lc_code json_logits(lc_json_buf *b, const lc_vf_logits *g, lc_error *err)
             LC_TRY(lc_json_printf(b, err, ",\"first_divergent\":%d", g->first_bad));
         else
             LC_TRY(lc_json_printf(b, err, ",\"first_divergent\":null"));
-        if (g->largest_jump >= 0)
-            LC_TRY(lc_json_printf(b, err, ",\"largest_jump\":%d", g->largest_jump));
+        if (g->first_over >= 0)
+            LC_TRY(lc_json_printf(b, err, ",\"first_past_limit\":%d", g->first_over));
+        else
+            LC_TRY(lc_json_printf(b, err, ",\"first_past_limit\":null"));
     }
     return lc_json_printf(b, err, "}");
 }

@@ -9,7 +9,8 @@ quantizers, byte-identical to ggml's quantize_row_*_ref).
 
 Planted defects (each on a GGUF of fixtures/hf/llama-spm, compared with the HF folder):
   - the Q/K permutation skipped for one layer's attn_q (its rows left in transformers'
-    half-split order);
+    half-split order; in layer 2, where the hidden states part ways by a jump, not yet
+    past the Q8_0 limit);
   - two layers' attn_v swapped;
   - rope freq_base changed (500000 -> 10000);
   - the RMS epsilon changed (1e-5 -> 1e-6);
@@ -263,7 +264,7 @@ def unpermute(x, heads):
 
 
 def plant_qk(g):
-    t = g.tensor("blk.1.attn_q.weight")
+    t = g.tensor("blk.2.attn_q.weight")
     t[1] = unpermute(t[1], 4)
 
 
@@ -310,9 +311,9 @@ def diffs(j):
 DEFECTS = {
     # name: (base outtype, plant, check of the --json object, what the text must name)
     "qk_permutation_skipped": ("q8_0", plant_qk, lambda j: (
-        list(failing(j)) == ["blk.1.attn_q.weight"]
-        and "permutation was skipped" in failing(j)["blk.1.attn_q.weight"]["diagnosis"]
-        and j["layers"]["first_divergent"] == 1), "blk.1.attn_q.weight"),
+        list(failing(j)) == ["blk.2.attn_q.weight"]
+        and "permutation was skipped" in failing(j)["blk.2.attn_q.weight"]["diagnosis"]
+        and j["layers"]["first_divergent"] == 2), "blk.2.attn_q.weight"),
     "layers_swapped": ("q8_0", plant_swap, lambda j: (
         set(failing(j)) == {"blk.1.attn_v.weight", "blk.2.attn_v.weight"}
         and "layer 2's tensor" in failing(j)["blk.1.attn_v.weight"]["diagnosis"]
