@@ -319,8 +319,8 @@ lc_code lc_vf_logits_run(const lc_job_verify_opts *o, const lc_vf_side *src,
     memset(r, 0, sizeof *r);
     r->first_bad = r->first_over = -1;
     if (!src->arch || !src->have_hp || !dst->have_hp) {
-        snprintf(r->note, sizeof r->note, "no family or hyperparameters on either side: "
-                 "no forward pass");
+        snprintf(r->note, sizeof r->note, "neither side has hyperparameters (bare tensor "
+                 "files): no forward pass");
         return LC_OK;
     }
     bool skip;

@@ -221,6 +221,27 @@ static void adopt(lc_vf_side *bare, const lc_vf_side *other) {
     }
 }
 
+/* Two bare sides: the family whose table knows most of SRC's names (at least half), in
+ * the spelling each side matches best; no hyperparameters, so no forward pass. */
+static void guess_family(lc_vf_side *src, lc_vf_side *dst) {
+    static const lc_spelling all[] = { LC_SPELL_GGUF, LC_SPELL_HF, LC_SPELL_META };
+    const size_t n = lc_model_tensor_count(src->m);
+    size_t best = 0;
+    for (const lc_arch *const *a = lc_arch_all(); *a; a++)
+        for (size_t i = 0; i < sizeof all / sizeof *all; i++) {
+            const size_t k = known_names(src->m, *a, all[i]);
+            if (k > best && 2 * k >= n) {
+                best = k;
+                src->arch = *a;
+            }
+        }
+    if (src->arch) {
+        lc_vf_side model = { .arch = src->arch, .spelling = LC_SPELL_GGUF };
+        adopt(src, &model);
+        adopt(dst, &model);
+    }
+}
+
 lc_code lc_vf_sides_align(lc_vf_side *src, lc_vf_side *dst, lc_error *err) {
     if (src->arch && dst->arch && src->arch != dst->arch) {
         lc_fail(err, LC_E_MISMATCH, LC_NO_OFFSET, "the models are of different families: "
@@ -232,5 +253,7 @@ lc_code lc_vf_sides_align(lc_vf_side *src, lc_vf_side *dst, lc_error *err) {
         adopt(src, dst);
     else if (src->arch && !dst->arch)
         adopt(dst, src);
+    else if (!src->arch && !dst->arch)
+        guess_family(src, dst);
     return LC_OK;
 }

@@ -224,9 +224,13 @@ lc_code lc_vf_print_text(const lc_vf_run *r, FILE *f, lc_error *err) {
         char nmse[48] = "";
         if (!isnan(l->nmse))
             snprintf(nmse, sizeof nmse, ", NMSE <= %.3g", l->nmse);
-        rc = r->pass ? lc_json_printf(&b, err, "verdict: PASS (%s: every key and tensor within "
-                                      "its bound, mean KL <= %.3g, p99 KL <= %.3g%s)\n",
-                                      lc_vf_class_name(r->cls), l->kl_mean, l->kl_p99, nmse)
+        rc = r->pass && !r->logits.ran
+                 ? lc_json_printf(&b, err, "verdict: PASS (%s: every %s within its bound; no "
+                                  "forward pass)\n", lc_vf_class_name(r->cls),
+                                  r->meta.compared ? "key and tensor" : "tensor")
+             : r->pass ? lc_json_printf(&b, err, "verdict: PASS (%s: every key and tensor within "
+                                        "its bound, mean KL <= %.3g, p99 KL <= %.3g%s)\n",
+                                        lc_vf_class_name(r->cls), l->kl_mean, l->kl_p99, nmse)
                      : lc_json_printf(&b, err, "verdict: FAIL (%s): %s\n",
                                       lc_vf_class_name(r->cls), r->why);
     }

@@ -218,6 +218,13 @@ def test_round_trips_pass(made, tmp_path):
     j = assert_pass(HF / "llama-spm", back)
     assert j["class"] == "exact" and j["dst"]["kind"] == "bare tensors"
     assert not j["metadata"]["compared"]
+    # two bare files: the family guessed from the names, tensors only
+    alone = tmp_path / "alone"
+    alone.mkdir()
+    (alone / "model.safetensors").write_bytes((HF / "llama-spm" / "model.safetensors").read_bytes())
+    rc, j, err = verify(alone / "model.safetensors", back)
+    assert rc == 0 and j["src"]["arch"] == "llama" and j["tensors"]["compared"] == 39, err
+    assert not j["logits"]["ran"] and "no forward pass" in j["logits"]["note"]
     # GGUF q8_0 -> safetensors f32 -> the GGUF: exact both ways
     back32 = tmp_path / "back32.safetensors"
     assert run(BIN / "gguf2safetensors", "-q", "--dtype", "f32", made("qwen2", "q8_0"),
