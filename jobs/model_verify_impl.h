@@ -87,7 +87,7 @@ lc_vf_limits lc_vf_limits_for(lc_dtype cls);
 /* ---- metadata ---- */
 
 typedef struct lc_vf_diff {
-    char key[128];          /* "llama.rope.freq_base", "tokenizer.ggml.tokens[17]" */
+    char key[128];          /* "llama.rope.freq_base", "tokenizer.ggml.tokens[17]", escaped */
     char src[96], dst[96];  /* the values, printable ("(absent)" when missing) */
 } lc_vf_diff;
 
@@ -113,8 +113,8 @@ void lc_vf_meta_add(lc_vf_meta *r, const char *key, const char *src, const char 
 /* ---- tensors ---- */
 
 typedef struct lc_vf_tensor {
-    char         name[96];      /* DST's name */
-    char         src_name[96];
+    char         name[96];      /* DST's name, escaped (lc_vf_escape) */
+    char         src_name[96];  /* SRC's, escaped */
     const lc_arch_tensor *row;  /* the family's row (NULL: compared by name) */
     uint32_t     layer;         /* UINT32_MAX for top-level tensors */
     lc_dtype     src_dt, dst_dt;
@@ -239,6 +239,8 @@ lc_code lc_vf_write_report(const lc_vf_run *r, const char *path, lc_error *err);
 /* A printable, quoted copy of s[0..len) (control and invalid bytes as \xNN), cut with
  * "..." to fit cap. */
 void lc_vf_quote(const char *s, size_t len, char *buf, size_t cap);
+/* The same without the quotes, for names (tensor names, keys) taken from a file. */
+void lc_vf_escape(const char *s, char *buf, size_t cap);
 /* Appends to a JSON buffer a number, null for NaN/inf (JSON has no such numbers). */
 lc_code lc_vf_json_num(lc_json_buf *b, double v, lc_error *err);
 

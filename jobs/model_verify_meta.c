@@ -22,7 +22,7 @@ void lc_vf_meta_add(lc_vf_meta *r, const char *key, const char *src, const char 
     if (r->n_kept == LC_VF_MAX_DIFFS)
         return;
     lc_vf_diff *d = &r->diffs[r->n_kept++];
-    snprintf(d->key, sizeof d->key, "%s", key);
+    lc_vf_escape(key, d->key, sizeof d->key);
     snprintf(d->src, sizeof d->src, "%s", src);
     snprintf(d->dst, sizeof d->dst, "%s", dst);
 }

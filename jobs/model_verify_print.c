@@ -13,24 +13,22 @@
 
 /* ---- helpers ---- */
 
-void lc_vf_quote(const char *s, size_t len, char *buf, size_t cap) {
+/* Writes s[0..len) into buf with control bytes, quotes, backslashes and bytes past the
+ * valid UTF-8 as escapes, "..." when cut; returns the length written. */
+static size_t escape(const char *s, size_t len, char *buf, size_t cap) {
     size_t o = 0;
-    if (cap < 8) {
-        if (cap)
-            buf[0] = '\0';
-        return;
-    }
-    buf[o++] = '"';
     const size_t valid = lc_json_utf8_valid_prefix((const uint8_t *)s, len);
     for (size_t i = 0; i < len; i++) {
         const unsigned char c = (unsigned char)s[i];
         char e[8];
         size_t k;
-        if (c < 0x20 || c == 0x7f || c == '"' || c == '\\' || (c >= 0x80 && i >= valid))
+        if (c < 0x20 || c == 0x7f || c == '"' || c == '\\' || (c >= 0x80 && i >= valid)) {
             k = (size_t)snprintf(e, sizeof e, c == '"' || c == '\\' ? "\\%c" : "\\x%02x", c);
-        else
-            e[0] = (char)c, k = 1;
-        if (o + k + 5 > cap) {
+        } else {
+            e[0] = (char)c;
+            k = 1;
+        }
+        if (o + k + 4 > cap) {
             memcpy(buf + o, "...", 3);
             o += 3;
             break;
@@ -38,8 +36,29 @@ void lc_vf_quote(const char *s, size_t len, char *buf, size_t cap) {
         memcpy(buf + o, e, k);
         o += k;
     }
-    buf[o++] = '"';
     buf[o] = '\0';
+    return o;
+}
+
+void lc_vf_escape(const char *s, char *buf, size_t cap) {
+    if (cap < 8) {
+        if (cap)
+            buf[0] = '\0';
+        return;
+    }
+    escape(s, strlen(s), buf, cap);
+}
+
+void lc_vf_quote(const char *s, size_t len, char *buf, size_t cap) {
+    if (cap < 8) {
+        if (cap)
+            buf[0] = '\0';
+        return;
+    }
+    buf[0] = '"';
+    const size_t o = 1 + escape(s, len, buf + 1, cap - 2);
+    buf[o] = '"';
+    buf[o + 1] = '\0';
 }
 
 lc_code lc_vf_json_num(lc_json_buf *b, double v, lc_error *err) {
@@ -73,10 +92,6 @@ static void fmt_expect(const lc_vf_expect *e, char *buf, size_t cap) {
                  e->snr_hi);
 }
 
-static const char *layer_word(const lc_vf_side *s) {
-    return s->have_hp ? "layers" : "";
-}
-
 /* ---- text ---- */
 
 static lc_code side_line(lc_json_buf *b, const lc_vf_side *s, lc_error *err) {
@@ -86,7 +101,7 @@ static lc_code side_line(lc_json_buf *b, const lc_vf_side *s, lc_error *err) {
                           s->format ? s->format : "?", s->arch ? s->arch->name : "no family",
                           lc_vf_spelling_name(s->spelling)));
     if (s->have_hp)
-        LC_TRY(lc_json_printf(b, err, ", %" PRIu32 " %s", s->hp.block_count, layer_word(s)));
+        LC_TRY(lc_json_printf(b, err, ", %" PRIu32 " layers", s->hp.block_count));
     return lc_json_printf(b, err, "\n");
 }
 

@@ -46,7 +46,9 @@ static bool interleaved(const lc_vf_side *s) {
            (s->spelling == LC_SPELL_GGUF && s->arch && s->arch->rope == LC_ROPE_NORM);
 }
 
-static void append(char *list, size_t cap, const char *name) {
+static void append(char *list, size_t cap, const char *raw) {
+    char name[96];
+    lc_vf_escape(raw, name, sizeof name);
     const size_t n = strlen(list);
     if (n + 8 >= cap)
         return;
@@ -69,8 +71,8 @@ static lc_code add_pair(lc_vf_tensors *r, size_t *cap, const lc_vf_side *src,
     }
     lc_vf_tensor *p = &r->t[r->n++];
     memset(p, 0, sizeof *p);
-    snprintf(p->name, sizeof p->name, "%s", b->name);
-    snprintf(p->src_name, sizeof p->src_name, "%s", a->name);
+    lc_vf_escape(b->name, p->name, sizeof p->name);
+    lc_vf_escape(a->name, p->src_name, sizeof p->src_name);
     p->row = row;
     p->layer = layer;
     p->src_dt = a->dtype;

@@ -85,6 +85,8 @@ Test(verify_figures, names_from_files_are_quoted_with_control_bytes_escaped) {
     cr_assert_str_eq(buf, "\"\xe2\x96\x81the\"");
     lc_vf_quote("ok\xff", 3, buf, sizeof buf);                     /* invalid: escaped */
     cr_assert_str_eq(buf, "\"ok\\xff\"");
+    lc_vf_escape("blk.0\r\x1b[2Kall checks passed", buf, sizeof buf);   /* no quotes */
+    cr_assert_str_eq(buf, "blk.0\\x0d\\x1b[2Kall checks passed");
     lc_vf_quote("0123456789abcdef", 16, buf, 12);                  /* cut to fit */
     cr_assert_str_eq(buf, "\"012345...\"");
     cr_assert_lt(strlen(buf), 12);
