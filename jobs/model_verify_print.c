@@ -127,14 +127,19 @@ static lc_code text_tensor(lc_json_buf *b, const lc_vf_tensor *t, lc_error *err)
              lc_dtype_name(t->src_dt), lc_dtype_name(t->dst_dt));
     fmt_snr(t->snr_db, snr, sizeof snr);
     fmt_expect(&t->expect, ex, sizeof ex);
-    LC_TRY(lc_json_printf(b, err, "  %-28s %-10s %-14s %9.3g %9.3g %10.7f %7s %s %-24s %s\n",
-                          t->name, types, t->shape_s, t->rmse, t->max_abs, t->cosine, snr,
-                          t->snr_low ? "!" : " ", ex, t->ok ? "ok" : "FAIL"));
+    if (!t->shape_ok)
+        LC_TRY(lc_json_printf(b, err, "  %-28s %-10s %-14s %9s %9s %10s %7s   %-24s FAIL\n",
+                              t->name, types, t->shape_s, "-", "-", "-", "-", ex));
+    else
+        LC_TRY(lc_json_printf(b, err, "  %-28s %-10s %-14s %9.3g %9.3g %10.7f %7s %s %-24s %s\n",
+                              t->name, types, t->shape_s, t->rmse, t->max_abs, t->cosine, snr,
+                              t->snr_low ? "!" : " ", ex, t->ok ? "ok" : "FAIL"));
     if (t->ok)
         return LC_OK;
     if (!t->shape_ok)
-        return lc_json_printf(b, err, "      shape %s in DST, another in SRC (%s)\n", t->shape_s,
-                              t->src_name);
+        return lc_json_printf(b, err, "      shape %s in DST, another in SRC (%s)%s%s\n",
+                              t->shape_s, t->src_name, t->diagnosis[0] ? ": " : "",
+                              t->diagnosis);
     if (t->nonfinite)
         LC_TRY(lc_json_printf(b, err, "      %" PRIu64 " NaN/inf element%s where SRC has none "
                               "(first at row %" PRIu64 ", element %" PRIu64 ")\n", t->nonfinite,

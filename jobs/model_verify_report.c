@@ -107,7 +107,7 @@ static lc_code tensors(lc_json_buf *b, const lc_vf_tensors *t, lc_error *err) {
     for (size_t i = 0; i < n; i++) {
         const lc_vf_tensor *x = &t->t[i];
         const size_t y = top + i * (size_t)row;
-        const double snr = x->snr_db > 100 ? 100 : x->snr_db < 0 ? 0 : x->snr_db;
+        const double snr = !(x->snr_db >= 0) ? 0 : x->snr_db > 100 ? 100 : x->snr_db;
         if (isfinite(x->expect.snr_lo) && x->expect.cls != LC_DT_INVALID) {
             const double lo = x->expect.snr_lo, hi = x->expect.snr_hi > 100 ? 100 : x->expect.snr_hi;
             LC_TRY(lc_json_printf(b, err, "<rect x=\"%.1f\" y=\"%zu\" width=\"%.1f\" height=\"%d\" "
@@ -126,6 +126,8 @@ static lc_code tensors(lc_json_buf *b, const lc_vf_tensors *t, lc_error *err) {
         char db[24];
         if (x->snr_db == INFINITY)
             snprintf(db, sizeof db, "exact");
+        else if (!x->shape_ok)
+            snprintf(db, sizeof db, "other shape");
         else
             snprintf(db, sizeof db, "%.1f dB", x->snr_db);
         LC_TRY(lc_json_printf(b, err, "</text><text x=\"%d\" y=\"%zu\"%s>%s %s%s</text>\n",

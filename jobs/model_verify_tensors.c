@@ -31,7 +31,8 @@
 #include "quant/quant.h"
 
 #define JOB_ELEMS (1u << 18)
-#define ALIGN_COLS 256u        /* a multiple of every block size quant/ reads */
+/* A long row is cut into parts of JOB_ELEMS columns: each must start on a block. */
+_Static_assert(JOB_ELEMS % 256 == 0, "a multiple of every block size quant/ reads");
 
 static bool readable(lc_dtype dt) {
     return lc_dtype_is_quant(dt) ? lc_quant_supported(dt) : lc_convert_supported(dt, LC_DT_F32);
@@ -83,6 +84,9 @@ static lc_code add_pair(lc_vf_tensors *r, size_t *cap, const lc_vf_side *src,
     memcpy(p->shape, b->shape, sizeof p->shape);
     lc_shape_format(b, p->shape_s, sizeof p->shape_s);
     p->shape_ok = a->ndim == b->ndim && memcmp(a->shape, b->shape, a->ndim * sizeof *a->shape) == 0;
+    if (!p->shape_ok && a->ndim == 2 && b->ndim == 2 && a->shape[0] == b->shape[1] &&
+        a->shape[1] == b->shape[0])
+        snprintf(p->diagnosis, sizeof p->diagnosis, "its shape is SRC's transposed");
     p->expect = lc_vf_expect_pair(a->dtype, b->dtype);
     p->cosine = 1;
     p->ok = true;
@@ -438,9 +442,10 @@ lc_code lc_vf_tensors_compare(const lc_vf_side *src, const lc_vf_side *dst, int 
             lc_vf_tensor *t = &r->t[i];
             if (t->shape_ok) {
                 finish(t, &acc[i]);
-            } else {
+            } else {                    /* nothing compared: no figures */
                 t->ok = false;
                 t->worst = INFINITY;
+                t->rmse = t->max_abs = t->cosine = t->snr_db = NAN;
             }
             if (!t->ok)
                 r->n_bad++;

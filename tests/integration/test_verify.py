@@ -365,6 +365,20 @@ def test_planted_defect_is_caught_and_located(made, tmp_path, defect):
     assert named in (tmp_path / "r.html").read_text()
 
 
+def test_non_square_transposed_is_a_shape_failure(made, tmp_path):
+    g = Gguf(made("llama-spm", "f16"))
+    t = g.tensor("blk.1.ffn_down.weight")
+    t[1] = np.ascontiguousarray(t[1].T)
+    rc, j, err = verify(HF / "llama-spm", g.write(tmp_path / "t.gguf"), "--report",
+                        tmp_path / "r.html")
+    assert rc == 1, err
+    (bad,) = [x for x in j["tensors"]["items"] if not x["ok"]]
+    assert bad["name"] == "blk.1.ffn_down.weight" and not bad["shape_ok"]
+    assert "transposed" in bad["diagnosis"] and bad["rmse"] is None
+    assert not j["logits"]["ran"] and "shapes" in j["logits"]["note"]
+    assert "nan" not in (tmp_path / "r.html").read_text().lower()
+
+
 def test_intact_rewrite_passes(made, tmp_path):
     """The defects' base, rewritten by gguf-py unchanged, passes: what fails above is the
     planted change, not the rewrite."""
