@@ -119,9 +119,13 @@ static lc_code tensors(lc_json_buf *b, const lc_vf_tensors *t, lc_error *err) {
                               snr * width / 100 > 3 ? snr * width / 100 : 3, row - 8,
                               x->ok ? "#4a7fc1" : "#c62828"));
         LC_TRY(esc(b, x->name, err));
-        LC_TRY(lc_json_printf(b, err, ": RMSE %.3g, max|err| %.3g, cosine %.7f, SNR %.1f dB"
-                              "</title></rect>\n<text x=\"0\" y=\"%zu\"%s>", x->rmse, x->max_abs,
-                              x->cosine, x->snr_db, y + row - 4, x->ok ? "" : " fill=\"#c62828\""));
+        if (x->shape_ok)
+            LC_TRY(lc_json_printf(b, err, ": RMSE %.3g, max|err| %.3g, cosine %.7f, SNR %.1f dB",
+                                  x->rmse, x->max_abs, x->cosine, x->snr_db));
+        else
+            LC_TRY(lc_json_printf(b, err, ": shape %s, another in SRC", x->shape_s));
+        LC_TRY(lc_json_printf(b, err, "</title></rect>\n<text x=\"0\" y=\"%zu\"%s>", y + row - 4,
+                              x->ok ? "" : " fill=\"#c62828\""));
         LC_TRY(esc(b, x->name, err));
         char db[24];
         if (x->snr_db == INFINITY)
