@@ -153,17 +153,22 @@ static lc_code tensors(lc_json_buf *b, const lc_vf_tensors *t, lc_error *err) {
     return LC_OK;
 }
 
+/* log10 for the charts: at least -9; NaN and infinity drawn at the top (1e9). */
+static double lg(double v) {
+    return isnan(v) || v == INFINITY ? 9 : v > 1e-9 ? log10(v) : -9;
+}
+
 /* A log-scale line chart of n values (floor 1e-9), with an optional horizontal line. */
 static lc_code chart(lc_json_buf *b, const double *v, size_t n, double line, int mark,
                      const char *xlabel, lc_error *err) {
     const int w = 720, h = 220, l = 50, t = 10, bot = 30;
     double lo = 0, hi = -9;
     for (size_t i = 0; i < n; i++) {
-        const double y = log10(v[i] > 1e-9 ? v[i] : 1e-9);
+        const double y = lg(v[i]);
         hi = y > hi ? y : hi;
         lo = y < lo ? y : lo;
     }
-    if (line > 0)
+    if (line > 0 && isfinite(line))
         hi = log10(line) > hi ? log10(line) : hi;
     lo = floor(lo);
     hi = ceil(hi) > lo ? ceil(hi) : lo + 1;
@@ -177,7 +182,7 @@ static lc_code chart(lc_json_buf *b, const double *v, size_t n, double line, int
     }
     LC_TRY(lc_json_printf(b, err, "<text x=\"%d\" y=\"%d\">%s</text>\n", l + w / 2 - 20,
                           t + h + 26, xlabel));
-    if (line > 0) {
+    if (line > 0 && isfinite(line)) {
         const double y = t + h - (log10(line) - lo) / (hi - lo) * h;
         LC_TRY(lc_json_printf(b, err, "<line x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\" "
                               "stroke=\"#c62828\" stroke-dasharray=\"4 3\"/>\n", l, l + w, y, y));
@@ -185,7 +190,7 @@ static lc_code chart(lc_json_buf *b, const double *v, size_t n, double line, int
     LC_TRY(lc_json_printf(b, err, "<polyline fill=\"none\" stroke=\"#4a7fc1\" points=\""));
     for (size_t i = 0; i < n; i++) {
         const double x = l + (n > 1 ? (double)i * w / (double)(n - 1) : w / 2.0);
-        const double y = t + h - (log10(v[i] > 1e-9 ? v[i] : 1e-9) - lo) / (hi - lo) * h;
+        const double y = t + h - (lg(v[i]) - lo) / (hi - lo) * h;
         LC_TRY(lc_json_printf(b, err, "%.1f,%.1f ", x, y));
     }
     LC_TRY(lc_json_printf(b, err, "\"/>\n"));
@@ -193,7 +198,7 @@ static lc_code chart(lc_json_buf *b, const double *v, size_t n, double line, int
     const size_t step = n <= 32 ? 1 : (n + 9) / 10;
     for (size_t i = 0; i < n; i++) {
         const double x = l + (n > 1 ? (double)i * w / (double)(n - 1) : w / 2.0);
-        const double y = t + h - (log10(v[i] > 1e-9 ? v[i] : 1e-9) - lo) / (hi - lo) * h;
+        const double y = t + h - (lg(v[i]) - lo) / (hi - lo) * h;
         if (n <= 64)
             LC_TRY(lc_json_printf(b, err, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"2.5\" "
                                   "fill=\"#4a7fc1\"/>\n", x, y));
@@ -218,10 +223,13 @@ static lc_code logits(lc_json_buf *b, const lc_vf_logits *g, const lc_vf_limits 
         LC_TRY(esc(b, g->note, err));
         return lc_json_printf(b, err, "</p>\n");
     }
+    char nmse_limit[48] = "not judged for this type";
+    if (!isnan(lim->nmse))
+        snprintf(nmse_limit, sizeof nmse_limit, "limit %.3g", lim->nmse);
     LC_TRY(lc_json_printf(b, err, "<p>%zu tokens (", g->n));
     LC_TRY(esc(b, g->source, err));
     LC_TRY(lc_json_printf(b, err, "), %zu scored, vocabulary %" PRIu32 ".</p>\n<table>"
-        "<tr><td>NMSE</td><td>%.3g</td><td>limit %.3g (NaN: not judged)</td></tr>"
+        "<tr><td>NMSE</td><td>%.3g</td><td>%s</td></tr>"
         "<tr><td>max |diff|</td><td>%.3g</td><td>max |logit| %.3g</td></tr>"
         "<tr><td>KL mean / median / p99 / max</td><td>%.6g / %.6g / %.6g / %.6g</td>"
         "<td>limits %.3g (mean), %.3g (p99)</td></tr>"
@@ -229,7 +237,7 @@ static lc_code logits(lc_json_buf *b, const lc_vf_logits *g, const lc_vf_limits 
         "</td><td></td></tr>"
         "<tr><td>same top-1 / top-5</td><td>%.2f %% / %.2f %%</td><td>(reported)</td></tr>"
         "<tr><td>perplexity SRC / DST</td><td>%.4f / %.4f</td><td></td></tr></table>\n",
-        g->n_scored, g->vocab, g->nmse, lim->nmse, g->max_abs, g->max_logit, g->kl_mean,
+        g->n_scored, g->vocab, g->nmse, nmse_limit, g->max_abs, g->max_logit, g->kl_mean,
         g->kl_median, g->kl_p99, g->kl_max, lim->kl_mean, lim->kl_p99, 100 * g->dp_rms,
         100 * g->dp_min, 100 * g->dp_median, 100 * g->dp_max, 100 * g->same_top1,
         100 * g->same_top5, g->ppl_src, g->ppl_dst));

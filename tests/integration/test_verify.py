@@ -427,5 +427,5 @@ def test_report_is_self_contained(made, tmp_path):
     page = out.read_text()
     assert page.startswith("<!DOCTYPE html>") and page.rstrip().endswith("</html>")
     assert page.count("<svg") == 3 and "<script" not in page
-    assert not re.search(r"(src|href)=", page)
+    assert not re.search(r"(src|href)=", page) and "nan" not in page.lower()
     assert [p.name for p in tmp_path.iterdir()] == ["r.html"]       # no temporary left
