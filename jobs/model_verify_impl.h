@@ -8,7 +8,8 @@
  *   model_verify_rows.c     a tensor's rows as float32, in either RoPE row order
  *   model_verify_diagnose.c what a tensor outside its bound looks like instead
  *   model_verify_logits.c   tokens, both forward passes, logits and hidden-state figures
- *   model_verify_print.c    the text report and the JSON object
+ *   model_verify_text.c     the text report; escaping names from the files
+ *   model_verify_json.c     the JSON object
  *   model_verify_report.c   the HTML page */
 #ifndef LC_JOBS_MODEL_VERIFY_IMPL_H
 #define LC_JOBS_MODEL_VERIFY_IMPL_H
