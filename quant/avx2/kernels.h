@@ -20,7 +20,10 @@
  * table (table.c) takes both kernels of every type listed; the reference does the rest. */
 #define LC_QUANT_AVX2_TYPES(X) \
     X(Q8_0, q8_0)              \
-    X(Q4_0, q4_0)
+    X(Q4_0, q4_0)              \
+    X(Q4_1, q4_1)              \
+    X(Q5_0, q5_0)              \
+    X(Q5_1, q5_1)
 
 /* The CPU features the folder's compiler flags assume (keep in step with the Makefile). */
 #define LC_QK_AVX2_NEEDS \

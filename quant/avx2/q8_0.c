@@ -69,7 +69,7 @@ void lc_q8_0_quantize_avx2(const float *restrict x, void *restrict vy, size_t n)
         const float amax = lc_avx2_max32(a0, a1, a2, a3);
         const float d = amax / 127.0f;
         const float id = d != 0.0f ? 1.0f / d : 0.0f;
-        y[b].d = lc_q_scale_f16(d);
+        y[b].d = lc_avx2_scale_f16(d);
         const __m256 vid = _mm256_set1_ps(id);
         __m256i q[4];
         for (int k = 0; k < 4; k++)

@@ -16,7 +16,7 @@ RAW, BENCH = BIN / "lc-quant-raw", BIN / "lc-quant-bench"
 
 ALL = ["Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q4_K", "Q6_K"]
 BLOCK = {"Q4_K": 256, "Q6_K": 256}
-VARIANTS = ["avx2", "neon", "cuda"]
+VARIANTS = ["avx2", "avx512", "neon", "cuda"]
 
 
 def env_for(variant):
