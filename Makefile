@@ -63,7 +63,7 @@ TEST_TOOLS := $(patsubst tests/tools/%.c,$(BUILD)/test-bin/%,$(wildcard tests/to
 FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
 # Installed headers: every header but the private ones (*_impl.h, and those
 # scripts/check-layers.py lists as private to their folder).
-PRIVATE_H := arch/families.h hf/json.h hf/vocab.h hf/bpe.h hf/special.h hf/naming.h hf/weights.h
+PRIVATE_H := quant/lanes.h arch/families.h hf/json.h hf/vocab.h hf/bpe.h hf/special.h hf/naming.h hf/weights.h
 HEADERS := $(filter-out %_impl.h $(PRIVATE_H),$(wildcard libconvert/*.h arch/*.h formats/*.h quant/*.h hf/*.h infer/*.h jobs/*.h))
 
 .PHONY: all tools check test-unit test-cli test-py test-fuzz-short asan ubsan tsan demo bench fuzz \

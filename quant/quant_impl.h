@@ -57,4 +57,14 @@ static inline unsigned lc_q_trunc_u8(float v) { /* (uint8_t)v */
     return (uint32_t)lc_q_trunc_i32(v) & 0xffu;
 }
 
+/* ggml's nearest_int, the K-quants' rounding (quant/ref_k.c keeps its own copy, the
+ * spec; the vector kernels' scalar steps use this one): add 1.5*2^23 and read the
+ * mantissa. Ties to even for |v| <= 2^22; beyond, and for NaN, whatever the bits give. */
+static inline int lc_q_nearest_int(float v) {
+    const float t = v + 12582912.0f;
+    int32_t i;
+    memcpy(&i, &t, sizeof i);
+    return (i & 0x007fffff) - 0x00400000;
+}
+
 #endif

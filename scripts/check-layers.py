@@ -56,6 +56,8 @@ PRIVATE_HEADERS = {
     "quant/quant_impl.h": "quant",  # the kernel table's private half; ISA subfolders share it
     "quant/avx2/kernels.h": "quant",     # the AVX2 table and kernels, for dispatch.c
     "quant/avx2/simd.h": "quant/avx2",   # vector steps the AVX2 kernels share
+    "quant/lanes.h": "quant",            # the lane kernels every ISA folder compiles
+    "quant/avx2/lanes.h": "quant/avx2",  # the AVX2 lane vocabulary
     "arch/families.h": "arch",      # what the family tables share
     "hf/json.h": "hf",              # the folder's small JSON files
     "hf/vocab.h": "hf",             # the vocabulary being built (tokenizer, bpe, special)

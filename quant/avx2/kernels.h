@@ -23,7 +23,9 @@
     X(Q4_0, q4_0)              \
     X(Q4_1, q4_1)              \
     X(Q5_0, q5_0)              \
-    X(Q5_1, q5_1)
+    X(Q5_1, q5_1)              \
+    X(Q4_K, q4_K)              \
+    X(Q6_K, q6_K)
 
 /* The CPU features the folder's compiler flags assume (keep in step with the Makefile). */
 #define LC_QK_AVX2_NEEDS \

@@ -11,7 +11,7 @@
  * the same number of f32 bytes, all measured side by side: each repetition times memcpy
  * and then every variant on the same buffers, so that a noisy machine slows them alike.
  * A variant this build or CPU lacks prints "-". The last columns: the fastest variant
- * over memcpy, and over the reference. */
+ * over memcpy, and over the reference. LC_BENCH_CLOCK=cpu: see now(). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,9 +23,13 @@
 
 enum { MAXV = 8 };
 
+/* LC_BENCH_CLOCK=cpu times with this thread's CPU clock instead of the wall clock: on a
+ * machine shared with other jobs it leaves out the time the thread was not running. */
+static clockid_t g_clock = CLOCK_MONOTONIC;
+
 static double now(void) {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(g_clock, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
@@ -92,8 +96,9 @@ static int table(size_t mib, int reps, const char *vlist, const char *tlist, flo
         ks[nv] = lc_qkernels_get(tok);
     }
     const double gb = (double)n * sizeof(float) / 1e9;
-    printf("one thread, %zu MiB of f32, best of %d; GB/s of f32 (quantize reads, dequantize "
-           "writes that many float bytes); memcpy copies the same bytes\n", mib, reps);
+    printf("one thread, %zu MiB of f32, best of %d, %s clock; GB/s of f32 (quantize reads, dequantize "
+           "writes that many float bytes); memcpy copies the same bytes\n", mib, reps,
+           g_clock == CLOCK_MONOTONIC ? "wall" : "thread CPU");
     printf("%-5s %-10s", "type", "op");
     for (int v = 0; v < nv; v++)
         printf(" %7s", names[v]);
@@ -147,6 +152,9 @@ static int table(size_t mib, int reps, const char *vlist, const char *tlist, flo
 }
 
 int main(int argc, char **argv) {
+    const char *clk = getenv("LC_BENCH_CLOCK");
+    if (clk && strcmp(clk, "cpu") == 0)
+        g_clock = CLOCK_THREAD_CPUTIME_ID;
     const size_t mib = argc > 1 ? strtoul(argv[1], NULL, 10) : 64;
     const int reps = argc > 2 ? atoi(argv[2]) : 3;
     const size_t n = mib * 1024 * 1024 / sizeof(float) / 256 * 256;

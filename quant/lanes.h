@@ -1,0 +1,466 @@
+/* quant/lanes.h: private to quant/ and its ISA folders. The K-quant quantizers written
+ * once over LC_LANES-wide vectors, for every ISA folder to compile with its own flags.
+ *
+ * Why lanes: Q4_K's and Q6_K's scale searches (quant/ref_k.c) are long sequences of
+ * dependent float operations per sub-block, and identity with the reference depends on
+ * the order and rounding of every one of them; a reduction across the elements of one
+ * sub-block would reorder the sums. So vectors run ACROSS sub-blocks: lane r runs the
+ * reference's scalar sequence for sub-block r, the same operations in the same order,
+ * each correctly rounded (no fused multiply-add: every folder is built with
+ * -ffp-contract=off and the vocabulary has no fused operation). Per-lane branches of the
+ * reference become masks: a lane that the reference would leave early or not update is
+ * computed anyway and its result discarded by lv_sel, so every lane ends with the state
+ * the scalar code would have. Decisions made once per super-block (its largest scale,
+ * the packing of the 6-bit scales) stay scalar, copied from the reference.
+ *
+ * A group is LC_LANES sub-blocks: LC_LANES/8 super-blocks of Q4_K (8 sub-blocks of 32)
+ * or LC_LANES/16 of Q6_K (16 sub-blocks of 16). The rows of a group are contiguous in x,
+ * so lv_transpose_in turns them into one vector per element index. A row length that
+ * leaves a partial group is padded with zeros in a copy. A group holding a NaN goes to
+ * the reference: every NaN the lanes themselves create is the CPU's one default NaN, but
+ * an input NaN's payload could meet another's in an add or multiply whose operand order
+ * the compiler chose for the reference; what comes out then is not the arithmetic's to say.
+ *
+ * The includer first includes its folder's lanes.h, which defines LC_LANES, LC_LANES_ALIGN,
+ * the types lc_lv (LC_LANES floats), lc_li (int32) and lc_lm (masks), and these
+ * operations, each lane by lane:
+ *   lv_load lv_store lv_set1  lv_add lv_sub lv_mul lv_div lv_sqrt lv_abs lv_neg
+ *   lv_round (to nearest even)  lv_min(a,b) = a<b?a:b  lv_max(a,b) = a>b?a:b
+ *   lv_lt lv_gt lv_eq (C's <, >, ==)  lv_ne (C's !=)  lv_isnan
+ *   lm_and lm_or lm_andnot(a,b) = !a&&b  lm_none lm_any lm_all
+ *   lv_sel(m,a,b) = m?a:b   li_set1 li_load li_store li_add li_clamp li_sel li_to_lv
+ *   lv_nearest (ggml's nearest_int, bit for bit)
+ *   lv_transpose_in(x, len, xt): xt[i*LC_LANES + r] = x[r*len + i]
+ *   li_transpose_out_u8(lt, len, out): out[r*len + i] = (uint8_t)lt[i*LC_LANES + r]
+ * Every function here is static inline: a file that uses one type keeps no copy of the
+ * other. The kernels never allocate; their scratch (a few KiB) is on the stack. */
+#ifndef LC_QUANT_LANES_H
+#define LC_QUANT_LANES_H
+
+#ifndef LC_LANES
+#error "include the ISA folder's lanes.h before quant/lanes.h"
+#endif
+
+#include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "quant/blocks.h"
+#include "quant/quant.h"
+#include "quant/quant_impl.h"
+
+#define LC_LANES_EPS 1e-15f   /* ggml's GROUP_MAX_EPS */
+
+/* True when any of the `count` floats at xt (a multiple of LC_LANES) is NaN. */
+static inline bool lanes_any_nan(const float *xt, int count) {
+    lc_lm nan = lm_none();
+    for (int i = 0; i < count; i += LC_LANES)
+        nan = lm_or(nan, lv_isnan(lv_load(xt + i)));
+    return lm_any(nan);
+}
+
+/* ---- Q4_K ---- */
+
+enum { LANES_Q4K_SB = LC_LANES / 8 };   /* super-blocks per group */
+
+/* clamp(nearest_int(v), lo, hi) as a float on every lane, ggml's level rounding.
+ * fast: every lane that matters has |v| < 2^21 (see lanes_small), where nearest_int is
+ * rounding to nearest even, so one round and two compares do what the bit trick, its
+ * clamp and a conversion do. (A -0 from the round stays -0 when lo < 0; the sums it goes
+ * into start at +0 and add the same value either way.) */
+static inline lc_lv lanes_level(lc_lv v, int lo, int hi, bool fast) {
+    if (fast)
+        return lv_min(lv_max(lv_round(v), lv_set1((float)lo)), lv_set1((float)hi));
+    return li_to_lv(li_clamp(lv_nearest(v), lo, hi));
+}
+
+/* True when lanes_level(iscale*(x - min), ..., true) is exact for every element x of
+ * every lane outside `skip`, given each lane's smallest and largest element lo, hi: a
+ * rounded difference is monotonic, so |x - min| <= max(|lo - min|, |hi - min|) and
+ * |iscale*(x - min)| is at most that times |iscale|; anything NaN answers false. */
+static inline bool lanes_small(lc_lv iscale, lc_lv lo, lc_lv hi, lc_lv min, lc_lm skip) {
+    const lc_lv limit = lv_set1(2097152.0f), a = lv_abs(iscale);
+    const lc_lm ok = lm_and(lv_lt(lv_mul(a, lv_abs(lv_sub(lo, min))), limit),
+                            lv_lt(lv_mul(a, lv_abs(lv_sub(hi, min))), limit));
+    return lm_all(lm_or(ok, skip));
+}
+
+/* One candidate of make_qkx2_quants: the levels for (iscale, min) into laux and the
+ * three weighted sums, in the reference's order. */
+static inline void lanes_q4_K_sums(const float *xt, const float *wt, float *laux, lc_lv iscale,
+                                   lc_lv min, bool fast, lc_lv *sum_l, lc_lv *sum_l2,
+                                   lc_lv *sum_xl) {
+    lc_lv s_l = lv_set1(0.0f), s_l2 = s_l, s_xl = s_l;
+    for (int i = 0; i < 32; i++) {
+        const lc_lv x = lv_load(xt + i * LC_LANES), w = lv_load(wt + i * LC_LANES);
+        const lc_lv l = lanes_level(lv_mul(iscale, lv_sub(x, min)), 0, 15, fast);
+        lv_store(laux + i * LC_LANES, l);
+        const lc_lv wl = lv_mul(w, l);           /* w*l*l is (w*l)*l, w*l*x is (w*l)*x */
+        s_l = lv_add(s_l, wl);
+        s_l2 = lv_add(s_l2, lv_mul(wl, l));
+        s_xl = lv_add(s_xl, lv_mul(wl, x));
+    }
+    *sum_l = s_l, *sum_l2 = s_l2, *sum_xl = s_xl;
+}
+
+/* sum of w*diff^2, diff = scale*l + min - x, over the levels in laux (or computed from
+ * (iscale, min) when laux is NULL). */
+static inline lc_lv lanes_q4_K_error(const float *xt, const float *wt, const float *laux,
+                                     lc_lv iscale, lc_lv scale, lc_lv min, bool fast) {
+    lc_lv err = lv_set1(0.0f);
+    for (int i = 0; i < 32; i++) {
+        const lc_lv x = lv_load(xt + i * LC_LANES), w = lv_load(wt + i * LC_LANES);
+        const lc_lv l = laux ? lv_load(laux + i * LC_LANES)
+                             : lanes_level(lv_mul(iscale, lv_sub(x, min)), 0, 15, fast);
+        const lc_lv diff = lv_sub(lv_add(lv_mul(scale, l), min), x);
+        err = lv_add(err, lv_mul(w, lv_mul(diff, diff)));
+    }
+    return err;
+}
+
+/* ggml's make_qkx2_quants(32, 15, x, w, L, &the_min, Laux, -1, 0.1, 20, false) on every
+ * lane (quant/ref_k.c fit_scale_min). xt, wt: 32 vectors of elements and weights; laux:
+ * scratch for 32 vectors. Writes the levels of each lane's best fit to lev (32 vectors of
+ * int32) and returns the scale; *the_min gets -min.
+ *
+ * The levels are not copied on every improvement: a lane remembers the inverse scale and
+ * the min it was at when it improved, and the levels are recomputed from those once at
+ * the end (the same operations on the same values: the same levels). */
+static inline lc_lv lanes_fit_q4_K(const float *xt, const float *wt, float *laux,
+                                   int32_t *lev, lc_lv *the_min) {
+    enum { N = 32, NMAX = 15, NSTEP = 20 };
+    const float rmin = -1.0f, rdelta = 0.1f;
+    const lc_lv zero = lv_set1(0.0f);
+    const lc_lv x0 = lv_load(xt), w0 = lv_load(wt);
+    lc_lv min = x0, max = x0, sum_w = w0, sum_x = lv_mul(w0, x0);
+    for (int i = 1; i < N; i++) {
+        const lc_lv x = lv_load(xt + i * LC_LANES), w = lv_load(wt + i * LC_LANES);
+        min = lv_min(x, min);                    /* if (x < min) min = x */
+        max = lv_max(x, max);                    /* if (x > max) max = x */
+        sum_w = lv_add(sum_w, w);
+        sum_x = lv_add(sum_x, lv_mul(w, x));
+    }
+    const lc_lv lo = min, hi = max;              /* the lane's element range */
+    min = lv_sel(lv_gt(min, zero), zero, min);
+    /* max == min: the reference returns scale 0, levels 0, -min at once. */
+    const lc_lm flat = lv_eq(max, min);
+    const lc_lv flat_min = min;
+    lc_lv iscale = lv_div(lv_set1((float)NMAX), lv_sub(max, min));
+    lc_lv scale = lv_div(lv_set1(1.0f), iscale);
+    lc_lv best_error = lanes_small(iscale, lo, hi, min, flat)
+                           ? lanes_q4_K_error(xt, wt, NULL, iscale, scale, min, true)
+                           : lanes_q4_K_error(xt, wt, NULL, iscale, scale, min, false);
+    lc_lv best_iscale = iscale, best_lmin = min;
+    for (int is = 0; is <= NSTEP; is++) {
+        iscale = lv_div(lv_set1(rmin + rdelta * (float)is + (float)NMAX), lv_sub(max, min));
+        lc_lv sum_l, sum_l2, sum_xl;
+        if (lanes_small(iscale, lo, hi, min, flat))
+            lanes_q4_K_sums(xt, wt, laux, iscale, min, true, &sum_l, &sum_l2, &sum_xl);
+        else
+            lanes_q4_K_sums(xt, wt, laux, iscale, min, false, &sum_l, &sum_l2, &sum_xl);
+        const lc_lv D = lv_sub(lv_mul(sum_w, sum_l2), lv_mul(sum_l, sum_l));
+        const lc_lm pos = lm_andnot(flat, lv_gt(D, zero));
+        if (!lm_any(pos))
+            continue;
+        lc_lv this_scale = lv_div(lv_sub(lv_mul(sum_w, sum_xl), lv_mul(sum_x, sum_l)), D);
+        lc_lv this_min = lv_div(lv_sub(lv_mul(sum_l2, sum_x), lv_mul(sum_l, sum_xl)), D);
+        const lc_lm above = lv_gt(this_min, zero);
+        this_scale = lv_sel(above, lv_div(sum_xl, sum_l2), this_scale);
+        this_min = lv_sel(above, zero, this_min);
+        const lc_lv cur_error = lanes_q4_K_error(xt, wt, laux, iscale, this_scale, this_min, true);
+        const lc_lm better = lm_and(pos, lv_lt(cur_error, best_error));
+        best_error = lv_sel(better, cur_error, best_error);
+        scale = lv_sel(better, this_scale, scale);
+        best_iscale = lv_sel(better, iscale, best_iscale);
+        best_lmin = lv_sel(better, min, best_lmin);     /* the min these levels used */
+        min = lv_sel(better, this_min, min);
+    }
+    for (int i = 0; i < N; i++) {
+        const lc_lv x = lv_load(xt + i * LC_LANES);
+        const lc_li l = li_clamp(lv_nearest(lv_mul(best_iscale, lv_sub(x, best_lmin))), 0, NMAX);
+        li_store(lev + i * LC_LANES, li_sel(flat, li_set1(0), l));
+    }
+    *the_min = lv_neg(lv_sel(flat, flat_min, min));
+    return lv_sel(flat, zero, scale);
+}
+
+/* Sub-block j's 6-bit scale and min from the packed 12 bytes (quant/ref_k.c). */
+static inline void lanes_scale_min_k4(int j, const uint8_t *q, uint8_t *sc, uint8_t *mn) {
+    if (j < 4) {
+        *sc = q[j] & 63;
+        *mn = q[j + 4] & 63;
+    } else {
+        *sc = (uint8_t)((q[j + 4] & 0x0f) | (q[j - 4] >> 6) << 4);
+        *mn = (uint8_t)((q[j + 4] >> 4) | (q[j] >> 6) << 4);
+    }
+}
+
+/* One super-block's scalar middle, copied from lc_q4_K_quantize_ref: the eight fitted
+ * scales and mins become d, dmin and the packed 6-bit scales; d_l[j] and dm_l[j] get the
+ * effective scale and min of sub-block j that the levels are re-fitted against. */
+static inline void lanes_q4_K_scales(const float *scales, const float *mins, lc_block_q4_K *y,
+                                     float *d_l, float *dm_l) {
+    float max_scale = 0, max_min = 0;
+    for (int j = 0; j < 8; j++) {
+        if (scales[j] > max_scale) max_scale = scales[j];
+        if (mins[j] > max_min) max_min = mins[j];
+    }
+    const float inv_scale = max_scale > 0 ? 63.f / max_scale : 0.f;
+    const float inv_min = max_min > 0 ? 63.f / max_min : 0.f;
+    memset(y->scales, 0, sizeof y->scales);
+    for (int j = 0; j < 8; j++) {
+        uint8_t ls = (uint8_t)lc_q_nearest_int(inv_scale * scales[j]);
+        uint8_t lm = (uint8_t)lc_q_nearest_int(inv_min * mins[j]);
+        ls = ls > 63 ? 63 : ls;
+        lm = lm > 63 ? 63 : lm;
+        if (j < 4) {
+            y->scales[j] = ls;
+            y->scales[j + 4] = lm;
+        } else {
+            y->scales[j + 4] = (uint8_t)((ls & 0x0f) | (lm & 0x0f) << 4);
+            y->scales[j - 4] |= (uint8_t)((ls >> 4) << 6);
+            y->scales[j] |= (uint8_t)((lm >> 4) << 6);
+        }
+    }
+    y->d = lc_q_scale_f16(max_scale / 63.f);
+    y->dmin = lc_q_scale_f16(max_min / 63.f);
+    for (int j = 0; j < 8; j++) {
+        uint8_t sc, mn;
+        lanes_scale_min_k4(j, y->scales, &sc, &mn);
+        d_l[j] = lc_q_f16_to_f32(y->d) * sc;
+        dm_l[j] = lc_q_f16_to_f32(y->dmin) * mn;
+    }
+}
+
+/* LANES_Q4K_SB whole super-blocks from x into y; false, with nothing written, when x
+ * holds a NaN. */
+static inline bool lanes_q4_K_group(const float *x, lc_block_q4_K *y) {
+    LC_LANES_ALIGN float xt[32 * LC_LANES], wt[32 * LC_LANES], laux[32 * LC_LANES];
+    LC_LANES_ALIGN float scales[LC_LANES], mins[LC_LANES], d_l[LC_LANES], dm_l[LC_LANES];
+    LC_LANES_ALIGN int32_t lev[32 * LC_LANES];
+    uint8_t L[LC_LANES * 32];
+    lv_transpose_in(x, 32, xt);
+    if (lanes_any_nan(xt, 32 * LC_LANES))
+        return false;
+    /* The weights: av_x = sqrt(sum x^2 / 32), w = av_x + |x|. */
+    lc_lv sum_x2 = lv_set1(0.0f);
+    for (int i = 0; i < 32; i++) {
+        const lc_lv v = lv_load(xt + i * LC_LANES);
+        sum_x2 = lv_add(sum_x2, lv_mul(v, v));
+    }
+    const lc_lv av_x = lv_sqrt(lv_div(sum_x2, lv_set1(32.0f)));
+    for (int i = 0; i < 32; i++)
+        lv_store(wt + i * LC_LANES, lv_add(av_x, lv_abs(lv_load(xt + i * LC_LANES))));
+    lc_lv the_min;
+    lv_store(scales, lanes_fit_q4_K(xt, wt, laux, lev, &the_min));
+    lv_store(mins, the_min);
+    for (int g = 0; g < LANES_Q4K_SB; g++)
+        lanes_q4_K_scales(scales + 8 * g, mins + 8 * g, &y[g], d_l + 8 * g, dm_l + 8 * g);
+    /* Re-quantize against the scales as stored; where the stored scale is 0 the lane
+     * keeps its fitted levels, as in ggml. */
+    const lc_lv d = lv_load(d_l), dm = lv_load(dm_l);
+    const lc_lm keep = lv_eq(d, lv_set1(0.0f));
+    for (int i = 0; i < 32; i++) {
+        const lc_lv v = lv_load(xt + i * LC_LANES);
+        const lc_li l = li_clamp(lv_nearest(lv_div(lv_add(v, dm), d)), 0, 15);
+        li_store(lev + i * LC_LANES, li_sel(keep, li_load(lev + i * LC_LANES), l));
+    }
+    li_transpose_out_u8(lev, 32, L);
+    for (int g = 0; g < LANES_Q4K_SB; g++) {
+        const uint8_t *Lg = L + 256 * g;
+        uint8_t *q = y[g].qs;
+        for (int j = 0; j < 256; j += 64, q += 32)
+            for (int l = 0; l < 32; l++)
+                q[l] = (uint8_t)(Lg[j + l] | Lg[j + l + 32] << 4);
+    }
+    return true;
+}
+
+/* The whole-row loop: groups of LANES_Q4K_SB super-blocks, a zero-padded copy for the
+ * last partial group, the reference for groups holding a NaN. */
+static inline void lanes_q4_K_quantize(const float *restrict x, void *restrict vy, size_t n) {
+    lc_block_q4_K *y = vy;
+    const size_t nsb = n / LC_QK_K;
+    for (size_t b = 0; b < nsb; b += LANES_Q4K_SB) {
+        const size_t k = nsb - b < LANES_Q4K_SB ? nsb - b : LANES_Q4K_SB;
+        if (k == LANES_Q4K_SB) {
+            if (!lanes_q4_K_group(x + b * LC_QK_K, &y[b]))
+                lc_q4_K_quantize_ref(x + b * LC_QK_K, &y[b], k * LC_QK_K);
+            continue;
+        }
+        float pad[LANES_Q4K_SB * LC_QK_K];
+        lc_block_q4_K out[LANES_Q4K_SB];
+        memcpy(pad, x + b * LC_QK_K, k * LC_QK_K * sizeof *pad);
+        memset(pad + k * LC_QK_K, 0, (LANES_Q4K_SB - k) * LC_QK_K * sizeof *pad);
+        if (lanes_q4_K_group(pad, out))
+            memcpy(&y[b], out, k * sizeof *out);
+        else
+            lc_q4_K_quantize_ref(x + b * LC_QK_K, &y[b], k * LC_QK_K);
+    }
+}
+
+/* ---- Q6_K ---- */
+
+enum { LANES_Q6K_SB = LC_LANES / 16 };   /* super-blocks per group */
+
+/* One candidate of make_qx_quants: the two sums for iscale, in the reference's order
+ * (w = x*x, so w*x*l is (w*x)*l with w*x precomputed in wxt, and w*l*l is (w*l)*l). */
+static inline void lanes_q6_K_sums(const float *xt, const float *wt, const float *wxt,
+                                   lc_lv iscale, bool fast, lc_lv *sumlx, lc_lv *suml2) {
+    lc_lv s_lx = lv_set1(0.0f), s_l2 = s_lx;
+    for (int i = 0; i < 16; i++) {
+        const lc_lv x = lv_load(xt + i * LC_LANES);
+        const lc_lv l = lanes_level(lv_mul(iscale, x), -32, 31, fast);
+        s_lx = lv_add(s_lx, lv_mul(lv_load(wxt + i * LC_LANES), l));
+        s_l2 = lv_add(s_l2, lv_mul(lv_mul(lv_load(wt + i * LC_LANES), l), l));
+    }
+    *sumlx = s_lx, *suml2 = s_l2;
+}
+
+/* ggml's make_qx_quants(16, 32, x, L, 1, NULL) on every lane (quant/ref_k.c
+ * fit_scale_sym): the symmetric fit from the signed extreme, then 18 more candidates
+ * -(32 + 0.1*is)/max, keeping the largest sumlx^2/suml2. lev gets the levels + 32 of
+ * each lane's best fit (0 for an all-zero lane); returns the scale. Levels are
+ * recomputed at the end from the best inverse scale, as in lanes_fit_q4_K. */
+static inline lc_lv lanes_fit_q6_K(const float *xt, float *wt, float *wxt, int32_t *lev) {
+    enum { N = 16, NMAX = 32 };
+    const lc_lv zero = lv_set1(0.0f);
+    lc_lv max = zero, amax = zero;
+    for (int i = 0; i < N; i++) {
+        const lc_lv x = lv_load(xt + i * LC_LANES), ax = lv_abs(x);
+        const lc_lm m = lv_gt(ax, amax);
+        amax = lv_sel(m, ax, amax);
+        max = lv_sel(m, x, max);
+        const lc_lv w = lv_mul(x, x);
+        lv_store(wt + i * LC_LANES, w);
+        lv_store(wxt + i * LC_LANES, lv_mul(w, x));
+    }
+    const lc_lm tiny = lv_lt(amax, lv_set1(LC_LANES_EPS));     /* the reference's all zero */
+    /* Every element lies in [-amax, amax]: lanes_small's bounds for min = 0. */
+    const lc_lv lo = lv_neg(amax);
+    lc_lv iscale = lv_div(lv_set1((float)-NMAX), max);
+    lc_lv sumlx, suml2;
+    if (lanes_small(iscale, lo, amax, zero, tiny))
+        lanes_q6_K_sums(xt, wt, wxt, iscale, true, &sumlx, &suml2);
+    else
+        lanes_q6_K_sums(xt, wt, wxt, iscale, false, &sumlx, &suml2);
+    lc_lv scale = lv_sel(lv_ne(suml2, zero), lv_div(sumlx, suml2), zero);
+    lc_lv best = lv_mul(scale, sumlx);
+    lc_lv best_iscale = iscale;
+    for (int is = -9; is <= 9; is++) {
+        if (is == 0)
+            continue;
+        iscale = lv_div(lv_set1(-((float)NMAX + 0.1f * (float)is)), max);
+        if (lanes_small(iscale, lo, amax, zero, tiny))
+            lanes_q6_K_sums(xt, wt, wxt, iscale, true, &sumlx, &suml2);
+        else
+            lanes_q6_K_sums(xt, wt, wxt, iscale, false, &sumlx, &suml2);
+        const lc_lm better = lm_and(lv_gt(suml2, zero),
+                                    lv_gt(lv_mul(sumlx, sumlx), lv_mul(best, suml2)));
+        best_iscale = lv_sel(better, iscale, best_iscale);
+        scale = lv_sel(better, lv_div(sumlx, suml2), scale);
+        best = lv_sel(better, lv_mul(scale, sumlx), best);
+    }
+    for (int i = 0; i < N; i++) {
+        const lc_lv x = lv_load(xt + i * LC_LANES);
+        const lc_li l = li_add(li_clamp(lv_nearest(lv_mul(best_iscale, x)), -NMAX, NMAX - 1),
+                               li_set1(NMAX));
+        li_store(lev + i * LC_LANES, li_sel(tiny, li_set1(0), l));
+    }
+    return lv_sel(tiny, zero, scale);
+}
+
+/* One super-block's scalar middle, copied from lc_q6_K_quantize_ref: the sixteen fitted
+ * scales become d and the int8 scales, and d_l[s] the effective scale of sub-block s.
+ * False for a block the reference writes as all zero bytes (it writes them here). */
+static inline bool lanes_q6_K_scales(const float *scales, lc_block_q6_K *y, float *d_l) {
+    float max_scale = 0, max_abs_scale = 0;
+    for (int s = 0; s < 16; s++) {
+        const float abs_scale = fabsf(scales[s]);
+        if (abs_scale > max_abs_scale) {
+            max_abs_scale = abs_scale;
+            max_scale = scales[s];
+        }
+    }
+    if (max_abs_scale < LC_LANES_EPS) {
+        memset(y, 0, sizeof *y);
+        for (int s = 0; s < 16; s++)
+            d_l[s] = 0.0f;
+        return false;
+    }
+    const float iscale = -128.f / max_scale;
+    y->d = lc_q_scale_f16(1 / iscale);
+    for (int s = 0; s < 16; s++) {
+        const int v = lc_q_nearest_int(iscale * scales[s]);
+        y->scales[s] = (int8_t)(v < 127 ? v : 127);   /* ggml: MIN(127, v) into int8 */
+    }
+    for (int s = 0; s < 16; s++)
+        d_l[s] = lc_q_f16_to_f32(y->d) * y->scales[s];
+    return true;
+}
+
+/* LANES_Q6K_SB whole super-blocks from x into y; false, with nothing written, when x
+ * holds a NaN. */
+static inline bool lanes_q6_K_group(const float *x, lc_block_q6_K *y) {
+    LC_LANES_ALIGN float xt[16 * LC_LANES], wt[16 * LC_LANES], wxt[16 * LC_LANES];
+    LC_LANES_ALIGN float scales[LC_LANES], d_l[LC_LANES];
+    LC_LANES_ALIGN int32_t lev[16 * LC_LANES];
+    uint8_t L[LC_LANES * 16];
+    bool nonzero[LANES_Q6K_SB];
+    lv_transpose_in(x, 16, xt);
+    if (lanes_any_nan(xt, 16 * LC_LANES))
+        return false;
+    lv_store(scales, lanes_fit_q6_K(xt, wt, wxt, lev));
+    for (int g = 0; g < LANES_Q6K_SB; g++)
+        nonzero[g] = lanes_q6_K_scales(scales + 16 * g, &y[g], d_l + 16 * g);
+    /* Re-quantize against the scales as stored; a zero stored scale keeps the fit. */
+    const lc_lv d = lv_load(d_l);
+    const lc_lm keep = lv_eq(d, lv_set1(0.0f));
+    for (int i = 0; i < 16; i++) {
+        const lc_lv v = lv_load(xt + i * LC_LANES);
+        const lc_li l = li_add(li_clamp(lv_nearest(lv_div(v, d)), -32, 31), li_set1(32));
+        li_store(lev + i * LC_LANES, li_sel(keep, li_load(lev + i * LC_LANES), l));
+    }
+    li_transpose_out_u8(lev, 16, L);
+    for (int g = 0; g < LANES_Q6K_SB; g++) {
+        if (!nonzero[g])
+            continue;
+        const uint8_t *Lg = L + 256 * g;
+        uint8_t *ql = y[g].ql, *qh = y[g].qh;
+        for (int j = 0; j < 256; j += 128, ql += 64, qh += 32) {
+            for (int l = 0; l < 32; l++) {
+                const int q1 = Lg[j + l], q2 = Lg[j + l + 32], q3 = Lg[j + l + 64],
+                          q4 = Lg[j + l + 96];
+                ql[l] = (uint8_t)((q1 & 0x0f) | (q3 & 0x0f) << 4);
+                ql[l + 32] = (uint8_t)((q2 & 0x0f) | (q4 & 0x0f) << 4);
+                qh[l] = (uint8_t)(q1 >> 4 | (q2 >> 4) << 2 | (q3 >> 4) << 4 | (q4 >> 4) << 6);
+            }
+        }
+    }
+    return true;
+}
+
+/* The whole-row loop, as lanes_q4_K_quantize. */
+static inline void lanes_q6_K_quantize(const float *restrict x, void *restrict vy, size_t n) {
+    lc_block_q6_K *y = vy;
+    const size_t nsb = n / LC_QK_K;
+    for (size_t b = 0; b < nsb; b += LANES_Q6K_SB) {
+        const size_t k = nsb - b < LANES_Q6K_SB ? nsb - b : LANES_Q6K_SB;
+        if (k == LANES_Q6K_SB) {
+            if (!lanes_q6_K_group(x + b * LC_QK_K, &y[b]))
+                lc_q6_K_quantize_ref(x + b * LC_QK_K, &y[b], k * LC_QK_K);
+            continue;
+        }
+        float pad[LANES_Q6K_SB * LC_QK_K];
+        lc_block_q6_K out[LANES_Q6K_SB];
+        memcpy(pad, x + b * LC_QK_K, k * LC_QK_K * sizeof *pad);
+        memset(pad + k * LC_QK_K, 0, (LANES_Q6K_SB - k) * LC_QK_K * sizeof *pad);
+        if (lanes_q6_K_group(pad, out))
+            memcpy(&y[b], out, k * sizeof *out);
+        else
+            lc_q6_K_quantize_ref(x + b * LC_QK_K, &y[b], k * LC_QK_K);
+    }
+}
+
+#endif
