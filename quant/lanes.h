@@ -30,8 +30,8 @@
  *   lm_and lm_or lm_andnot(a,b) = !a&&b  lm_none lm_any lm_all
  *   lv_sel(m,a,b) = m?a:b   li_set1 li_load li_store li_add li_clamp li_sel li_to_lv
  *   lv_nearest (ggml's nearest_int, bit for bit)
- *   lv_transpose_in(x, len, xt): xt[i*LC_LANES + r] = x[r*len + i]
- *   li_transpose_out_u8(lt, len, out): out[r*len + i] = (uint8_t)lt[i*LC_LANES + r]
+ *   lv_transpose_in(x, len, xt): xt[i*LC_LANES + r] = x[r*len + i]   (len 16 or 32)
+ *   li_transpose_out_u8(lt, len, out): out[r*len + i] = lt[i*LC_LANES + r] (values 0..255)
  * Every function here is static inline: a file that uses one type keeps no copy of the
  * other. The kernels never allocate; their scratch (a few KiB) is on the stack. */
 #ifndef LC_QUANT_LANES_H
@@ -427,14 +427,18 @@ static inline bool lanes_q6_K_group(const float *x, lc_block_q6_K *y) {
         if (!nonzero[g])
             continue;
         const uint8_t *Lg = L + 256 * g;
-        uint8_t *ql = y[g].ql, *qh = y[g].qh;
-        for (int j = 0; j < 256; j += 128, ql += 64, qh += 32) {
+        lc_block_q6_K *blk = &y[g];
+        /* Levels are 0..63, so byte arithmetic is exact; indexing one block by constant
+         * offsets lets the compiler see the stores apart (and vectorise). */
+        for (int h = 0; h < 2; h++) {
             for (int l = 0; l < 32; l++) {
-                const int q1 = Lg[j + l], q2 = Lg[j + l + 32], q3 = Lg[j + l + 64],
-                          q4 = Lg[j + l + 96];
-                ql[l] = (uint8_t)((q1 & 0x0f) | (q3 & 0x0f) << 4);
-                ql[l + 32] = (uint8_t)((q2 & 0x0f) | (q4 & 0x0f) << 4);
-                qh[l] = (uint8_t)(q1 >> 4 | (q2 >> 4) << 2 | (q3 >> 4) << 4 | (q4 >> 4) << 6);
+                const uint8_t q1 = Lg[128 * h + l], q2 = Lg[128 * h + l + 32],
+                              q3 = Lg[128 * h + l + 64], q4 = Lg[128 * h + l + 96];
+                blk->ql[64 * h + l] = (uint8_t)((q1 & 0x0f) | (uint8_t)(q3 << 4));
+                blk->ql[64 * h + l + 32] = (uint8_t)((q2 & 0x0f) | (uint8_t)(q4 << 4));
+                blk->qh[32 * h + l] = (uint8_t)((q1 >> 4) | (uint8_t)((q2 >> 4) << 2) |
+                                                (uint8_t)((q3 >> 4) << 4) |
+                                                (uint8_t)((q4 >> 4) << 6));
             }
         }
     }

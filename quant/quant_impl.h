@@ -23,6 +23,9 @@ extern const lc_qkernels lc_qk_ref;
 #ifdef LC_HAVE_AVX2
 #include "quant/avx2/kernels.h"
 #endif
+#ifdef LC_HAVE_AVX512
+#include "quant/avx512/kernels.h"
+#endif
 
 /* ---- binary16 conversion ----
  * The project's one converter (libconvert/convert.h, round to nearest even, the same

@@ -17,6 +17,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "quant/avx2/transpose.h"
+
 #define LC_LANES 16
 #define LC_LANES_ALIGN _Alignas(32)
 
@@ -133,25 +135,6 @@ static inline lc_li lv_nearest(lc_lv v) {
     return r;
 }
 
-/* An 8x8 transpose of rows r[0..7] in place. */
-static inline void lc_avx2_transpose8(__m256 r[8]) {
-    __m256 t[8], u[8];
-    for (int k = 0; k < 8; k += 2) {
-        t[k] = _mm256_unpacklo_ps(r[k], r[k + 1]);
-        t[k + 1] = _mm256_unpackhi_ps(r[k], r[k + 1]);
-    }
-    for (int k = 0; k < 8; k += 4) {
-        u[k] = _mm256_shuffle_ps(t[k], t[k + 2], 0x44);
-        u[k + 1] = _mm256_shuffle_ps(t[k], t[k + 2], 0xee);
-        u[k + 2] = _mm256_shuffle_ps(t[k + 1], t[k + 3], 0x44);
-        u[k + 3] = _mm256_shuffle_ps(t[k + 1], t[k + 3], 0xee);
-    }
-    for (int k = 0; k < 4; k++) {
-        r[k] = _mm256_permute2f128_ps(u[k], u[k + 4], 0x20);
-        r[k + 4] = _mm256_permute2f128_ps(u[k], u[k + 4], 0x31);
-    }
-}
-
 /* xt[i*LC_LANES + r] = x[r*len + i] for the LC_LANES rows of `len` floats at x (len a
  * multiple of 8): lane r then walks row r. */
 static inline void lv_transpose_in(const float *x, int len, float *xt) {
@@ -160,33 +143,38 @@ static inline void lv_transpose_in(const float *x, int len, float *xt) {
             __m256 r[8];
             for (int k = 0; k < 8; k++)
                 r[k] = _mm256_loadu_ps(x + (size_t)(r0 + k) * (size_t)len + (size_t)c);
-            lc_avx2_transpose8(r);
+            lc_x86_transpose8_ps(r);
             for (int k = 0; k < 8; k++)
                 _mm256_store_ps(xt + (c + k) * LC_LANES + r0, r[k]);
         }
     }
 }
 
-/* out[r*len + i] = low byte of lt[i*LC_LANES + r]: the levels back in element order. */
+/* The 16 int32 at p (each 0..255) as 16 bytes. */
+static inline __m128i lc_avx2_lane_bytes(const int32_t *p) {
+    const __m256i a = _mm256_load_si256((const __m256i *)(const void *)p);
+    const __m256i b = _mm256_load_si256((const __m256i *)(const void *)(p + 8));
+    const __m256i w = _mm256_permute4x64_epi64(_mm256_packus_epi32(a, b), 0xd8);
+    return _mm_packus_epi16(_mm256_castsi256_si128(w), _mm256_extracti128_si256(w, 1));
+}
+
+/* out[r*len + i] = lt[i*LC_LANES + r] as a byte, for len 16 or 32 and values 0..255: the
+ * levels back in element order. Rows 0..15 go to the low halves, 16..31 to the high
+ * halves of one byte transpose. */
 static inline void li_transpose_out_u8(const int32_t *lt, int len, uint8_t *out) {
-    for (int r0 = 0; r0 < LC_LANES; r0 += 8) {
-        for (int c = 0; c < len; c += 8) {
-            __m256 r[8];
-            for (int k = 0; k < 8; k++)
-                r[k] = _mm256_load_ps((const float *)(const void *)(lt + (c + k) * LC_LANES + r0));
-            lc_avx2_transpose8(r);
-            /* Row k now holds lanes c..c+7 of lane r0+k: keep each int32's low byte. */
-            const __m256i pick = _mm256_setr_epi8(0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1,
-                                                  -1, -1, -1, -1, 0, 4, 8, 12, -1, -1, -1, -1,
-                                                  -1, -1, -1, -1, -1, -1, -1, -1);
-            for (int k = 0; k < 8; k++) {
-                const __m256i b = _mm256_shuffle_epi8(_mm256_castps_si256(r[k]), pick);
-                const uint32_t lo = (uint32_t)_mm256_extract_epi32(b, 0);
-                const uint32_t hi = (uint32_t)_mm256_extract_epi32(b, 4);
-                const uint64_t v = (uint64_t)lo | (uint64_t)hi << 32;
-                memcpy(out + (size_t)(r0 + k) * (size_t)len + (size_t)c, &v, 8);
-            }
-        }
+    __m256i r[16];
+    for (int i = 0; i < 16; i++) {
+        const __m128i lo = lc_avx2_lane_bytes(lt + i * LC_LANES);
+        const __m128i hi = len > 16 ? lc_avx2_lane_bytes(lt + (16 + i) * LC_LANES)
+                                    : _mm_setzero_si128();
+        r[i] = _mm256_inserti128_si256(_mm256_castsi128_si256(lo), hi, 1);
+    }
+    lc_x86_transpose16_epi8(r);
+    for (int k = 0; k < LC_LANES; k++) {
+        if (len > 16)
+            _mm256_storeu_si256((__m256i *)(void *)(out + 32 * k), r[k]);
+        else
+            _mm_storeu_si128((__m128i *)(void *)(out + 16 * k), _mm256_castsi256_si128(r[k]));
     }
 }
 
