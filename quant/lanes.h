@@ -64,37 +64,77 @@ static inline bool lanes_any_nan(const float *xt, int count) {
 
 enum { LANES_Q4K_SB = LC_LANES / 8 };   /* super-blocks per group */
 
-/* clamp(nearest_int(v), lo, hi) as a float on every lane, ggml's level rounding.
- * fast: every lane that matters has |v| < 2^21 (see lanes_small), where nearest_int is
- * rounding to nearest even, so one round and two compares do what the bit trick, its
- * clamp and a conversion do. (A -0 from the round stays -0 when lo < 0; the sums it goes
- * into start at +0 and add the same value either way.) */
-static inline lc_lv lanes_level(lc_lv v, int lo, int hi, bool fast) {
-    if (fast)
-        return lv_min(lv_max(lv_round(v), lv_set1((float)lo)), lv_set1((float)hi));
-    return li_to_lv(li_clamp(lv_nearest(v), lo, hi));
+/* How lanes_level rounds, chosen once per candidate scale by lanes_mode. */
+enum {
+    LANES_EXACT = 0,    /* ggml's bit trick, its clamp and a conversion: right for any v */
+    LANES_ROUND = 1,    /* |v| < 2^21 in every lane that matters: round to nearest even */
+    LANES_LO = 2,       /* with LANES_ROUND: some v may round below lo, so clamp there */
+    LANES_HI = 4,       /* with LANES_ROUND: some v may round above hi, so clamp there */
+};
+
+/* clamp(nearest_int(v), lo, hi) as a float on every lane, ggml's level rounding. Below
+ * 2^21 in magnitude nearest_int is rounding to nearest even, so with LANES_ROUND one
+ * round does what the bit trick and a conversion do, and a clamp that no lane can reach
+ * is left out. (A -0 from the round, for v in (-0.5, -0], stays -0 where it used to
+ * become +0: it only ever meets sums that start at +0, products that are squared, and
+ * +-0 in an addition whose result is then squared, so no value downstream changes.) */
+static inline lc_lv lanes_level(lc_lv v, int lo, int hi, int mode) {
+    if (mode == LANES_EXACT)
+        return li_to_lv(li_clamp(lv_nearest(v), lo, hi));
+    lc_lv r = lv_round(v);
+    if (mode & LANES_LO)
+        r = lv_max(r, lv_set1((float)lo));
+    if (mode & LANES_HI)
+        r = lv_min(r, lv_set1((float)hi));
+    return r;
 }
 
-/* True when lanes_level(iscale*(x - min), ..., true) is exact for every element x of
- * every lane outside `skip`, given each lane's smallest and largest element lo, hi: a
- * rounded difference is monotonic, so |x - min| <= max(|lo - min|, |hi - min|) and
- * |iscale*(x - min)| is at most that times |iscale|; anything NaN answers false. */
-static inline bool lanes_small(lc_lv iscale, lc_lv lo, lc_lv hi, lc_lv min, lc_lm skip) {
-    const lc_lv limit = lv_set1(2097152.0f), a = lv_abs(iscale);
-    const lc_lm ok = lm_and(lv_lt(lv_mul(a, lv_abs(lv_sub(lo, min))), limit),
-                            lv_lt(lv_mul(a, lv_abs(lv_sub(hi, min))), limit));
-    return lm_all(lm_or(ok, skip));
+/* The cheapest mode of lanes_level that is exact for v = iscale*(x - min) over every
+ * element x of every lane outside `skip`, given each lane's smallest and largest element
+ * xlo, xhi: a rounded difference and a rounded product are monotonic, so every v lies
+ * between iscale*(xlo - min) and iscale*(xhi - min), rounded the same way. A bound that
+ * is NaN or reaches 2^21 gives LANES_EXACT; a clamp is kept when a bound reaches within
+ * half a step of it (a tie may round either way). */
+static inline int lanes_mode(lc_lv iscale, lc_lv xlo, lc_lv xhi, lc_lv min, lc_lm skip, int lo,
+                             int hi) {
+    const lc_lv limit = lv_set1(2097152.0f), nlimit = lv_set1(-2097152.0f);
+    const lc_lv a = lv_mul(iscale, lv_sub(xlo, min)), b = lv_mul(iscale, lv_sub(xhi, min));
+    const lc_lm active = lm_andnot(skip, lv_eq(limit, limit));
+    const lc_lm ok = lm_and(lm_and(lv_gt(a, nlimit), lv_lt(a, limit)),
+                            lm_and(lv_gt(b, nlimit), lv_lt(b, limit)));
+    if (lm_any(lm_andnot(ok, active)))
+        return LANES_EXACT;
+    const lc_lv vmin = lv_min(a, b), vmax = lv_max(a, b);          /* neither is NaN */
+    int mode = LANES_ROUND;
+    if (lm_any(lm_andnot(lv_gt(vmin, lv_set1((float)lo - 0.5f)), active)))
+        mode |= LANES_LO;
+    if (lm_any(lm_andnot(lv_lt(vmax, lv_set1((float)hi + 0.5f)), active)))
+        mode |= LANES_HI;
+    return mode;
 }
+
+/* Calls `call(mode)` with `mode` a constant, so that each mode gets its own copy of the
+ * loop it runs. */
+#define LANES_BY_MODE(mode, call)                                                          \
+    do {                                                                                   \
+        switch (mode) {                                                                    \
+        case LANES_ROUND: call(LANES_ROUND); break;                                        \
+        case LANES_ROUND | LANES_LO: call(LANES_ROUND | LANES_LO); break;                  \
+        case LANES_ROUND | LANES_HI: call(LANES_ROUND | LANES_HI); break;                  \
+        case LANES_ROUND | LANES_LO | LANES_HI: call(LANES_ROUND | LANES_LO | LANES_HI); break; \
+        default: call(LANES_EXACT); break;                                                 \
+        }                                                                                  \
+    } while (0)
 
 /* One candidate of make_qkx2_quants: the levels for (iscale, min) into laux and the
  * three weighted sums, in the reference's order. */
 static inline void lanes_q4_K_sums(const float *xt, const float *wt, float *laux, lc_lv iscale,
-                                   lc_lv min, bool fast, lc_lv *sum_l, lc_lv *sum_l2,
+                                   lc_lv min, int mode, lc_lv *sum_l, lc_lv *sum_l2,
                                    lc_lv *sum_xl) {
     lc_lv s_l = lv_set1(0.0f), s_l2 = s_l, s_xl = s_l;
     for (int i = 0; i < 32; i++) {
         const lc_lv x = lv_load(xt + i * LC_LANES), w = lv_load(wt + i * LC_LANES);
-        const lc_lv l = lanes_level(lv_mul(iscale, lv_sub(x, min)), 0, 15, fast);
+        const lc_lv l = lanes_level(lv_mul(iscale, lv_sub(x, min)), 0, 15, mode);
         lv_store(laux + i * LC_LANES, l);
         const lc_lv wl = lv_mul(w, l);           /* w*l*l is (w*l)*l, w*l*x is (w*l)*x */
         s_l = lv_add(s_l, wl);
@@ -107,12 +147,12 @@ static inline void lanes_q4_K_sums(const float *xt, const float *wt, float *laux
 /* sum of w*diff^2, diff = scale*l + min - x, over the levels in laux (or computed from
  * (iscale, min) when laux is NULL). */
 static inline lc_lv lanes_q4_K_error(const float *xt, const float *wt, const float *laux,
-                                     lc_lv iscale, lc_lv scale, lc_lv min, bool fast) {
+                                     lc_lv iscale, lc_lv scale, lc_lv min, int mode) {
     lc_lv err = lv_set1(0.0f);
     for (int i = 0; i < 32; i++) {
         const lc_lv x = lv_load(xt + i * LC_LANES), w = lv_load(wt + i * LC_LANES);
         const lc_lv l = laux ? lv_load(laux + i * LC_LANES)
-                             : lanes_level(lv_mul(iscale, lv_sub(x, min)), 0, 15, fast);
+                             : lanes_level(lv_mul(iscale, lv_sub(x, min)), 0, 15, mode);
         const lc_lv diff = lv_sub(lv_add(lv_mul(scale, l), min), x);
         err = lv_add(err, lv_mul(w, lv_mul(diff, diff)));
     }
@@ -148,17 +188,17 @@ static inline lc_lv lanes_fit_q4_K(const float *xt, const float *wt, float *laux
     const lc_lv flat_min = min;
     lc_lv iscale = lv_div(lv_set1((float)NMAX), lv_sub(max, min));
     lc_lv scale = lv_div(lv_set1(1.0f), iscale);
-    lc_lv best_error = lanes_small(iscale, lo, hi, min, flat)
-                           ? lanes_q4_K_error(xt, wt, NULL, iscale, scale, min, true)
-                           : lanes_q4_K_error(xt, wt, NULL, iscale, scale, min, false);
+    lc_lv best_error;
+#define ERROR0(m) (best_error = lanes_q4_K_error(xt, wt, NULL, iscale, scale, min, m))
+    LANES_BY_MODE(lanes_mode(iscale, lo, hi, min, flat, 0, NMAX), ERROR0);
+#undef ERROR0
     lc_lv best_iscale = iscale, best_lmin = min;
     for (int is = 0; is <= NSTEP; is++) {
         iscale = lv_div(lv_set1(rmin + rdelta * (float)is + (float)NMAX), lv_sub(max, min));
         lc_lv sum_l, sum_l2, sum_xl;
-        if (lanes_small(iscale, lo, hi, min, flat))
-            lanes_q4_K_sums(xt, wt, laux, iscale, min, true, &sum_l, &sum_l2, &sum_xl);
-        else
-            lanes_q4_K_sums(xt, wt, laux, iscale, min, false, &sum_l, &sum_l2, &sum_xl);
+#define SUMS(m) lanes_q4_K_sums(xt, wt, laux, iscale, min, m, &sum_l, &sum_l2, &sum_xl)
+        LANES_BY_MODE(lanes_mode(iscale, lo, hi, min, flat, 0, NMAX), SUMS);
+#undef SUMS
         const lc_lv D = lv_sub(lv_mul(sum_w, sum_l2), lv_mul(sum_l, sum_l));
         const lc_lm pos = lm_andnot(flat, lv_gt(D, zero));
         if (!lm_any(pos))
@@ -168,7 +208,8 @@ static inline lc_lv lanes_fit_q4_K(const float *xt, const float *wt, float *laux
         const lc_lm above = lv_gt(this_min, zero);
         this_scale = lv_sel(above, lv_div(sum_xl, sum_l2), this_scale);
         this_min = lv_sel(above, zero, this_min);
-        const lc_lv cur_error = lanes_q4_K_error(xt, wt, laux, iscale, this_scale, this_min, true);
+        const lc_lv cur_error =
+            lanes_q4_K_error(xt, wt, laux, iscale, this_scale, this_min, LANES_EXACT);
         const lc_lm better = lm_and(pos, lv_lt(cur_error, best_error));
         best_error = lv_sel(better, cur_error, best_error);
         scale = lv_sel(better, this_scale, scale);
@@ -307,11 +348,11 @@ enum { LANES_Q6K_SB = LC_LANES / 16 };   /* super-blocks per group */
 /* One candidate of make_qx_quants: the two sums for iscale, in the reference's order
  * (w = x*x, so w*x*l is (w*x)*l with w*x precomputed in wxt, and w*l*l is (w*l)*l). */
 static inline void lanes_q6_K_sums(const float *xt, const float *wt, const float *wxt,
-                                   lc_lv iscale, bool fast, lc_lv *sumlx, lc_lv *suml2) {
+                                   lc_lv iscale, int mode, lc_lv *sumlx, lc_lv *suml2) {
     lc_lv s_lx = lv_set1(0.0f), s_l2 = s_lx;
     for (int i = 0; i < 16; i++) {
         const lc_lv x = lv_load(xt + i * LC_LANES);
-        const lc_lv l = lanes_level(lv_mul(iscale, x), -32, 31, fast);
+        const lc_lv l = lanes_level(lv_mul(iscale, x), -32, 31, mode);
         s_lx = lv_add(s_lx, lv_mul(lv_load(wxt + i * LC_LANES), l));
         s_l2 = lv_add(s_l2, lv_mul(lv_mul(lv_load(wt + i * LC_LANES), l), l));
     }
@@ -337,14 +378,12 @@ static inline lc_lv lanes_fit_q6_K(const float *xt, float *wt, float *wxt, int32
         lv_store(wxt + i * LC_LANES, lv_mul(w, x));
     }
     const lc_lm tiny = lv_lt(amax, lv_set1(LC_LANES_EPS));     /* the reference's all zero */
-    /* Every element lies in [-amax, amax]: lanes_small's bounds for min = 0. */
+    /* Every element lies in [-amax, amax]: lanes_mode's bounds, with min = 0 (x - 0 is x). */
     const lc_lv lo = lv_neg(amax);
     lc_lv iscale = lv_div(lv_set1((float)-NMAX), max);
     lc_lv sumlx, suml2;
-    if (lanes_small(iscale, lo, amax, zero, tiny))
-        lanes_q6_K_sums(xt, wt, wxt, iscale, true, &sumlx, &suml2);
-    else
-        lanes_q6_K_sums(xt, wt, wxt, iscale, false, &sumlx, &suml2);
+#define SUMS(m) lanes_q6_K_sums(xt, wt, wxt, iscale, m, &sumlx, &suml2)
+    LANES_BY_MODE(lanes_mode(iscale, lo, amax, zero, tiny, -NMAX, NMAX - 1), SUMS);
     lc_lv scale = lv_sel(lv_ne(suml2, zero), lv_div(sumlx, suml2), zero);
     lc_lv best = lv_mul(scale, sumlx);
     lc_lv best_iscale = iscale;
@@ -352,16 +391,14 @@ static inline lc_lv lanes_fit_q6_K(const float *xt, float *wt, float *wxt, int32
         if (is == 0)
             continue;
         iscale = lv_div(lv_set1(-((float)NMAX + 0.1f * (float)is)), max);
-        if (lanes_small(iscale, lo, amax, zero, tiny))
-            lanes_q6_K_sums(xt, wt, wxt, iscale, true, &sumlx, &suml2);
-        else
-            lanes_q6_K_sums(xt, wt, wxt, iscale, false, &sumlx, &suml2);
+        LANES_BY_MODE(lanes_mode(iscale, lo, amax, zero, tiny, -NMAX, NMAX - 1), SUMS);
         const lc_lm better = lm_and(lv_gt(suml2, zero),
                                     lv_gt(lv_mul(sumlx, sumlx), lv_mul(best, suml2)));
         best_iscale = lv_sel(better, iscale, best_iscale);
         scale = lv_sel(better, lv_div(sumlx, suml2), scale);
         best = lv_sel(better, lv_mul(scale, sumlx), best);
     }
+#undef SUMS
     for (int i = 0; i < N; i++) {
         const lc_lv x = lv_load(xt + i * LC_LANES);
         const lc_li l = li_add(li_clamp(lv_nearest(lv_mul(best_iscale, x)), -NMAX, NMAX - 1),
