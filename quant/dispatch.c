@@ -33,6 +33,9 @@ static const struct variant {
 #ifdef LC_HAVE_AVX2
     { &lc_qk_avx2, LC_QK_AVX2_NEEDS },
 #endif
+#ifdef LC_HAVE_NEON
+    { &lc_qk_neon, LC_QK_NEON_NEEDS },
+#endif
     { &lc_qk_ref, 0 },
 };
 

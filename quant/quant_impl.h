@@ -26,6 +26,9 @@ extern const lc_qkernels lc_qk_ref;
 #ifdef LC_HAVE_AVX512
 #include "quant/avx512/kernels.h"
 #endif
+#ifdef LC_HAVE_NEON
+#include "quant/neon/kernels.h"
+#endif
 
 /* ---- binary16 conversion ----
  * The project's one converter (libconvert/convert.h, round to nearest even, the same

@@ -61,6 +61,9 @@ PRIVATE_HEADERS = {
     "quant/avx2/transpose.h": "quant",   # transposes the x86 lane vocabularies share
     "quant/avx512/kernels.h": "quant",   # the AVX-512 table and kernels, for dispatch.c
     "quant/avx512/lanes.h": "quant/avx512",  # the AVX-512 lane vocabulary
+    "quant/neon/kernels.h": "quant",     # the NEON table and kernels, for dispatch.c
+    "quant/neon/simd.h": "quant/neon",   # vector steps the NEON kernels share
+    "quant/neon/lanes.h": "quant/neon",  # the NEON lane vocabulary
     "arch/families.h": "arch",      # what the family tables share
     "hf/json.h": "hf",              # the folder's small JSON files
     "hf/vocab.h": "hf",             # the vocabulary being built (tokenizer, bpe, special)

@@ -98,8 +98,9 @@ def test_dequantize_same_bytes_as_ref(variant, qtype, tmp_path):
 
 def test_cpu_disable_hides_a_variant():
     """LC_CPU_DISABLE (libconvert/cpu.h) hides the features it names from every run-time
-    choice: without one the avx2 kernels need, neither the default nor LC_QUANT=avx2 gets
-    them. Skipped where avx2 is not chosen to begin with."""
+    choice: without one a variant's kernels need, neither the default nor LC_QUANT=<it>
+    gets them, and the next variant down is chosen. Skipped where neither avx512 nor
+    avx2 is chosen to begin with."""
     env = {k: v for k, v in os.environ.items() if k not in ("LC_QUANT", "LC_CPU_DISABLE")}
 
     def pick(**extra):
@@ -107,9 +108,16 @@ def test_cpu_disable_hides_a_variant():
                              capture_output=True, text=True).stdout
         return out.split()[1].rstrip(",")
 
-    if pick() != "avx2":
-        pytest.skip("avx2 is not the default variant here")
+    best = pick()
+    if best not in ("avx512", "avx2"):
+        pytest.skip("neither avx512 nor avx2 is the default variant here")
+    if best == "avx512":
+        for feature in ("avx512f", "avx512bw", "avx512vl", "AVX512F"):
+            assert pick(LC_CPU_DISABLE=feature) == "avx2", feature
+            assert pick(LC_QUANT="avx512", LC_CPU_DISABLE=feature) == "avx2", feature
+        assert pick(LC_QUANT="avx2") == "avx2"
     assert pick(LC_QUANT="avx2", LC_CPU_DISABLE="avx512f") == "avx2"
     for feature in ("avx2", "fma", "f16c", "avx", "AVX2"):
         assert pick(LC_CPU_DISABLE=feature) == "ref", feature
         assert pick(LC_QUANT="avx2", LC_CPU_DISABLE=feature) == "ref", feature
+        assert pick(LC_QUANT="avx512", LC_CPU_DISABLE=feature) == "ref", feature

@@ -504,4 +504,49 @@ Test(quant_variants, dispatch_and_env) {
         cr_assert_null(lc_qk_quantize(a, LC_DT_F32));
     }
 #endif
+#ifdef LC_HAVE_NEON
+    /* AArch64 always has Advanced SIMD: unless LC_CPU_DISABLE hides it, the NEON
+     * variant is offered, so the comparisons above ran against it instead of skipping. */
+    const char *hidden = getenv("LC_CPU_DISABLE");
+    const lc_qkernels *ne = lc_qkernels_get("neon");
+    if (!hidden || !strstr(hidden, "asimd")) {
+        cr_assert_not_null(ne, "quant/neon/ is built but its variant is not offered");
+#define LISTED_NEON(T, stem)                                                               \
+        cr_assert_eq(lc_qk_quantize(ne, LC_DT_##T), lc_##stem##_quantize_neon, #T);        \
+        cr_assert_eq(lc_qk_dequantize(ne, LC_DT_##T), lc_##stem##_dequantize_neon, #T);
+        LC_QUANT_NEON_TYPES(LISTED_NEON)
+#undef LISTED_NEON
+    }
+#endif
+}
+
+/* The AVX-512 variant: where this build has it and the CPU can run it, its table is what
+ * quant/avx512/kernels.h says, and every type AVX2 speeds up is sped up there too (not
+ * left to the reference). Elsewhere: skipped, saying why. */
+Test(quant_variants, avx512_table) {
+#ifndef LC_HAVE_AVX512
+    cr_skip_test("quant/avx512/ is not built for this target (x86-64 only)");
+#else
+    const lc_qkernels *k = lc_qkernels_get("avx512");
+    if (!k)
+        cr_skip_test("this CPU (or LC_CPU_DISABLE) lacks AVX-512 F/BW/VL: the avx512 "
+                     "kernels are not tested here");
+    cr_assert_str_eq(k->name, "avx512");
+#define SERVED(T, stem, q, d)                                                              \
+    cr_assert_eq(lc_qk_quantize(k, LC_DT_##T), lc_##stem##_quantize_##q, #T);              \
+    cr_assert_eq(lc_qk_dequantize(k, LC_DT_##T), lc_##stem##_dequantize_##d, #T);
+    LC_QUANT_AVX512_TABLE(SERVED)
+#undef SERVED
+    const lc_qkernels *a = lc_qkernels_get("avx2");
+    cr_assert_not_null(a, "AVX-512 without AVX2");
+    for (size_t ti = 0; ti < NVTYPES; ti++) {
+        const lc_dtype t = vtypes[ti];
+        if (a->quantize[t])
+            cr_assert_not_null(k->quantize[t], "%s: avx2 has a quantizer, avx512 none",
+                               lc_dtype_name(t));
+        if (a->dequantize[t])
+            cr_assert_not_null(k->dequantize[t], "%s: avx2 has a dequantizer, avx512 none",
+                               lc_dtype_name(t));
+    }
+#endif
 }
