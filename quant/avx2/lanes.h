@@ -50,9 +50,10 @@ static inline lc_lv lv_sqrt(lc_lv a) {
 }
 /* Round to the nearest integer, ties to even (roundps with the rounding in the
  * instruction, not MXCSR's). */
+#define LC_ROUND_NEAREST (_MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
 static inline lc_lv lv_round(lc_lv a) {
-    const int mode = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
-    return (lc_lv){ { _mm256_round_ps(a.h[0], mode), _mm256_round_ps(a.h[1], mode) } };
+    return (lc_lv){ { _mm256_round_ps(a.h[0], LC_ROUND_NEAREST),
+                      _mm256_round_ps(a.h[1], LC_ROUND_NEAREST) } };
 }
 static inline lc_lv lv_abs(lc_lv a) {                   /* fabsf: clears the sign bit */
     const __m256 m = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));

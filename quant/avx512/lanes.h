@@ -50,9 +50,10 @@ static inline lc_lv lv_sqrt(lc_lv a) {
     return (lc_lv){ { _mm512_sqrt_ps(a.h[0]), _mm512_sqrt_ps(a.h[1]) } };
 }
 /* Round to the nearest integer, ties to even (vrndscaleps with scale 0). */
+#define LC_ROUND_NEAREST (_MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
 static inline lc_lv lv_round(lc_lv a) {
-    const int mode = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
-    return (lc_lv){ { _mm512_roundscale_ps(a.h[0], mode), _mm512_roundscale_ps(a.h[1], mode) } };
+    return (lc_lv){ { _mm512_roundscale_ps(a.h[0], LC_ROUND_NEAREST),
+                      _mm512_roundscale_ps(a.h[1], LC_ROUND_NEAREST) } };
 }
 static inline __m512 lc_avx512_bits(__m512 a, int32_t mask, bool xor) {
     const __m512i m = _mm512_set1_epi32(mask), v = _mm512_castps_si512(a);

@@ -93,7 +93,19 @@ def test_dequantize_same_bytes_as_ref(variant, qtype, tmp_path):
     blocks.append(rng.integers(0, 256, size * 300, dtype=np.uint8).tobytes())
     for data in blocks:
         want = run("ref", "dequantize", qtype, data, tmp_path)
-        assert len(want) > 0 and run(variant, "dequantize", qtype, data, tmp_path) == want
+        got = run(variant, "dequantize", qtype, data, tmp_path)
+        assert len(want) > 0 and same_floats(got, want)
+
+
+def same_floats(a: bytes, b: bytes) -> bool:
+    """Every bit equal, except that two NaNs are equal: where d*q + m meets two NaN
+    scales, which comes out is the compiler's operand order (see first_float_diff in
+    tests/unit/test_quant_variants.c)."""
+    x, y = np.frombuffer(a, "<u4"), np.frombuffer(b, "<u4")
+    if x.shape != y.shape:
+        return False
+    both_nan = np.isnan(x.view("<f4")) & np.isnan(y.view("<f4"))
+    return bool(np.all((x == y) | both_nan))
 
 
 def test_cpu_disable_hides_a_variant():
