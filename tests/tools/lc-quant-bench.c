@@ -11,7 +11,14 @@
  * the same number of f32 bytes, all measured side by side: each repetition times memcpy
  * and then every variant on the same buffers, so that a noisy machine slows them alike.
  * A variant this build or CPU lacks prints "-". The last columns: the fastest variant
- * over memcpy, and over the reference. LC_BENCH_CLOCK=cpu: see now(). */
+ * over memcpy, and over the reference. LC_BENCH_CLOCK=cpu: see now().
+ *
+ * LC_BENCH_GGML=path/to/libggml-base.so (llama-cpp-python's, see scripts/bench/quant.sh)
+ * adds ggml's ggml_quantize_chunk (what llama-quantize runs: without an importance matrix,
+ * quantize_row_<type>_ref on one thread) as a column, timed in the same turns on rows of
+ * 4096 of the same floats, the fastest variant over it, and whether its bytes equal ours. */
+#include <dlfcn.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +29,29 @@
 #include "quant/quant.h"
 
 enum { MAXV = 8 };
+
+/* ggml.h: size_t ggml_quantize_chunk(enum ggml_type, const float *src, void *dst,
+ * int64_t start, int64_t nrows, int64_t n_per_row, const float *imatrix). */
+typedef size_t (*ggml_quantize_chunk_fn)(int, const float *, void *, int64_t, int64_t,
+                                         int64_t, const float *);
+
+/* ggml_quantize_chunk from LC_BENCH_GGML's library; NULL without one, -1 on failure. */
+static ggml_quantize_chunk_fn load_ggml(int *failed) {
+    const char *path = getenv("LC_BENCH_GGML");
+    *failed = 0;
+    if (!path || !*path)
+        return NULL;
+    void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    void *sym = lib ? dlsym(lib, "ggml_quantize_chunk") : NULL;
+    if (!sym) {
+        fprintf(stderr, "lc-quant-bench: %s: %s\n", path, dlerror());
+        *failed = 1;
+        return NULL;
+    }
+    ggml_quantize_chunk_fn f;
+    memcpy(&f, &sym, sizeof f);                 /* object to function pointer, POSIX-style */
+    return f;
+}
 
 /* LC_BENCH_CLOCK=cpu times with this thread's CPU clock instead of the wall clock: on a
  * machine shared with other jobs it leaves out the time the thread was not running. */
@@ -87,26 +117,33 @@ static int table(size_t mib, int reps, const char *vlist, const char *tlist, flo
                  uint8_t *q, size_t n) {
     const char *names[MAXV];
     const lc_qkernels *ks[MAXV];
-    int nv = 0;
+    int nv = 0, failed;
+    const ggml_quantize_chunk_fn ggml = load_ggml(&failed);
+    uint8_t *g = ggml ? lc_malloc_array(n, 2) : NULL;
     char *copy = strdup(vlist);
-    if (!copy)
+    if (failed || !copy || (ggml && !g)) {
+        free(copy), lc_free(g);
         return 1;
+    }
     for (char *tok = strtok(copy, ","); tok && nv < MAXV; tok = strtok(NULL, ","), nv++) {
         names[nv] = tok;
         ks[nv] = lc_qkernels_get(tok);
     }
     const double gb = (double)n * sizeof(float) / 1e9;
-    printf("one thread, %zu MiB of f32, best of %d, %s clock; GB/s of f32 (quantize reads, dequantize "
-           "writes that many float bytes); memcpy copies the same bytes\n", mib, reps,
+    printf("one thread, %zu MiB of f32, best of %d, %s clock; GB/s of f32 (quantize reads, "
+           "dequantize writes that many float bytes); memcpy copies the same bytes\n", mib, reps,
            g_clock == CLOCK_MONOTONIC ? "wall" : "thread CPU");
     printf("%-5s %-10s", "type", "op");
     for (int v = 0; v < nv; v++)
         printf(" %7s", names[v]);
-    printf(" %7s %12s %9s\n", "memcpy", "best/memcpy", "best/ref");
+    printf(" %7s%s %12s %9s%s\n", "memcpy", ggml ? "    ggml" : "", "best/memcpy", "best/ref",
+           ggml ? " best/ggml  ggml bytes" : "");
     for (int t = 0; t < LC_DT_COUNT; t++) {
         if (!lc_quant_supported((lc_dtype)t) || !listed(tlist, lc_dtype_name((lc_dtype)t)))
             continue;
-        double bq[MAXV], bd[MAXV], bm = 1e30;
+        const lc_dtype_info *info = lc_dtype_get((lc_dtype)t);
+        double bq[MAXV], bd[MAXV], bm = 1e30, bg = 1e30;
+        int same = -1;
         for (int v = 0; v < nv; v++)
             bq[v] = bd[v] = 1e30;
         for (int r = 0; r < reps; r++) {
@@ -125,11 +162,19 @@ static int table(size_t mib, int reps, const char *vlist, const char *tlist, flo
                 bq[v] = t1 - t0 < bq[v] ? t1 - t0 : bq[v];
                 bd[v] = t2 - t1 < bd[v] ? t2 - t1 : bd[v];
             }
+            if (ggml) {                         /* rows of 4096, as a weight matrix's */
+                t0 = now();
+                ggml((int)info->gguf_id, x, g, 0, (int64_t)(n / 4096), 4096, NULL);
+                const double dg = now() - t0;
+                bg = dg < bg ? dg : bg;
+                /* q holds the last variant's bytes: every variant writes the same. */
+                same = memcmp(q, g, n / info->block_size * info->type_size) == 0;
+            }
         }
         for (int dir = 0; dir < 2; dir++) {
             const double *b = dir ? bd : bq;
             double best = 1e30, ref = 0;
-            printf("%-5s %-10s", lc_dtype_name((lc_dtype)t), dir ? "dequantize" : "quantize");
+            printf("%-5s %-10s", info->name, dir ? "dequantize" : "quantize");
             for (int v = 0; v < nv; v++) {
                 if (!ks[v]) {
                     printf(" %7s", "-");
@@ -140,14 +185,19 @@ static int table(size_t mib, int reps, const char *vlist, const char *tlist, flo
                 if (strcmp(names[v], "ref") == 0)
                     ref = b[v];
             }
-            printf(" %7.2f %11.2fx", gb / bm, bm / best);
-            if (ref > 0)
-                printf(" %8.1fx", ref / best);
+            printf(" %7.2f", gb / bm);
+            if (ggml)
+                dir ? printf(" %7s", "-") : printf(" %7.2f", gb / bg);
+            printf(" %11.2fx", bm / best);
+            ref > 0 ? printf(" %8.1fx", ref / best) : printf(" %9s", "-");
+            if (ggml && !dir)
+                printf(" %8.1fx  %s", bg / best, same ? "same" : "DIFFERENT");
             printf("\n");
         }
         fflush(stdout);
     }
     free(copy);
+    lc_free(g);
     return 0;
 }
 
@@ -157,7 +207,7 @@ int main(int argc, char **argv) {
         g_clock = CLOCK_THREAD_CPUTIME_ID;
     const size_t mib = argc > 1 ? strtoul(argv[1], NULL, 10) : 64;
     const int reps = argc > 2 ? atoi(argv[2]) : 3;
-    const size_t n = mib * 1024 * 1024 / sizeof(float) / 256 * 256;
+    const size_t n = mib * 1024 * 1024 / sizeof(float) / 4096 * 4096;   /* rows of 4096 */
     float *x = lc_malloc_array(n, sizeof *x), *y = lc_malloc_array(n, sizeof *y);
     uint8_t *q = lc_malloc_array(n, 2);   /* >= 34/32 bytes per float */
     int rc = 2;
