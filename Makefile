@@ -64,7 +64,8 @@ TEST_TOOLS := $(patsubst tests/tools/%.c,$(BUILD)/test-bin/%,$(wildcard tests/to
 FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
 # Installed headers: every header but the private ones (*_impl.h, and those
 # scripts/check-layers.py lists as private to their folder).
-PRIVATE_H := quant/lanes.h arch/families.h hf/json.h hf/vocab.h hf/bpe.h hf/special.h hf/naming.h hf/weights.h
+PRIVATE_H := quant/lanes.h arch/families.h hf/json.h hf/vocab.h hf/bpe.h hf/special.h \
+             hf/naming.h hf/weights.h infer/matmul.h
 HEADERS := $(filter-out %_impl.h $(PRIVATE_H),$(wildcard libconvert/*.h arch/*.h formats/*.h quant/*.h hf/*.h infer/*.h jobs/*.h))
 
 .PHONY: all tools check test-unit test-cli test-py test-fuzz-short asan ubsan tsan demo bench fuzz \
@@ -129,7 +130,8 @@ check-clang: bootstrap
 check-llama: bootstrap
 	$(Q)scripts/bootstrap-llama.sh
 	$(Q)$(MAKE) --no-print-directory tools
-	$(Q)LC_BIN=$(abspath $(BUILD)/bin) build/llama-venv/bin/python -m pytest -q -rs \
+	$(Q)LC_BIN=$(abspath $(BUILD)/bin) LC_TEST_BIN=$(abspath $(BUILD)/test-bin) \
+	    build/llama-venv/bin/python -m pytest -q -rs \
 	    -p no:cacheprovider tests/llama
 
 # quant/'s unit tests alone (the kernels and the variant comparisons), linked from the

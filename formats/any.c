@@ -2,7 +2,6 @@
 #include "formats/any.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -11,6 +10,7 @@
 #include "formats/gguf.h"
 #include "formats/pth.h"
 #include "formats/safetensors.h"
+#include "libconvert/input.h"
 
 static bool ends_with(const char *s, const char *tail) {
     size_t n = strlen(s), k = strlen(tail);
@@ -49,18 +49,18 @@ lc_code lc_model_open_any_info(const char *path, lc_model **out, lc_any_info *in
         info->format = "safetensors-sharded";
         return lc_safetensors_load_index(path, out, err);
     }
-    info->file_size = (uint64_t)st.st_size;
     uint8_t magic[9] = {0};
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd >= 0) {
-        ssize_t got = read(fd, magic, sizeof magic);
-        (void)got; /* a short file keeps zeros and falls through to safetensors */
-        close(fd);
-    }
+    int fd;
+    lc_code rc = lc_input_open(path, &fd, &info->file_size, err);   /* a FIFO: refused */
+    if (rc != LC_OK)
+        return rc;
+    ssize_t got = read(fd, magic, sizeof magic);
+    (void)got; /* a short file keeps zeros and falls through to safetensors */
+    close(fd);
     if (memcmp(magic, "GGUF", 4) == 0) {
         lc_gguf_info gi;
         info->format = "gguf";
-        lc_code rc = lc_gguf_load_ex(path, out, &gi, err);
+        rc = lc_gguf_load_ex(path, out, &gi, err);
         if (rc == LC_OK)
             info->header_size = gi.data_offset; /* header, metadata, infos and padding */
         return rc;

@@ -38,7 +38,9 @@ bool lc_hf_json_exists(const char *dir, const char *name) {
     struct stat st;
     if (lc_hf_json_path(path, sizeof path, dir, name, NULL) != LC_OK)
         return false;
-    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+    /* Anything at the name counts: a FIFO or a folder called config.json is then
+     * refused by name when it is opened, rather than reported missing. */
+    return stat(path, &st) == 0;
 }
 
 lc_code lc_hf_json_load(const char *dir, const char *name, bool optional, cJSON **out,

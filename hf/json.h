@@ -28,7 +28,7 @@ lc_code lc_hf_json_load(const char *dir, const char *name, bool optional, cJSON 
 
 /* Joins DIR/NAME into buf; LC_E_ARG when it does not fit. */
 lc_code lc_hf_json_path(char *buf, size_t cap, const char *dir, const char *name, lc_error *err);
-/* True when DIR/NAME is an existing regular file. */
+/* True when something exists at DIR/NAME (a FIFO or folder too: opening it says what). */
 bool lc_hf_json_exists(const char *dir, const char *name);
 
 /* A JSON number that is an integer in [lo, hi]. LC_E_MALFORMED otherwise (key named). */

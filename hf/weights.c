@@ -2,7 +2,6 @@
  * weights.h). */
 #include "hf/weights.h"
 
-#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -11,6 +10,7 @@
 #include "formats/safetensors.h"
 #include "hf/json.h"
 #include "libconvert/alloc.h"
+#include "libconvert/input.h"
 #include "libconvert/view.h"
 
 typedef struct srcfile {
@@ -107,11 +107,8 @@ static lc_code source_file(lc_hf_weights *w, const lc_tensor *s, srcfile **out, 
         sf->next = w->files;
         w->files = sf;
         LC_TRY(lc_hf_json_path(sf->path, sizeof sf->path, w->dir, file, err));
-        if ((sf->fd = open(sf->path, O_RDONLY | O_CLOEXEC)) < 0) {
-            lc_fail(err, LC_E_IO, LC_NO_OFFSET, "cannot open %s again", file);
-            lc_err_context(err, sf->path, NULL);
-            return LC_E_IO;
-        }
+        uint64_t size;
+        LC_TRY(lc_input_open(sf->path, &sf->fd, &size, err));    /* a FIFO: refused */
     }
     *out = sf;
     return LC_OK;

@@ -1,12 +1,11 @@
 /* jobs/pth2safetensors.c: checkpoint -> safetensors, one file or one per shard. */
 #include "jobs/pth2safetensors.h"
 
-#include <errno.h>
 #include <inttypes.h>
-#include <sys/stat.h>
 
 #include "formats/safetensors.h"
 #include "libconvert/alloc.h"
+#include "libconvert/outdir.h"
 #include "libconvert/convert.h"
 
 static void print_ref(void *ctx, const lc_pth_ref *r) {
@@ -37,32 +36,38 @@ static lc_code write_one(lc_model *m, const char *path, const lc_job_pth2st_opts
 
 /* A sharded IN (the whole index checked by the caller): one output per shard in the
  * folder o->out, then the index that names them. */
+/* Sharded: one safetensors file per shard plus the index, built in a temporary folder
+ * beside OUT and put in place only when every file is complete (libconvert/outdir.h),
+ * so a failure or a signal leaves OUT as it was. */
 static lc_code write_shards(const lc_job_pth2st_opts *o, lc_progress *p, lc_error *err) {
     char **files = NULL, path[4096], name[1024];
     size_t n = 0;
-    lc_code rc = LC_OK;
+    lc_outdir *dir = NULL;
     lc_pth_index_out *ix = lc_pth_index_out_new();
     if (!ix)
         return lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory");
-    if (mkdir(o->out, 0777) != 0 && errno != EEXIST)
-        rc = lc_fail(err, LC_E_IO, LC_NO_OFFSET, "cannot create folder %s", o->out);
+    lc_code rc = lc_outdir_open(o->out, &dir, err);
     if (rc == LC_OK)
         rc = lc_pth_index_shards(o->in, &files, &n, err);
     for (size_t i = 0; i < n; i++) {
         lc_model *m = NULL;
         lc_pth_shard_out_name(files[i], name, sizeof name);
-        snprintf(path, sizeof path, "%s/%s", o->out, name);
-        if (rc == LC_OK && (rc = lc_pth_load(files[i], &o->pth, &m, err)) == LC_OK &&
+        if (rc == LC_OK && (rc = lc_outdir_file(dir, name, path, sizeof path, err)) == LC_OK &&
+            (rc = lc_pth_load(files[i], &o->pth, &m, err)) == LC_OK &&
             (rc = write_one(m, path, o, p, err)) == LC_OK)
             rc = lc_pth_index_out_add(ix, m, name, err);
         lc_model_free(m);
         lc_free(files[i]);
     }
     lc_free(files);
-    snprintf(path, sizeof path, "%s/model.safetensors.index.json", o->out);
+    if (rc == LC_OK)
+        rc = lc_outdir_file(dir, "model.safetensors.index.json", path, sizeof path, err);
     if (rc == LC_OK)
         rc = lc_pth_index_out_write(ix, path, err);
     lc_pth_index_out_free(ix);
+    if (rc == LC_OK)
+        return lc_outdir_commit(dir, err);
+    lc_outdir_abort(dir);
     return rc;
 }
 

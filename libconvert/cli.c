@@ -8,6 +8,7 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "libconvert/cleanup.h"
 #include "libconvert/outfile.h"
 #include "libconvert/version.h"
 
@@ -280,7 +281,7 @@ int lc_cli_parse(lc_cli *cli, const lc_cli_tool *tool, int argc, char **argv) {
 /* ---- running ---- */
 
 void lc_cli_start(lc_cli *cli) {
-    lc_outfile_cleanup_on_signal();
+    lc_cleanup_install(cli->prog);
     cli->progress = lc_progress_new(!cli->quiet && isatty(STDERR_FILENO));
 }
 

@@ -99,8 +99,10 @@ int lc_cli_parse(lc_cli *cli, const lc_cli_tool *tool, int argc, char **argv);
 void lc_cli_help(const lc_cli_tool *tool, const char *prog, FILE *f);
 /* For a usage check after parsing: prints the help on stderr, returns LC_EXIT_USAGE. */
 int lc_cli_usage(const lc_cli *cli);
-/* After parsing: installs temp-file cleanup on signals and creates the progress
- * reporter (enabled when stderr is a terminal and not -q). */
+/* After parsing: installs the signal handlers of libconvert/cleanup.h (temporaries
+ * removed on every terminating signal, SIGPIPE/SIGXFSZ ignored, a truncated input
+ * reported) and creates the progress reporter (enabled when stderr is a terminal and
+ * not -q). */
 void lc_cli_start(lc_cli *cli);
 /* Prints "prog: <error>" on stderr and returns LC_EXIT_FAIL. */
 int lc_cli_report(const lc_cli *cli, const lc_error *err);

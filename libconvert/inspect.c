@@ -1,6 +1,7 @@
 /* libconvert/inspect.c: text and JSON reports over any lc_model. */
 #include "libconvert/inspect.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 #include <string.h>
@@ -12,7 +13,7 @@
 
 static lc_code flush_buf(FILE *f, lc_json_buf *b, lc_error *err) {
     if (b->len && fwrite(b->data, 1, b->len, f) != b->len)
-        return lc_fail(err, LC_E_IO, LC_NO_OFFSET, "cannot write the report");
+        return lc_fail(err, LC_E_IO, LC_NO_OFFSET, "cannot write the report: %s", strerror(errno));
     b->len = 0;
     return LC_OK;
 }
@@ -178,7 +179,7 @@ lc_code lc_inspect_print_text(FILE *f, const lc_model *m, const lc_inspect_info 
     lc_code rc = text_report(f, m, info, &b, err);
     lc_json_buf_free(&b);
     if (rc == LC_OK && fflush(f) != 0)
-        rc = lc_fail(err, LC_E_IO, LC_NO_OFFSET, "cannot write the report");
+        rc = lc_fail(err, LC_E_IO, LC_NO_OFFSET, "cannot write the report: %s", strerror(errno));
     return rc;
 }
 
@@ -188,6 +189,6 @@ lc_code lc_inspect_print_json(FILE *f, const lc_model *m, const lc_inspect_info 
     lc_code rc = json_report(f, m, info, &b, err);
     lc_json_buf_free(&b);
     if (rc == LC_OK && fflush(f) != 0)
-        rc = lc_fail(err, LC_E_IO, LC_NO_OFFSET, "cannot write the report");
+        rc = lc_fail(err, LC_E_IO, LC_NO_OFFSET, "cannot write the report: %s", strerror(errno));
     return rc;
 }

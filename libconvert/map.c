@@ -6,47 +6,52 @@
 #include <fcntl.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "libconvert/alloc.h"
+#include "libconvert/cleanup.h"
+#include "libconvert/input.h"
+
+/* The map and what only this file needs: the path for the message a truncated input
+ * gives (libconvert/cleanup.h), and the registration that lets the handler find it. */
+typedef struct map_full {
+    lc_map          pub;
+    lc_cleanup_map *watch;
+    char            path[];
+} map_full;
 
 lc_code lc_map_open(const char *path, lc_map **out, lc_error *err) {
     *out = NULL;
     lc_code rc = LC_OK;
-    lc_map *m = NULL;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        rc = lc_fail(err, errno == ENOENT ? LC_E_NOTFOUND : LC_E_IO, LC_NO_OFFSET,
-                     "cannot open: %s", strerror(errno));
+    map_full *m = NULL;
+    int fd = -1;
+    uint64_t size = 0;
+    if ((rc = lc_input_open(path, &fd, &size, err)) != LC_OK)
         goto done;
-    }
-    struct stat st;
-    if (fstat(fd, &st) != 0) {
-        rc = lc_fail(err, LC_E_IO, LC_NO_OFFSET, "cannot stat: %s", strerror(errno));
-        goto done;
-    }
-    if (!S_ISREG(st.st_mode)) {
-        rc = lc_fail(err, LC_E_ARG, LC_NO_OFFSET, "not a regular file");
-        goto done;
-    }
-    if (!(m = lc_calloc(1, sizeof *m))) {
+    const size_t plen = strlen(path);
+    if (!(m = lc_calloc(1, sizeof *m + plen + 1))) {
         rc = lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory");
         goto done;
     }
-    m->fd = -1;
-    m->size = (uint64_t)st.st_size;
-    if (m->size > 0) {
-        void *p = mmap(NULL, (size_t)m->size, PROT_READ, MAP_PRIVATE, fd, 0);
+    memcpy(m->path, path, plen + 1);
+    m->pub.fd = -1;
+    m->pub.size = size;
+    if (size > 0) {
+        void *p = mmap(NULL, (size_t)size, PROT_READ, MAP_PRIVATE, fd, 0);
         if (p == MAP_FAILED) {
             rc = lc_fail(err, LC_E_IO, LC_NO_OFFSET, "cannot map: %s", strerror(errno));
             goto done;
         }
-        m->data = p;
+        m->pub.data = p;
+        if (!(m->watch = lc_cleanup_watch(p, size, m->path))) {
+            munmap(p, (size_t)size);
+            rc = lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory");
+            goto done;
+        }
     }
-    m->fd = fd;
+    m->pub.fd = fd;
     fd = -1;
-    *out = m;
+    *out = &m->pub;
     m = NULL;
 done:
     if (fd >= 0)
@@ -58,13 +63,14 @@ done:
 }
 
 void lc_map_close(void *map) {
-    lc_map *m = map;
+    map_full *m = map;
     if (!m)
         return;
-    if (m->data)
-        munmap((void *)(uintptr_t)m->data, (size_t)m->size);
-    if (m->fd >= 0)
-        close(m->fd);
+    lc_cleanup_unwatch(m->watch);
+    if (m->pub.data)
+        munmap((void *)(uintptr_t)m->pub.data, (size_t)m->pub.size);
+    if (m->pub.fd >= 0)
+        close(m->pub.fd);
     lc_free(m);
 }
 

@@ -18,9 +18,13 @@ typedef struct lc_map {
 } lc_map;
 
 /* Maps PATH read-only and keeps its descriptor open (m->fd) so that writers can
- * copy unchanged byte ranges in the kernel (lc_outfile_copy_from). LC_E_IO (with
- * errno's text) when it cannot be opened or mapped, LC_E_ARG when it is not a
- * regular file. *out owns the map; lc_map_close() frees it. */
+ * copy unchanged byte ranges in the kernel (lc_outfile_copy_from). The file is opened
+ * with lc_input_open (never blocks, noted as an input of this run) and the map is
+ * registered with libconvert/cleanup, so a file truncated while it is read ends the
+ * process with "PATH: changed on disk while being read" instead of a bare SIGBUS
+ * (when the tool installed the handlers). LC_E_NOTFOUND / LC_E_IO (with errno's text)
+ * when it cannot be opened or mapped, LC_E_ARG when it is not a regular file. *out
+ * owns the map; lc_map_close() frees it. */
 lc_code lc_map_open(const char *path, lc_map **out, lc_error *err);
 /* NULL-safe; void * so it can be handed to lc_model_own. */
 void lc_map_close(void *map);

@@ -1,5 +1,5 @@
-/* libconvert/outfile.c: OUT.tmp -> fsync -> rename, and cleanup on signals. */
-/* _GNU_SOURCE for copy_file_range (Linux, glibc >= 2.27). */
+/* libconvert/outfile.c: a unique temporary -> fsync -> rename over OUT. */
+/* _GNU_SOURCE for copy_file_range, sync_file_range, fallocate (Linux, glibc >= 2.27). */
 #define _GNU_SOURCE 1
 #include "libconvert/outfile.h"
 
@@ -7,104 +7,197 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <libgen.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "libconvert/alloc.h"
+#include "libconvert/input.h"
 
 #define BUF_SIZE (1u << 20)
 /* Writes this big go to the kernel as they are: copying them into the buffer first
  * would cost more than the syscall it saves. */
 #define DIRECT_WRITE (64u << 10)
-#define MAX_LIVE 16
+/* How much of OUT's name the temporary repeats: the whole temporary name must stay
+ * within NAME_MAX (255) bytes. */
+#define NAME_KEEP 200
+#define RAND_CHARS 10
+/* Random names to try before giving up: a clash is an accident or someone planting
+ * files at guessed names, and 62^10 names leave nothing to guess. */
+#define TRIES 64
 
 struct lc_outfile {
     int      fd;
-    char    *path, *tmp;
+    char    *path;
     uint8_t *buf;
     size_t   used;
     uint64_t written;
     uint64_t in_kernel;     /* bytes handed to the kernel (write or copy) */
     uint64_t kicked;        /* writeback has been started for [0, kicked) */
-    int      live_slot;
+    lc_cleanup_tmp *live;   /* the temporary's registration for signal handlers */
+    char     tmp[LC_CLEANUP_PATH_MAX];
 };
 
-/* Temp paths of open outfiles, read by the signal handler; only async-signal-safe
- * calls (unlink, _exit) happen there. */
-static char *volatile g_live[MAX_LIVE];
 static bool g_durable = true;
 
 void lc_outfile_set_durable(bool durable) { g_durable = durable; }
+bool lc_outfile_durable(void) { return g_durable; }
 
-static void register_live(lc_outfile *f) {
-    f->live_slot = -1;
-    for (int i = 0; i < MAX_LIVE; i++)
-        if (!g_live[i]) {
-            g_live[i] = f->tmp;
-            f->live_slot = i;
-            return;
+/* ---- temporary names ---- */
+
+static uint64_t g_test_seed;
+
+void lc_outfile_test_names(uint64_t seed) { g_test_seed = seed; }
+
+static uint64_t next_random(void) {
+    uint64_t r;
+    if (g_test_seed) {
+        r = (g_test_seed += 0x9e3779b97f4a7c15u);          /* splitmix64 */
+    } else if (getrandom(&r, sizeof r, GRND_NONBLOCK) != (ssize_t)sizeof r) {
+        /* No entropy yet (early boot) or no syscall: unique, if guessable; O_EXCL
+         * still refuses anything planted at the name. */
+        static _Atomic uint64_t counter;
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        r = ((uint64_t)ts.tv_nsec << 20) ^ (uint64_t)ts.tv_sec ^ ((uint64_t)getpid() << 40) ^
+            ++counter;
+    }
+    r = (r ^ (r >> 30)) * 0xbf58476d1ce4e5b9u;
+    r = (r ^ (r >> 27)) * 0x94d049bb133111ebu;
+    return r ^ (r >> 31);
+}
+
+/* ".NAME.lc-XXXXXXXXXX.tmp" in PATH's folder, into tmp. */
+static lc_code temp_name(const char *path, char *tmp, size_t cap, lc_error *err) {
+    static const char ALNUM[] = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
+    const char *slash = strrchr(path, '/');
+    const char *base = slash ? slash + 1 : path;
+    const int dlen = slash ? (int)(base - path) : 0;        /* with its '/' */
+    size_t blen = strlen(base);
+    if (blen > NAME_KEEP)
+        blen = NAME_KEEP;
+    char rnd[RAND_CHARS + 1];
+    uint64_t r = next_random();
+    for (int i = 0; i < RAND_CHARS; i++) {
+        rnd[i] = ALNUM[r % 62];
+        r /= 62;
+    }
+    rnd[RAND_CHARS] = '\0';
+    const int n = snprintf(tmp, cap, "%.*s.%.*s.lc-%s.tmp", dlen, path, (int)blen, base, rnd);
+    if (n < 0 || (size_t)n >= cap)
+        return lc_fail(err, LC_E_ARG, LC_NO_OFFSET, "the path is too long");
+    return LC_OK;
+}
+
+lc_code lc_outfile_make_temp(const char *path, bool is_dir, char *tmp, size_t cap, int *fd,
+                             lc_cleanup_tmp **slot, lc_error *err) {
+    *fd = -1;
+    *slot = NULL;
+    const size_t n = strlen(path);
+    if (n == 0 || path[n - 1] == '/')
+        return lc_fail(err, LC_E_ARG, LC_NO_OFFSET, "names a folder, not a file");
+    for (int i = 0; i < TRIES; i++) {
+        LC_TRY(temp_name(path, tmp, cap < LC_CLEANUP_PATH_MAX ? cap : LC_CLEANUP_PATH_MAX, err));
+        /* Create and register with signals blocked: a handler running in between
+         * would leave the file, and registering first could remove someone else's
+         * file that made us pick another name. */
+        sigset_t all, old;
+        sigfillset(&all);
+        pthread_sigmask(SIG_BLOCK, &all, &old);
+        int f = -1, e = 0;
+        if (is_dir ? mkdir(tmp, 0700) != 0
+                   : (f = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                               0666)) < 0)
+            e = errno;
+        else if (!(*slot = lc_cleanup_add(tmp, is_dir))) {
+            if (is_dir) {
+                rmdir(tmp);
+            } else {
+                close(f);
+                unlink(tmp);
+            }
+            e = ENOMEM;
         }
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+        if (e == EEXIST)
+            continue;
+        if (e == ENOMEM)
+            return lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory");
+        if (e)
+            return lc_fail(err, LC_E_IO, LC_NO_OFFSET, "cannot create the temporary %s: %s", tmp,
+                           strerror(e));
+        *fd = f;
+        return LC_OK;
+    }
+    return lc_fail(err, LC_E_IO, LC_NO_OFFSET, "%d temporary names beside it were all taken",
+                   TRIES);
 }
 
-static void unregister_live(lc_outfile *f) {
-    if (f->live_slot >= 0)
-        g_live[f->live_slot] = NULL;
-    f->live_slot = -1;
-}
+/* ---- what OUT may be ---- */
 
-static void on_signal(int sig) {
-    for (int i = 0; i < MAX_LIVE; i++)
-        if (g_live[i])
-            unlink(g_live[i]);
-    _exit(128 + sig);
-}
-
-void lc_outfile_cleanup_on_signal(void) {
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL);
+lc_code lc_outfile_check_target(const char *path, bool want_dir, lc_error *err) {
+    struct stat st;
+    lc_code rc = LC_OK;
+    if (stat(path, &st) != 0)
+        return LC_OK;   /* absent (or unreachable: creating the temporary will say why) */
+    const char *in = lc_input_find((uint64_t)st.st_dev, (uint64_t)st.st_ino);
+    if (in && strcmp(in, path) == 0)
+        rc = lc_fail(err, LC_E_ARG, LC_NO_OFFSET, "is an input of this run; refusing to "
+                     "write the output over it");
+    else if (in)
+        rc = lc_fail(err, LC_E_ARG, LC_NO_OFFSET, "is the same file as the input %s; refusing "
+                     "to write the output over it", in);
+    else if (want_dir && !S_ISDIR(st.st_mode))
+        rc = lc_fail(err, LC_E_ARG, LC_NO_OFFSET, "is %s, not a folder",
+                     lc_input_kind(st.st_mode));
+    else if (!want_dir && S_ISDIR(st.st_mode))
+        rc = lc_fail(err, LC_E_ARG, LC_NO_OFFSET, "is a folder; the output must be a file");
+    else if (!want_dir && !S_ISREG(st.st_mode))
+        rc = lc_fail(err, LC_E_ARG, LC_NO_OFFSET, "is %s; refusing to replace it with the "
+                     "output", lc_input_kind(st.st_mode));
+    lc_err_context(err, path, NULL);
+    return rc;
 }
 
 static void free_outfile(lc_outfile *f) {
-    unregister_live(f);
+    lc_cleanup_remove(f->live);
     lc_free(f->buf);
     lc_free(f->path);
-    lc_free(f->tmp);
     lc_free(f);
 }
 
 lc_code lc_outfile_open(const char *path, lc_outfile **out, lc_error *err) {
     *out = NULL;
+    LC_TRY(lc_outfile_check_target(path, false, err));
     lc_outfile *f = lc_calloc(1, sizeof *f);
-    size_t n = strlen(path);
-    if (!f || !(f->path = lc_strdup(path)) || !(f->tmp = lc_malloc(n + 5)) ||
-        !(f->buf = lc_malloc(BUF_SIZE))) {
-        if (f) {
-            f->live_slot = -1;
+    if (!f || !(f->path = lc_strdup(path)) || !(f->buf = lc_malloc(BUF_SIZE))) {
+        if (f)
             free_outfile(f);
-        }
         return lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory");
     }
-    memcpy(f->tmp, path, n);
-    memcpy(f->tmp + n, ".tmp", 5);
-    f->fd = open(f->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (f->fd < 0) {
-        lc_code rc = lc_fail(err, LC_E_IO, LC_NO_OFFSET, "cannot create %s: %s", f->tmp,
-                             strerror(errno));
-        f->live_slot = -1;
+    lc_code rc = lc_outfile_make_temp(path, false, f->tmp, sizeof f->tmp, &f->fd, &f->live, err);
+    if (rc != LC_OK) {
         free_outfile(f);
         lc_err_context(err, path, NULL);
         return rc;
     }
-    register_live(f);
     *out = f;
     return LC_OK;
+}
+
+/* errno's text, with what to do about the limits a user can hit. */
+static const char *why(int e) {
+    switch (e) {
+    case EFBIG:  return "File too large (the file-size limit, ulimit -f, or the file system's)";
+    case ENOSPC: return "No space left on device";
+    case EDQUOT: return "Disk quota exceeded";
+    default:     return strerror(e);
+    }
 }
 
 /* When durable: starts writing back what the kernel holds, once it is KICK_BYTES past
@@ -128,7 +221,7 @@ static lc_code write_all(lc_outfile *f, const uint8_t *p, size_t len, lc_error *
         if (k < 0) {
             if (errno == EINTR)
                 continue;
-            lc_fail(err, LC_E_IO, f->written, "write failed: %s", strerror(errno));
+            lc_fail(err, LC_E_IO, f->written, "write failed: %s", why(errno));
             lc_err_context(err, f->path, NULL);
             return LC_E_IO;
         }
@@ -163,6 +256,19 @@ lc_code lc_outfile_write(lc_outfile *f, const void *buf, size_t len, lc_error *e
     return LC_OK;
 }
 
+/* A copy's source ended early: its size was checked when it was opened, so it changed
+ * since. The error names the input (found by its inode among the run's inputs), since
+ * the offset is in the input. */
+static lc_code source_shrank(int fd, uint64_t off, uint64_t missing, lc_error *err) {
+    struct stat st;
+    const char *in = fstat(fd, &st) == 0
+                   ? lc_input_find((uint64_t)st.st_dev, (uint64_t)st.st_ino) : NULL;
+    lc_fail(err, LC_E_TRUNCATED, off, "changed on disk while being read (it ends %" PRIu64
+            " bytes early)", missing);
+    lc_err_context(err, in, NULL);
+    return LC_E_TRUNCATED;
+}
+
 /* Bytes through our buffer when the kernel cannot copy between these two files. */
 static lc_code copy_by_pread(lc_outfile *f, int fd, uint64_t off, uint64_t len, lc_error *err) {
     while (len > 0) {
@@ -170,11 +276,10 @@ static lc_code copy_by_pread(lc_outfile *f, int fd, uint64_t off, uint64_t len, 
         ssize_t k = pread(fd, f->buf, want, (off_t)off);
         if (k < 0 && errno == EINTR)
             continue;
-        if (k <= 0) {
-            lc_fail(err, k < 0 ? LC_E_IO : LC_E_TRUNCATED, off, "cannot read the source: %s",
-                    k < 0 ? strerror(errno) : "it ended early");
-            return k < 0 ? LC_E_IO : LC_E_TRUNCATED;
-        }
+        if (k == 0)
+            return source_shrank(fd, off, len, err);
+        if (k < 0)
+            return lc_fail(err, LC_E_IO, off, "cannot read the source: %s", strerror(errno));
         LC_TRY(write_all(f, f->buf, (size_t)k, err));
         off += (uint64_t)k;
         len -= (uint64_t)k;
@@ -195,13 +300,12 @@ lc_code lc_outfile_copy_from(lc_outfile *f, int fd, uint64_t off, uint64_t len, 
                       errno == EOPNOTSUPP || errno == EBADF || errno == EPERM))
             return copy_by_pread(f, fd, off, len, err); /* other fs, old kernel, pipes */
         if (k < 0) {
-            lc_fail(err, LC_E_IO, f->written, "copy failed: %s", strerror(errno));
+            lc_fail(err, LC_E_IO, f->written, "copy failed: %s", why(errno));
             lc_err_context(err, f->path, NULL);
             return LC_E_IO;
         }
         if (k == 0)
-            return lc_fail(err, LC_E_TRUNCATED, off, "the source ended %" PRIu64
-                           " bytes early", len);
+            return source_shrank(fd, off, len, err);
         gave_kernel(f, (uint64_t)k);
         off += (uint64_t)k;
         len -= (uint64_t)k;
@@ -245,14 +349,17 @@ static void fsync_dir_of(const char *path) {
 lc_code lc_outfile_commit(lc_outfile *f, lc_error *err) {
     lc_code rc = flush(f, err);
     if (rc == LC_OK && g_durable && fsync(f->fd) != 0) {
-        rc = lc_fail(err, LC_E_IO, LC_NO_OFFSET, "fsync failed: %s", strerror(errno));
+        rc = lc_fail(err, LC_E_IO, LC_NO_OFFSET, "fsync failed: %s", why(errno));
         lc_err_context(err, f->path, NULL);
     }
     if (close(f->fd) != 0 && rc == LC_OK) {
-        rc = lc_fail(err, LC_E_IO, LC_NO_OFFSET, "close failed: %s", strerror(errno));
+        rc = lc_fail(err, LC_E_IO, LC_NO_OFFSET, "close failed: %s", why(errno));
         lc_err_context(err, f->path, NULL);
     }
     f->fd = -1;
+    /* Again, for an input opened after the output (a shard read while writing). */
+    if (rc == LC_OK)
+        rc = lc_outfile_check_target(f->path, false, err);
     if (rc == LC_OK && rename(f->tmp, f->path) != 0) {
         rc = lc_fail(err, LC_E_IO, LC_NO_OFFSET, "cannot rename %s: %s", f->tmp, strerror(errno));
         lc_err_context(err, f->path, NULL);

@@ -1,10 +1,26 @@
 /* libconvert/outfile.h: atomic output files.
  *
- * Bytes go to "OUT.tmp" in OUT's directory; lc_outfile_commit() flushes, fsyncs and
- * renames it over OUT, so a reader never sees a partial OUT. lc_outfile_abort()
- * (or a failed commit) removes the temporary file. While a file is open its temporary
- * path is registered so that lc_outfile_cleanup_on_signal() can remove it when the
- * process is interrupted. Writes are buffered. One thread per outfile. */
+ * Bytes go to a new temporary file beside OUT, named
+ *
+ *     .NAME.lc-XXXXXXXXXX.tmp     (NAME: OUT's file name, its first 200 bytes;
+ *                                  X: 10 random letters and digits)
+ *
+ * created with O_CREAT|O_EXCL|O_NOFOLLOW, so an existing path (a planted symlink or
+ * hard link, another run's temporary, a FIFO) is never opened: on a clash the next
+ * random name is tried. Its mode is 0666 less the umask, as for any new file.
+ * lc_outfile_commit() flushes, fsyncs and renames it over OUT, so a reader never sees
+ * a partial OUT; when two runs write the same OUT at once, each has its own temporary
+ * and the last rename wins with a whole file. lc_outfile_abort() (or a failed commit)
+ * removes the temporary, and while it exists it is registered with libconvert/cleanup,
+ * whose signal handlers remove it when the process is interrupted. Only SIGKILL (or a
+ * power loss) can leave one behind; it is recognisable by the pattern above, never
+ * reused, and safe to delete.
+ *
+ * Before anything is created, OUT is checked: it may be absent or a regular file
+ * (a symlink at OUT is replaced by the new file, never written through), but not a
+ * folder, FIFO, socket or device, and not a file this process reads as an input
+ * (libconvert/input.h: same device and inode, whatever the name). Writes are
+ * buffered. One thread per outfile. */
 #ifndef LC_LIBCONVERT_OUTFILE_H
 #define LC_LIBCONVERT_OUTFILE_H
 
@@ -12,11 +28,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "libconvert/cleanup.h"
 #include "libconvert/error.h"
 
 typedef struct lc_outfile lc_outfile;
 
-/* Creates PATH.tmp (replacing a stale one). LC_E_IO when it cannot. */
+/* Checks PATH and creates its temporary (see above). LC_E_ARG when PATH is a folder, a
+ * special file or an input of this run (the message names the input), LC_E_IO when
+ * the temporary cannot be created (errno's text). err's path is PATH. */
 lc_code lc_outfile_open(const char *path, lc_outfile **out, lc_error *err);
 lc_code lc_outfile_write(lc_outfile *f, const void *buf, size_t len, lc_error *err);
 /* Appends bytes [off, off + len) of the open file `fd` (not its file position) after
@@ -33,7 +52,9 @@ uint64_t lc_outfile_tell(const lc_outfile *f);
  * Advice: nothing fails, and the file's size still follows what is written. */
 void lc_outfile_reserve(lc_outfile *f, uint64_t size);
 /* Flush, fsync, rename over the final path, free. On failure the temp file is removed.
- * f is freed either way. */
+ * f is freed either way. A failed write, flush or fsync names OUT and says why; the
+ * file-size limit (EFBIG, `ulimit -f`), a full disk (ENOSPC) and a quota (EDQUOT) are
+ * ordinary LC_E_IO errors. */
 lc_code lc_outfile_commit(lc_outfile *f, lc_error *err);
 /* Close and remove the temp file; NULL-safe. */
 void lc_outfile_abort(lc_outfile *f);
@@ -42,9 +63,24 @@ void lc_outfile_abort(lc_outfile *f);
  * Without it the rename is still atomic for other processes, but a power loss can
  * leave OUT empty or short. Set once by the tools (--no-fsync) before any output. */
 void lc_outfile_set_durable(bool durable);
+/* What lc_outfile_set_durable set. */
+bool lc_outfile_durable(void);
 
-/* Installs SIGINT/SIGTERM/SIGHUP handlers that remove every open temp file and exit
- * with 128+signal. Called by the tools, never by the library. */
-void lc_outfile_cleanup_on_signal(void);
+/* ---- for lc_outdir and tests ---- */
+
+/* Checks that PATH may be replaced by an output: absent, or a regular file (a folder
+ * when want_dir) that is not an input of this run. LC_E_ARG otherwise, naming PATH. */
+lc_code lc_outfile_check_target(const char *path, bool want_dir, lc_error *err);
+
+/* Creates a temporary beside PATH under the pattern above: a file opened for writing
+ * (*fd) or, when is_dir, a folder of mode 0700 (*fd = -1). Its path goes to tmp (cap
+ * bytes) and it is registered for removal on signals (*slot, for lc_cleanup_remove).
+ * LC_E_ARG when the name does not fit, LC_E_IO when the folder refuses (errno). */
+lc_code lc_outfile_make_temp(const char *path, bool is_dir, char *tmp, size_t cap, int *fd,
+                             lc_cleanup_tmp **slot, lc_error *err);
+
+/* Test hook: names come from a fixed sequence seeded by `seed` (0: random again), so
+ * a test can plant files at the names a run will try. Not thread-safe; tests only. */
+void lc_outfile_test_names(uint64_t seed);
 
 #endif

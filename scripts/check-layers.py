@@ -71,6 +71,7 @@ PRIVATE_HEADERS = {
     "hf/special.h": "hf",
     "hf/naming.h": "hf",
     "hf/weights.h": "hf",
+    "infer/matmul.h": "infer",      # weight rows and the threaded matmul of the forward pass
 }
 
 # System headers, by a regex on the name inside <...> or "...", and the folders

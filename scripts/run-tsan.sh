@@ -2,13 +2,17 @@
 # make tsan: the threaded conversions under ThreadSanitizer. The tools built with
 # -fsanitize=thread ($TSAN_BIN) convert on 4 threads: every fixtures/hf folder to every
 # outtype (safetensors2gguf) and back to f32 (gguf2safetensors), and every torch
-# fixture to f16 (pth2safetensors). TSan must report nothing (it exits 66 on a report)
+# fixture to f16 (pth2safetensors); and infer/'s threaded matmul runs every one of those
+# GGUFs (tests/tools/lc-infer). TSan must report nothing (it exits 66 on a report)
 # and each file must be byte-identical to what the normal build ($LC_BIN) writes on
 # one thread.
 # (Criterion's shared arena does not start under TSan, so the unit tests run in
 # make check and make asan instead.)
 set -euo pipefail
 : "${LC_BIN:?}" "${TSAN_BIN:?}"
+# The test drivers sit beside each build's bin/.
+LC_TEST_BIN=${LC_TEST_BIN:-${LC_BIN%/bin}/test-bin}
+TSAN_TEST_BIN=${TSAN_TEST_BIN:-${TSAN_BIN%/bin}/test-bin}
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 export TSAN_OPTIONS="halt_on_error=1 exitcode=66"
@@ -20,6 +24,16 @@ for dir in fixtures/hf/*/; do
         "$LC_BIN/safetensors2gguf" -q --no-fsync -t 1 --outtype "$t" "$dir" "$scratch/one.gguf"
         if ! cmp -s "$scratch/tsan.gguf" "$scratch/one.gguf"; then
             echo "tsan: $dir $t: 4 threads wrote a different file than 1 thread" >&2
+            exit 1
+        fi
+        n=$((n + 1))
+        # the forward pass: logits on 4 threads are the same bits as on 1
+        "$TSAN_TEST_BIN/lc-infer" -t 4 "$scratch/one.gguf" @fixtures/infer/tokens.txt \
+            "$scratch/tsan.f32" > /dev/null
+        "$LC_TEST_BIN/lc-infer" -t 1 "$scratch/one.gguf" @fixtures/infer/tokens.txt \
+            "$scratch/one.f32" > /dev/null
+        if ! cmp -s "$scratch/tsan.f32" "$scratch/one.f32"; then
+            echo "tsan: $dir $t: lc-infer on 4 threads differs from 1 thread" >&2
             exit 1
         fi
         n=$((n + 1))

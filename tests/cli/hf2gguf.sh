@@ -25,7 +25,7 @@ ls q/*-Q8_0.gguf >/dev/null 2>&1 || { echo "no default-named output: $(ls q)"; f
 mkdir -p bad && cp "$hf/llama-spm/"* bad/ && rm bad/config.json
 safetensors2gguf -q bad out.gguf 2>err.txt; check $? 1 "missing config"
 [ "$(wc -l <err.txt)" -eq 1 ] || { echo "error is not one line: $(cat err.txt)"; fail=1; }
-[ -e out.gguf ] || [ -e out.gguf.tmp ] && { echo "failure left output"; fail=1; }
+[ -e out.gguf ] || ls -A | grep -q "^\.out\.gguf\.lc-.*\.tmp$" && { echo "failure left output"; fail=1; }
 
 safetensors2gguf --outtype f64 "$hf/qwen2" x.gguf 2>/dev/null; check $? 2 "bad outtype"
 safetensors2gguf --vocab-only a.safetensors b.gguf 2>/dev/null; check $? 2 "hf option, bare"

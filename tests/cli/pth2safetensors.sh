@@ -7,7 +7,7 @@ V=$(ls -d "$LC_ROOT"/fixtures/pth/2.* | tail -n 1)
 no() { echo "FAIL: $*"; fail=1; }
 
 pth2safetensors -q "$V/mlp.pth" out.safetensors || no "mlp.pth convert"
-[ -s out.safetensors ] && [ ! -e out.safetensors.tmp ] || no "mlp.pth output"
+[ -s out.safetensors ] && ! ls -A | grep -q "^\.out\.safetensors\.lc-.*\.tmp$" || no "mlp.pth output"
 head -c 200 out.safetensors | grep -q '"fc1.weight":{"dtype":"F32","shape":\[12,6\]' ||
     no "mlp.pth header: $(head -c 200 out.safetensors)"
 grep -q '"__metadata__":{"format":"pt"}' out.safetensors || no "format metadata"
@@ -33,7 +33,7 @@ for f in "$LC_ROOT"/fixtures/bad/pth/forbidden-*.bin; do
     pth2safetensors -q "$f" bad.safetensors >out.txt 2>err.txt
     [ $? -eq 1 ] && [ "$(wc -l <err.txt)" -eq 1 ] && grep -q "is not on the allowlist\|not allowed\|forbidden" err.txt ||
         no "convert $f: $(cat err.txt)"
-    [ ! -e bad.safetensors ] && [ ! -e bad.safetensors.tmp ] || no "output left by $f"
+    [ ! -e bad.safetensors ] && ! ls -A | grep -q "^\.bad\.safetensors\.lc-.*\.tmp$" || no "output left by $f"
 done
 echo garbage >junk.pth
 pth2safetensors --scan junk.pth >/dev/null 2>&1; [ $? -eq 2 ] || no "scan of junk is not 2"
@@ -44,7 +44,7 @@ for f in "$LC_ROOT"/fixtures/bad/pth/malformed-*.bin junk.pth; do
     pth2safetensors -q "$f" o.safetensors >out.txt 2>err.txt
     rc=$?
     [ $rc -eq 1 ] && [ "$(wc -l <err.txt)" -eq 1 ] && grep -qF "$f" err.txt && [ ! -s out.txt ] &&
-        [ ! -e o.safetensors ] && [ ! -e o.safetensors.tmp ] || no "$f: rc=$rc $(cat err.txt)"
+        [ ! -e o.safetensors ] && ! ls -A | grep -q "^\.o\.safetensors\.lc-.*\.tmp$" || no "$f: rc=$rc $(cat err.txt)"
 done
 
 # Sharded folder in, sharded folder out with a rewritten index.

@@ -18,7 +18,7 @@ for f in "$LC_ROOT"/fixtures/bad/safetensors/*.bin; do
     rc=$?
     if [ $rc -ne 1 ] || [ "$(wc -l <err.txt)" -ne 1 ] || ! grep -qF "$f: " err.txt ||
         ! grep -q "@ 0x[0-9a-f]*: " err.txt || [ -s out.txt ] || [ -e out.safetensors ] ||
-        [ -e out.safetensors.tmp ]; then
+        ls -A | grep -q "^\.out\.safetensors\.lc-.*\.tmp$"; then
         echo "safetensors-rewrite $f: rc=$rc stderr=$(cat err.txt) files=$(ls)"
         fail=1
     fi

@@ -5,7 +5,7 @@ fx="$LC_ROOT/fixtures/safetensors"
 for f in "$fx"/*.safetensors; do
     safetensors-rewrite -q "$f" out.safetensors
     cmp "$f" out.safetensors
-    [ ! -e out.safetensors.tmp ]
+    ! ls -A | grep -q "^\.out\.safetensors\.lc-.*\.tmp$"
     model-inspect "$f" | grep -q "^format:   safetensors$"
     model-inspect --json "$f" | python3 -c 'import json, sys; d = json.load(sys.stdin); assert d["format"] == "safetensors", d'
     rm out.safetensors
@@ -26,15 +26,20 @@ d = json.load(sys.stdin)
 assert d["format"] == "safetensors-sharded", d["format"]
 assert sorted(t["name"] for t in d["tensors"]) == ["lm_head.weight", "model.embed.weight",
     "model.layers.0.w", "model.layers.1.w"], d["tensors"]'
-# Rewriting in place works: the output replaces the input only when complete.
+# An output that is the input (by any name) is refused before anything is written.
 cp "$fx/all_dtypes.safetensors" self.safetensors
-safetensors-rewrite -q self.safetensors self.safetensors
-cmp "$fx/all_dtypes.safetensors" self.safetensors
+ln -s self.safetensors link.safetensors
+for o in self.safetensors link.safetensors; do
+    if safetensors-rewrite -q self.safetensors $o 2>err.txt; then exit 1; fi
+    grep -q "refusing" err.txt
+    cmp "$fx/all_dtypes.safetensors" self.safetensors
+done
+rm link.safetensors
 # An output in a missing folder fails with the path, leaving nothing.
 if safetensors-rewrite -q "$fx/empty.safetensors" nodir/x.safetensors 2>err.txt; then exit 1; fi
 grep -q "nodir/x.safetensors" err.txt
 
-# --no-fsync skips only the flush to disk: same bytes, renamed into place, no .tmp.
+# --no-fsync skips only the flush to disk: same bytes, renamed into place, no temporary.
 safetensors-rewrite --no-fsync "$LC_ROOT/fixtures/safetensors/tiny_llama.safetensors" nosync.safetensors
 cmp "$LC_ROOT/fixtures/safetensors/tiny_llama.safetensors" nosync.safetensors
-[ ! -e nosync.safetensors.tmp ]
+! ls -A | grep -q "\.lc-.*\.tmp$"

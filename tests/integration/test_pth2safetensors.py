@@ -167,3 +167,32 @@ def test_scan_lists_payloads_of_legacy_and_plain_pickles(name, tmp_path):
     r = run("-q", str(path), "o.safetensors", cwd=work)
     assert r.returncode == 1 and "allowlist" in r.stderr
     assert os.listdir(work) == []
+
+
+@pytest.mark.parametrize("ver", sorted(d for d in os.listdir(os.path.join(FIX, "pth"))
+                                       if d[0].isdigit()))
+def test_sharded_output_is_all_or_nothing(ver, tmp_path):
+    """Issue 11 item 5: shard 2 fails while being written (its 7272 bytes pass a
+    `ulimit -f` of 6 KiB that shard 1's 5640 bytes fit under): no OUT folder, no shard
+    1, no temporary left beside it."""
+    src = os.path.join(FIX, "pth", ver, "sharded")
+    out = tmp_path / "out"
+    r = subprocess.run(["bash", "-c", 'ulimit -f 6; exec "$0" -q "$1" "$2"', TOOL, src,
+                        str(out)], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 1, r.stderr
+    assert "model-00002-of-00002.safetensors" in r.stderr, r.stderr
+    assert not out.exists()
+    assert list(tmp_path.iterdir()) == []
+    # A re-run into an existing OUT that holds someone else's file is refused, untouched.
+    out.mkdir()
+    (out / "notes.txt").write_text("mine")
+    r = run("-q", os.path.join(FIX, "pth", ver, "sharded"), str(out))
+    assert r.returncode == 1 and "notes.txt" in r.stderr, r.stderr
+    assert [p.name for p in out.iterdir()] == ["notes.txt"]
+    # And a re-run over its own earlier output replaces it whole.
+    (out / "notes.txt").unlink()
+    assert run("-q", os.path.join(FIX, "pth", ver, "sharded"), str(out)).returncode == 0
+    first = sorted(p.name for p in out.iterdir())
+    assert run("-q", os.path.join(FIX, "pth", ver, "sharded"), str(out)).returncode == 0
+    assert sorted(p.name for p in out.iterdir()) == first
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]

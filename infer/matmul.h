@@ -1,0 +1,51 @@
+/* infer/matmul.h: private to infer/: weight matrices read through the IR a few rows at a
+ * time, and the threaded product of such a matrix with every token's activations.
+ *
+ * A matrix is never held whole in float32: each job converts LC_INFER_ROWS rows into its
+ * thread's buffer (dequantizing block types, widening f16/bf16) and multiplies them
+ * against all n token vectors, so each weight is read and converted once per forward
+ * call whatever n is. Each output is the same float32 sum whatever the thread count. */
+#ifndef LC_INFER_MATMUL_H
+#define LC_INFER_MATMUL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "infer/infer.h"
+#include "libconvert/error.h"
+#include "libconvert/tensor.h"
+
+/* A 2-D tensor read as rows of float32 (a 1-D tensor is one row). */
+typedef struct lc_infer_mat {
+    const lc_tensor *t;     /* borrowed from the model */
+    uint64_t rows, cols;
+    uint64_t row_bytes;     /* bytes of one row in t's dtype */
+} lc_infer_mat;
+
+/* Describes t as a matrix of `rows` rows (its outermost dimension; 1 for a 1-D tensor).
+ * LC_E_UNSUPPORTED when t's dtype cannot be read as float32 (where = t's name). */
+lc_code lc_infer_mat_init(lc_infer_mat *w, const lc_tensor *t, lc_error *err);
+
+/* Rows [r0, r0 + nr) of w as float32 into dst [nr, cols]. raw: scratch of nr * row_bytes
+ * bytes, used when the tensor has no zero-copy view. Errors name the tensor. */
+lc_code lc_infer_mat_rows(const lc_infer_mat *w, uint64_t r0, size_t nr, float *dst,
+                          uint8_t *raw, lc_error *err);
+
+/* Per-thread scratch for lc_infer_matmul: build_ / free_ pair. */
+typedef struct lc_infer_mm {
+    int threads;
+    size_t max_cols, max_row_bytes;
+    float   *wbuf;          /* [threads, LC_INFER_ROWS, max_cols] weight rows in float32 */
+    uint8_t *raw;           /* [threads, LC_INFER_ROWS * max_row_bytes] rows as stored */
+} lc_infer_mm;
+
+lc_code lc_infer_mm_build(lc_infer_mm *mm, int threads, size_t max_cols, size_t max_row_bytes,
+                          lc_error *err);
+void    lc_infer_mm_free(lc_infer_mm *mm);
+
+/* y [n, rows] = x [n, cols] w^T (+ bias [rows] when not NULL). The first failing job in
+ * row order wins (where = tensor). */
+lc_code lc_infer_matmul(lc_infer_mm *mm, const lc_infer_mat *w, const float *bias,
+                        const float *x, size_t n, float *y, lc_error *err);
+
+#endif

@@ -1,0 +1,286 @@
+/* infer/tokenize_pre.c: the BPE pre-tokenizers, text (as code points) -> pieces.
+ *
+ * Each is the split llama.cpp runs for that tokenizer.ggml.pre (src/llama-vocab.cpp
+ * picks the regexes, src/unicode.cpp runs them), written by hand over the class table
+ * rather than through a regex engine:
+ *
+ *   llama-bpe  (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}|
+ *              ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
+ *              llama.cpp's own splitter for it (unicode_regex_split_custom_llama3),
+ *              whose contractions are ASCII-only case-insensitive.
+ *   qwen2      the same with \p{N} for \p{N}{1,3}. llama.cpp runs this one through
+ *              std::regex over a text whose non-ASCII code points are collapsed to one
+ *              byte per class; every code point matches one alternative there, so the
+ *              result is the llama-bpe walk with one-digit numbers (checked against
+ *              llama.cpp on the test strings).
+ *   gpt-2      's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)
+ *              (unicode_regex_split_custom_gpt2: case-sensitive contractions, and a
+ *              code point nothing matches is a piece of its own).
+ *   default    four splits in turn, each over the pieces of the one before:
+ *              [\p{P}$+<=>^~|]+  then the gpt-2 split  then \p{N}+  then [0-9]{3};
+ *              the regex ones keep what lies between matches as pieces too.
+ *
+ * "Outside the piece" reads as class 0 and code point OUT, as in llama.cpp's lambdas:
+ * look-ahead never crosses a piece boundary. */
+#include "infer/tokenize_impl.h"
+#include "libconvert/alloc.h"
+
+#define OUT 0xFFFFFFFFu
+#define WS  LC_UC_WHITESPACE
+
+typedef struct span {
+    const uint32_t *cpts;
+    size_t ini, end;   /* the piece being split: [ini, end) */
+    size_t prev;       /* end of the last piece emitted */
+    lc_tok_ids *out;
+    lc_error *err;
+    lc_code rc;
+} span;
+
+static uint32_t cp_at(const span *s, size_t i) {
+    return i >= s->ini && i < s->end ? s->cpts[i] : OUT;
+}
+
+static uint16_t fl_at(const span *s, size_t i) {
+    return i >= s->ini && i < s->end ? lc_tok_uc_flags(s->cpts[i]) : 0;
+}
+
+/* Emits [prev, end) when not empty. */
+static void emit(span *s, size_t end) {
+    if (end > s->prev && s->rc == LC_OK)
+        s->rc = lc_tok_ids_push(s->out, (int32_t)(end - s->prev), s->err);
+    s->prev = end;
+}
+
+static bool ascii_lower_is(uint32_t c, char want) {
+    return c == (uint32_t)want || c == (uint32_t)want - 32;
+}
+
+/* 's 't 'm 'd 're 've 'll at pos: the length (2 or 3), or 0. */
+static size_t contraction(const span *s, size_t pos, bool any_case) {
+    if (cp_at(s, pos) != '\'' || pos + 1 >= s->end)
+        return 0;
+    uint32_t a = cp_at(s, pos + 1);
+#define IS(c, ch) (any_case ? ascii_lower_is(c, ch) : (c) == (uint32_t)(ch))
+    if (IS(a, 's') || IS(a, 't') || IS(a, 'm') || IS(a, 'd'))
+        return 2;
+    if (pos + 2 < s->end) {
+        uint32_t b = cp_at(s, pos + 2);
+        if ((IS(a, 'r') && IS(b, 'e')) || (IS(a, 'v') && IS(b, 'e')) || (IS(a, 'l') && IS(b, 'l')))
+            return 3;
+    }
+#undef IS
+    return 0;
+}
+
+/* llama-bpe (max_digits 3) and qwen2 (1). */
+static void split_llama3(span *s, size_t max_digits) {
+    for (size_t pos = s->ini; pos < s->end && s->rc == LC_OK;) {
+        const uint32_t cpt = cp_at(s, pos);
+        const uint16_t f = fl_at(s, pos);
+        size_t c = contraction(s, pos, true);
+        if (c) {
+            pos += c;
+            emit(s, pos);
+            continue;
+        }
+        /* [^\r\n\p{L}\p{N}]?\p{L}+ */
+        if (!(cpt == '\r' || cpt == '\n' || (f & LC_UC_NUMBER)) &&
+            ((f & LC_UC_LETTER) || (fl_at(s, pos + 1) & LC_UC_LETTER))) {
+            pos++;
+            while (fl_at(s, pos) & LC_UC_LETTER)
+                pos++;
+            emit(s, pos);
+            continue;
+        }
+        /* \p{N}{1,max_digits} */
+        if (f & LC_UC_NUMBER) {
+            size_t ini = pos;
+            while (fl_at(s, pos) & LC_UC_NUMBER) {
+                if (++pos - ini >= max_digits) {
+                    emit(s, pos);
+                    ini = pos;
+                }
+            }
+            emit(s, pos);
+            continue;
+        }
+        /* ' '?[^\s\p{L}\p{N}]+[\r\n]*: the test reads the space's own class (f), the
+         * loop the next one's, as llama.cpp's does. */
+        uint16_t f2 = cpt == ' ' ? fl_at(s, pos + 1) : f;
+        if (!(f2 & (WS | LC_UC_LETTER | LC_UC_NUMBER)) && f) {
+            pos += cpt == ' ';
+            while (!(f2 & (WS | LC_UC_LETTER | LC_UC_NUMBER)) && f2)
+                f2 = fl_at(s, ++pos);
+            for (uint32_t c2 = cp_at(s, pos); c2 == '\r' || c2 == '\n'; c2 = cp_at(s, ++pos)) {
+            }
+            emit(s, pos);
+            continue;
+        }
+        size_t nws = 0, last_rn = 0;
+        while (fl_at(s, pos + nws) & WS) {
+            uint32_t c2 = cp_at(s, pos + nws);
+            if (c2 == '\r' || c2 == '\n')
+                last_rn = pos + nws + 1;
+            nws++;
+        }
+        if (last_rn > 0) {                                   /* \s*[\r\n]+ */
+            pos = last_rn;
+            emit(s, pos);
+        } else if (nws > 1 && cp_at(s, pos + nws) != OUT) {  /* \s+(?!\S) */
+            pos += nws - 1;
+            emit(s, pos);
+        } else if (nws > 0) {                                /* \s+ */
+            pos += nws;
+            emit(s, pos);
+        } else {
+            emit(s, ++pos);
+        }
+    }
+}
+
+static void split_gpt2(span *s) {
+    for (size_t pos = s->ini; pos < s->end && s->rc == LC_OK;) {
+        const uint32_t cpt = cp_at(s, pos);
+        const uint16_t f = fl_at(s, pos);
+        size_t c = contraction(s, pos, false);
+        if (c) {
+            pos += c;
+            emit(s, pos);
+            continue;
+        }
+        uint16_t f2 = cpt == ' ' ? fl_at(s, pos + 1) : f;
+        if (f2 & LC_UC_LETTER) {                             /* ' '?\p{L}+ */
+            pos += cpt == ' ';
+            while (f2 & LC_UC_LETTER)
+                f2 = fl_at(s, ++pos);
+            emit(s, pos);
+            continue;
+        }
+        if (f2 & LC_UC_NUMBER) {                             /* ' '?\p{N}+ */
+            pos += cpt == ' ';
+            while (f2 & LC_UC_NUMBER)
+                f2 = fl_at(s, ++pos);
+            emit(s, pos);
+            continue;
+        }
+        if (!(f2 & (WS | LC_UC_LETTER | LC_UC_NUMBER)) && f2) {  /* ' '?[^\s\p{L}\p{N}]+ */
+            pos += cpt == ' ';
+            while (!(f2 & (WS | LC_UC_LETTER | LC_UC_NUMBER)) && f2)
+                f2 = fl_at(s, ++pos);
+            emit(s, pos);
+            continue;
+        }
+        size_t nws = 0;
+        while (fl_at(s, pos + nws) & WS)
+            nws++;
+        if (nws > 1 && cp_at(s, pos + nws) != OUT) {         /* \s+(?!\S) */
+            pos += nws - 1;
+            emit(s, pos);
+        } else if (nws > 0) {                                /* \s+ */
+            pos += nws;
+            emit(s, pos);
+        } else {
+            emit(s, ++pos);
+        }
+    }
+}
+
+/* The classes the default chain's regexes use, as std::regex sees the collapsed text:
+ * ASCII by itself, anything else by its class (whitespace first). */
+static bool is_p_or_sym(uint32_t cp) {   /* [\p{P}\$\+<=>\^~\|] */
+    if (cp < 128)
+        return cp != '`' && ((cp >= 0x21 && cp <= 0x2F) || (cp >= 0x3A && cp <= 0x40) ||
+                             (cp >= 0x5B && cp <= 0x5F) || (cp >= 0x7B && cp <= 0x7E));
+    uint16_t f = lc_tok_uc_flags(cp);
+    return !(f & WS) && (f & LC_UC_PUNCT);
+}
+
+static bool is_num(uint32_t cp) {        /* \p{N} */
+    if (cp < 128)
+        return cp >= '0' && cp <= '9';
+    uint16_t f = lc_tok_uc_flags(cp);
+    return !(f & WS) && (f & LC_UC_NUMBER);
+}
+
+static bool is_digit(uint32_t cp) { return cp >= '0' && cp <= '9'; }
+
+/* CLASS+ as a std::regex split: runs of the class and the runs between them. */
+static void split_runs(span *s, bool (*in)(uint32_t)) {
+    size_t pos = s->ini;
+    while (pos < s->end && s->rc == LC_OK) {
+        bool want = in(s->cpts[pos]);
+        while (pos < s->end && in(s->cpts[pos]) == want)
+            pos++;
+        emit(s, pos);
+    }
+}
+
+/* [0-9][0-9][0-9]: leftmost triples, and what lies between them. */
+static void split_triples(span *s) {
+    size_t pos = s->ini;
+    while (pos + 2 < s->end && s->rc == LC_OK) {
+        if (is_digit(s->cpts[pos]) && is_digit(s->cpts[pos + 1]) && is_digit(s->cpts[pos + 2])) {
+            emit(s, pos);
+            pos += 3;
+            emit(s, pos);
+        } else {
+            pos++;
+        }
+    }
+    emit(s, s->end);
+}
+
+enum step { STEP_LLAMA3, STEP_QWEN2, STEP_GPT2, STEP_PUNCT, STEP_NUM, STEP_TRIPLES };
+
+/* Runs one split over every piece of IN (lengths), appending to OUT. */
+static lc_code run_step(enum step st, const uint32_t *cpts, const lc_tok_ids *in,
+                        lc_tok_ids *out, lc_error *err) {
+    size_t at = 0;
+    for (size_t i = 0; i < in->n; i++) {
+        span s = { cpts, at, at + (size_t)in->v[i], at, out, err, LC_OK };
+        switch (st) {
+        case STEP_LLAMA3:  split_llama3(&s, 3); break;
+        case STEP_QWEN2:   split_llama3(&s, 1); break;
+        case STEP_GPT2:    split_gpt2(&s); break;
+        case STEP_PUNCT:   split_runs(&s, is_p_or_sym); break;
+        case STEP_NUM:     split_runs(&s, is_num); break;
+        case STEP_TRIPLES: split_triples(&s); break;
+        }
+        if (s.rc != LC_OK)
+            return s.rc;
+        at = s.end;
+    }
+    return LC_OK;
+}
+
+lc_code lc_tok_pre_split(enum lc_tok_pre pre, const uint32_t *cpts, size_t n,
+                         lc_tok_ids *out, lc_error *err) {
+    static const enum step LLAMA3[] = { STEP_LLAMA3 }, QWEN2[] = { STEP_QWEN2 },
+                           GPT2[] = { STEP_GPT2 },
+                           DEFAULT[] = { STEP_PUNCT, STEP_GPT2, STEP_NUM, STEP_TRIPLES };
+    const enum step *steps = DEFAULT;
+    size_t n_steps = 4;
+    switch (pre) {
+    case LC_PRE_LLAMA3:  steps = LLAMA3; n_steps = 1; break;
+    case LC_PRE_QWEN2:   steps = QWEN2;  n_steps = 1; break;
+    case LC_PRE_GPT2:    steps = GPT2;   n_steps = 1; break;
+    case LC_PRE_DEFAULT: break;
+    }
+    lc_tok_ids a = { 0 }, b = { 0 };
+    lc_code rc = lc_tok_ids_push(&a, (int32_t)n, err);
+    for (size_t i = 0; i < n_steps && rc == LC_OK; i++) {
+        lc_tok_ids *dst = i + 1 == n_steps ? out : &b;
+        rc = run_step(steps[i], cpts, &a, dst, err);
+        if (dst == &b) {   /* b becomes the next step's input */
+            lc_tok_ids t = a;
+            a = b;
+            b = t;
+            b.n = 0;
+        }
+    }
+
+    lc_free(a.v);
+    lc_free(b.v);
+    return rc;
+}

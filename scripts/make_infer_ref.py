@@ -1,0 +1,112 @@
+#!/usr/bin/env python3
+"""Generates fixtures/infer/: transformers' logits for the HF fixture models, the
+reference infer/'s forward pass is checked against (tests/integration/test_infer.py).
+
+Run with the torch + transformers venv of scripts/llama/make-ref-venv.sh (torch 2.15.0
+from PyPI, transformers 4.57.6 as scripts/llama/ref-requirements.txt pins):
+    scripts/llama/make-ref-venv.sh
+    build/ref-venv/bin/python scripts/make_infer_ref.py
+It rewrites its own rows (infer/*) of fixtures/MANIFEST.tsv.
+
+What it writes:
+  infer/tokens.txt          the one token sequence every model runs (comma-separated ids,
+                            all below the smallest fixture vocabulary, with repeats)
+  infer/<model>.npy         float32 [n_tokens, vocab]: logits of every position, from
+                            <Model>ForCausalLM loaded from fixtures/hf/<model> in float32
+                            (bf16/f16 weights widened exactly), eager attention, one
+                            forward over the whole sequence, positions 0..n-1
+  infer/llama3-rope/config.json   llama-spm's config with rope_scaling llama3 (factor 8,
+                            low/high freq factors 1/4, original context 64: with head_dim 16
+                            and theta 5e5 the pairs 1..7 are smoothed or divided by 8,
+                            pair 0 is kept); its weights are llama-spm's. The test copies
+                            llama-spm's files beside this config.
+  infer/llama3-rope.npy     the logits of that model.
+
+RoPE scaling of the fixtures: llama-spm, llama-tf none; llama-bpe linear (factor 2);
+qwen2 yarn (factor 4, original context 128: the ramp, the 0.1 ln(4) + 1 attention
+factor on cos and sin), which transformers 4.57.6 and llama.cpp compute with the same
+formula (corrections floored/ceiled, linear ramp, interpolation 1/factor); the test
+against llama.cpp (tests/llama/test_infer.py) shows it."""
+import hashlib
+import json
+import os
+import shutil
+import sys
+import tempfile
+
+import numpy as np
+import torch
+import transformers
+from transformers import AutoModelForCausalLM
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+FIX = os.path.join(ROOT, "fixtures")
+OUT = os.path.join(FIX, "infer")
+MODELS = ["llama-spm", "llama-bpe", "qwen2", "llama-tf"]
+# 24 ids below 364 (llama-bpe's vocabulary, the smallest), with repeats (1, 7, 300).
+TOKENS = [1, 7, 300, 42, 15, 363, 0, 7, 128, 256, 99, 300, 11, 2, 77, 150,
+          7, 333, 64, 5, 210, 1, 180, 45]
+LLAMA3 = {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
+          "high_freq_factor": 4.0, "original_max_position_embeddings": 64}
+
+
+def logits(folder):
+    torch.manual_seed(0)
+    model = AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32,
+                                                 attn_implementation="eager")
+    model.eval()
+    with torch.no_grad():
+        out = model(torch.tensor([TOKENS]), use_cache=False)
+    return out.logits[0].to(torch.float32).numpy()
+
+
+def save(name, arr):
+    np.save(os.path.join(OUT, name), np.ascontiguousarray(arr, dtype="<f4"))
+
+
+def main():
+    os.makedirs(OUT, exist_ok=True)
+    torch.set_num_threads(1)        # one reduction order: the file does not depend on cores
+    ver = "torch=%s;transformers=%s;numpy=%s" % (torch.__version__.split("+")[0],
+                                                transformers.__version__, np.__version__)
+    made = []
+    with open(os.path.join(OUT, "tokens.txt"), "w") as f:
+        f.write(",".join(map(str, TOKENS)) + "\n")
+    made.append(("tokens.txt", "scripts/make_infer_ref.py (by hand)"))
+    for m in MODELS:
+        save(m + ".npy", logits(os.path.join(FIX, "hf", m)))
+        made.append((m + ".npy", "transformers AutoModelForCausalLM float32"))
+    # llama3 rope scaling: llama-spm's weights under a config that asks for it.
+    with open(os.path.join(FIX, "hf", "llama-spm", "config.json")) as f:
+        cfg = json.load(f)
+    cfg["rope_scaling"] = LLAMA3
+    os.makedirs(os.path.join(OUT, "llama3-rope"), exist_ok=True)
+    with open(os.path.join(OUT, "llama3-rope", "config.json"), "w") as f:
+        json.dump(cfg, f, indent=2, sort_keys=True)
+        f.write("\n")
+    made.append(("llama3-rope/config.json", "scripts/make_infer_ref.py (llama-spm's, edited)"))
+    with tempfile.TemporaryDirectory() as tmp:
+        spm = os.path.join(FIX, "hf", "llama-spm")
+        for n in os.listdir(spm):
+            if n != "config.json":
+                shutil.copy(os.path.join(spm, n), tmp)
+        shutil.copy(os.path.join(OUT, "llama3-rope", "config.json"), tmp)
+        save("llama3-rope.npy", logits(tmp))
+    made.append(("llama3-rope.npy", "transformers AutoModelForCausalLM float32"))
+
+    rows = []
+    for name, producer in made:
+        with open(os.path.join(OUT, name), "rb") as f:
+            digest = hashlib.sha256(f.read()).hexdigest()
+        rows.append("\t".join(["infer/" + name, producer, ver, digest]))
+        print("make_infer_ref: fixtures/infer/%s" % name)
+    path = os.path.join(FIX, "MANIFEST.tsv")
+    with open(path) as f:
+        lines = f.read().splitlines()
+    kept = [ln for ln in lines if not ln.startswith("infer/")]
+    with open(path, "w") as f:
+        f.write("\n".join(kept + rows) + "\n")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

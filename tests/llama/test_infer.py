@@ -1,0 +1,112 @@
+"""llama.cpp judges infer/'s forward pass: on the same GGUF file and the same tokens, our
+logits (tests/tools/lc-infer) equal llama.cpp's (llama-cpp-python, logits of every
+position), for the reference GGUFs llama.cpp's converter wrote (fixtures/hf-ref/) and
+for ours, every model and outtype, plus llama-spm under llama3 rope scaling (its GGUF
+carries rope_freqs.weight, which llama.cpp divides the frequencies by).
+
+llama.cpp runs here with a float32 KV cache and without flash attention, on one thread,
+so that its arithmetic is float32 wherever ours is. What is left differs by design:
+llama.cpp's matmul kernels round the activations to the weight's type before the dot
+product (f16 and bf16 weights: the activations become f16 / bf16; Q8_0: the activations
+are quantized to Q8_0 in blocks of 32), while the reference keeps them float32 and
+widens the weights. So, as max|ours - llama.cpp| / max|llama.cpp|:
+  f32 GGUF: 1e-5 (measured <= 7.6e-7: float32 sums in another order, cosf vs llama.cpp's
+            rotation, expf);
+  f16, bf16, Q8_0 GGUF: that activation rounding, 2^-11, 2^-8 and ~1/254 of a block's
+            largest value per element, measured at most 1.3e-3, 1.0e-2 and 3.4e-2 on these
+            fixtures, allowed 4e-3, 3e-2 and 1e-1;
+and to show the rest is exact: the same file widened to f32 (gguf2safetensors --dtype
+f32, then safetensors2gguf --outtype f32 with the folder's config and tokenizer: every
+weight value kept) makes llama.cpp's arithmetic float32 again, and its logits on that
+equal ours on the original file within 1e-5 (measured <= 7.7e-7)."""
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import llama_cpp
+import numpy as np
+import pytest
+
+from conftest import BIN, HF, MODELS, OUTTYPES, SUBJECTS, ROOT
+
+TBIN = Path(os.environ.get("LC_TEST_BIN", ROOT / "build" / "test-bin"))
+INFER = ROOT / "fixtures" / "infer"
+TOKENS = [int(x) for x in (INFER / "tokens.txt").read_text().split(",")]
+TOL = {"f32": 1e-5, "f16": 4e-3, "bf16": 3e-2, "q8_0": 1e-1}
+WIDENED = 1e-5
+GGML_TYPE_F32 = 0
+
+
+def run(*args):
+    r = subprocess.run([str(a) for a in args], capture_output=True, text=True)
+    assert r.returncode == 0, f"{args[0]}: {r.stderr}"
+    return r
+
+
+def ours(path, tmp_path):
+    out = tmp_path / "ours.f32"
+    r = run(TBIN / "lc-infer", "-t", "1", path, ",".join(map(str, TOKENS)), out)
+    n, vocab = map(int, r.stdout.split()[:2])
+    return np.fromfile(out, dtype="<f4").reshape(n, vocab)
+
+
+def llama_cpp_logits(path):
+    m = llama_cpp.Llama(model_path=str(path), n_ctx=64, n_batch=64, logits_all=True,
+                        n_threads=1, n_threads_batch=1, type_k=GGML_TYPE_F32,
+                        type_v=GGML_TYPE_F32, flash_attn=False, verbose=False)
+    try:
+        m.reset()
+        m.eval(TOKENS)
+        return np.array(m.scores[:m.n_tokens], dtype=np.float32)
+    finally:
+        m.close()
+
+
+def rel_err(a, b):
+    assert a.shape == b.shape and np.isfinite(a).all() and np.isfinite(b).all()
+    return float(np.abs(a - b).max() / np.abs(b).max())
+
+
+def folder_without_weights(src, dst):
+    """src's config and tokenizer files (no weights) in dst."""
+    dst.mkdir()
+    for f in src.iterdir():
+        if not (f.suffix in (".safetensors", ".bin") or f.name.endswith(".index.json")):
+            shutil.copy(f, dst)
+    return dst
+
+
+def widened(path, folder, tmp_path):
+    """The GGUF at path with every tensor widened to f32, through our own tools."""
+    d = folder_without_weights(folder, tmp_path / "widened")
+    run(BIN / "gguf2safetensors", "-q", "--dtype", "f32", path, d / "model.safetensors")
+    out = tmp_path / "widened.gguf"
+    run(BIN / "safetensors2gguf", "-q", "--outtype", "f32", d, out)
+    return out
+
+
+def judge(path, folder, outtype, tmp_path):
+    mine = ours(path, tmp_path)
+    err = rel_err(mine, llama_cpp_logits(path))
+    assert err <= TOL[outtype], f"{path.name}: {err:.3g} > {TOL[outtype]:g}"
+    if outtype != "f32":
+        err = rel_err(mine, llama_cpp_logits(widened(path, folder, tmp_path)))
+        assert err <= WIDENED, f"{path.name} widened: {err:.3g} > {WIDENED:g}"
+
+
+@pytest.mark.parametrize("outtype", OUTTYPES)
+@pytest.mark.parametrize("model", MODELS)
+@pytest.mark.parametrize("subject", SUBJECTS)
+def test_forward_equals_llama_cpp(subject, model, outtype, gguf_of, tmp_path):
+    judge(gguf_of(subject, model, outtype), HF / model, outtype, tmp_path)
+
+
+@pytest.mark.parametrize("outtype", OUTTYPES)
+def test_llama3_rope_equals_llama_cpp(outtype, tmp_path):
+    folder = folder_without_weights(HF / "llama-spm", tmp_path / "llama3-rope")
+    shutil.copy(HF / "llama-spm" / "model.safetensors", folder)
+    shutil.copy(INFER / "llama3-rope" / "config.json", folder / "config.json")
+    path = tmp_path / f"llama3-rope-{outtype}.gguf"
+    run(BIN / "safetensors2gguf", "-q", "--outtype", outtype, folder, path)
+    judge(path, folder, outtype, tmp_path)
