@@ -64,7 +64,8 @@ TEST_TOOLS := $(patsubst tests/tools/%.c,$(BUILD)/test-bin/%,$(wildcard tests/to
 FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
 # Installed headers: every header but the private ones (*_impl.h, and those
 # scripts/check-layers.py lists as private to their folder).
-PRIVATE_H := quant/lanes.h arch/families.h hf/json.h hf/vocab.h hf/bpe.h hf/special.h \
+PRIVATE_H := quant/lanes.h quant/iq_tables.h arch/families.h hf/json.h hf/vocab.h \
+             hf/bpe.h hf/special.h \
              hf/naming.h hf/weights.h infer/matmul.h
 HEADERS := $(filter-out %_impl.h $(PRIVATE_H),$(wildcard libconvert/*.h arch/*.h formats/*.h quant/*.h hf/*.h infer/*.h jobs/*.h))
 

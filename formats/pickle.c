@@ -19,6 +19,7 @@
 #include "formats/pickle_impl.h"
 #include "libconvert/alloc.h"
 #include "libconvert/bytes.h"
+#include "libconvert/hash.h"
 #include "libconvert/rd.h"
 
 enum { F_ORDERED = 1, F_HASHED = 2, F_UNHASHABLE = 4 };
@@ -171,20 +172,12 @@ static lc_code pop_mark(vm *m, uint64_t *start) {
 
 /* ---- hashing and equality of dict keys and set items (Python's rules) ---- */
 
-static uint32_t mix64(uint64_t x) {
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdULL;
-    x ^= x >> 33;
-    x *= 0xc4ceb9fe1a85ec53ULL;
-    x ^= x >> 33;
-    return (uint32_t)x;
-}
+/* Keys come from the file, so both hashes are keyed (libconvert/hash.h): chosen keys
+ * cannot pile into one bucket chain. */
+static uint32_t mix64(uint64_t x) { return (uint32_t)lc_hash(&x, sizeof x); }
 
-static uint32_t fnv(const char *p, uint64_t n, uint32_t seed) {
-    uint32_t h = 2166136261u ^ seed;
-    for (uint64_t i = 0; i < n; i++)
-        h = (h ^ (uint8_t)p[i]) * 16777619u;
-    return h;
+static uint32_t hash_bytes(const char *p, uint64_t n, uint32_t seed) {
+    return (uint32_t)lc_hash_tweak(seed, p, (size_t)n);
 }
 
 /* Equal numbers hash alike across bool, int and float, as in Python. */
@@ -222,7 +215,7 @@ static lc_code hash_of(vm *m, lc_pickle_val *v, uint32_t *h) {
                     lc_pickle_kind_name(v->kind));
     switch (v->kind) {
     case LC_PICKLE_STR: case LC_PICKLE_BYTES: case LC_PICKLE_BIGINT:
-        v->hash = fnv(v->u.s.p, v->u.s.n, m->seed ^ v->kind);
+        v->hash = hash_bytes(v->u.s.p, v->u.s.n, m->seed ^ v->kind);
         break;
     case LC_PICKLE_TUPLE: {
         /* Tuples are built bottom-up from finished values, so this recursion is as deep
@@ -241,7 +234,8 @@ static lc_code hash_of(vm *m, lc_pickle_val *v, uint32_t *h) {
         break;
     }
     case LC_PICKLE_GLOBAL:
-        v->hash = fnv(v->u.g.name, strlen(v->u.g.name), fnv(v->u.g.mod, strlen(v->u.g.mod), 7));
+        v->hash = hash_bytes(v->u.g.name, strlen(v->u.g.name),
+                             hash_bytes(v->u.g.mod, strlen(v->u.g.mod), 7));
         break;
     case LC_PICKLE_FROZENSET: case LC_PICKLE_REDUCE: case LC_PICKLE_NEWOBJ:
     case LC_PICKLE_PERSID:

@@ -23,6 +23,7 @@
 
 #include "libconvert/alloc.h"
 #include "libconvert/bytes.h"
+#include "libconvert/hash.h"
 #include "libconvert/value.h"
 
 typedef struct walker {
@@ -93,12 +94,8 @@ static lc_code storage_class(walker *w, const lc_pickle_val *cls, lc_dtype *dt, 
 
 /* ---- the storage table ---- */
 
-static uint64_t hash_key(const char *s) {
-    uint64_t h = 1469598103934665603ull; /* FNV-1a */
-    for (; *s; s++)
-        h = (h ^ (uint8_t)*s) * 1099511628211ull;
-    return h;
-}
+/* Storage keys come from the pickle: a keyed hash, so chosen keys cannot collide. */
+static uint64_t hash_key(const char *s) { return lc_hash_str(s); }
 
 lc_pth_storage *lc_pth_found_storage(const lc_pth_found *f, const char *key) {
     if (!f->index_cap)

@@ -7,6 +7,7 @@
 #include "formats/gguf_bare.h"
 #include "hf/meta.h"
 #include "formats/safetensors.h"
+#include "libconvert/escape.h"
 
 static bool is_dir(const char *p) {
     struct stat st;
@@ -41,7 +42,9 @@ static lc_code from_folder(const lc_job_st2gguf_opts *o, lc_progress *p, lc_erro
     }
     if (rc == LC_OK && o->dry_run && o->print) {
         lc_hf_meta_print(m, o->print);
-        fprintf(o->print, "output %s (not written: --dry-run)\n", out);
+        fputs("output ", o->print);
+        lc_escape_fputs(o->print, out);         /* the name may come from config.json */
+        fputs(" (not written: --dry-run)\n", o->print);
     } else if (rc == LC_OK && !o->dry_run) {
         const lc_gguf_write_opts wo = { .threads = o->threads };
         rc = lc_gguf_write(m, out, &wo, p, err);

@@ -33,9 +33,16 @@ extern const lc_qkernels lc_qk_ref;
 /* ---- binary16 conversion ----
  * The project's one converter (libconvert/convert.h, round to nearest even, the same
  * as numpy and ggml on every non-NaN input). Its NaN rule follows numpy; ggml stores a
- * NaN scale as sign|0x7e00, so scales go through lc_q_scale_f16() below. */
+ * NaN scale as sign|0x7e00, so scales go through lc_q_scale_f16() below.
+ * Widening is exact, except that ggml's ggml_compute_fp16_to_fp32 goes through a float
+ * multiply, which quiets a signalling NaN (sets bit 22): so do we, for the types that
+ * store a scale without multiplying it (Q1_0 writes +-d). */
 static inline uint16_t lc_q_f32_to_f16(float f) { return lc_f32_to_f16(f); }
-static inline float lc_q_f16_to_f32(uint16_t h) { return lc_f16_to_f32(h); }
+static inline float lc_q_f16_to_f32(uint16_t h) {
+    if ((h & 0x7c00u) == 0x7c00u && (h & 0x03ffu))
+        h |= 0x0200u;                           /* the f16 quiet bit becomes f32's bit 22 */
+    return lc_f16_to_f32(h);
+}
 
 /* The f16 bits ggml stores for a scale: NaN of either sign becomes sign|0x7e00. */
 static inline uint16_t lc_q_scale_f16(float f) {

@@ -6,9 +6,9 @@
 # (tests/tools/lc-quant-bench.c). Variants this build or CPU lacks print "-".
 #   LC_TEST_BIN          folder with lc-quant-bench (default build/test-bin)
 #   LLAMA_PY             python of build/llama-venv, whose llama_cpp ships libggml-base.so
-#   QUANT_BENCH_MIB      MiB of f32 per type (default 64)
-#   QUANT_BENCH_REPS     runs per type, best kept (default 3)
-#   QUANT_BENCH_TYPES    e.g. Q4_K,Q6_K (default every type)
+#   LC_BENCH_QUANT_MIB   MiB of f32 per type (default 64)
+#   LC_BENCH_REPS        runs per type, best kept (default 3)
+#   LC_BENCH_QUANT_TYPES e.g. Q4_K,Q6_K (default every type we quantize)
 #   LC_BENCH_CLOCK=cpu   time with the thread's CPU clock (a shared machine's load)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -21,5 +21,5 @@ if [ -z "$lib" ] || [ ! -f "$lib" ]; then
     echo "bench quant: ggml column SKIPPED: no llama_cpp at LLAMA_PY=$LLAMA_PY (make check-llama builds it)"
     lib=
 fi
-LC_BENCH_GGML=$lib "$BENCH" "${QUANT_BENCH_MIB:-64}" "${QUANT_BENCH_REPS:-3}" \
-    ref,avx2,avx512,neon ${QUANT_BENCH_TYPES:+"$QUANT_BENCH_TYPES"}
+LC_BENCH_GGML=$lib "$BENCH" "${LC_BENCH_QUANT_MIB:-64}" "${LC_BENCH_REPS:-3}" \
+    ref,avx2,avx512,neon ${LC_BENCH_QUANT_TYPES:+"$LC_BENCH_QUANT_TYPES"}

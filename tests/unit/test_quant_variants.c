@@ -489,6 +489,39 @@ Test(quant_variants, millions_of_values, .timeout = 600) {
     free(x);
 }
 
+/* The dequantize-only types (quant/types.h LC_DEQUANT_TYPES): every variant decodes
+ * random blocks (every scale pattern, grid index and sign) exactly as the reference,
+ * from an address 2 bytes past a malloc's (blocks are read as host structs whose widest
+ * field is a uint16_t), with a canary past the last whole block. */
+Test(quant_variants, dequantize_only_types_random_blocks) {
+    NEED_VARIANTS(ks, nk);
+    static const lc_dtype dq[] = { LC_DEQUANT_TYPES(LC_QUANT_DTYPE) };
+    enum { NBLK = 64 };
+    uint32_t s = 8086;
+    for (size_t ti = 0; ti < sizeof dq / sizeof dq[0]; ti++) {
+        const lc_dtype_info *info = lc_dtype_get(dq[ti]);
+        const size_t qbytes = NBLK * info->type_size + 2;
+        const size_t n = NBLK * info->block_size;
+        uint8_t *q = malloc(qbytes);
+        uint8_t *fr = malloc(n * sizeof(float) + CANARY), *fv = malloc(n * sizeof(float) + CANARY);
+        cr_assert(q && fr && fv);
+        for (size_t i = 0; i < qbytes; i++)
+            q[i] = (uint8_t)rng_next(&s);
+        for (size_t len = n - info->block_size / 2; len <= n; len += info->block_size / 2) {
+            memset(fr, 0x5a, n * sizeof(float) + CANARY);
+            lc_qk_ref.dequantize[dq[ti]](q + 2, (float *)(void *)fr, len);
+            for (int v = 0; v < nk; v++) {
+                memset(fv, 0x5a, n * sizeof(float) + CANARY);
+                lc_qk_dequantize(ks[v], dq[ti])(q + 2, (float *)(void *)fv, len);
+                cr_assert_eq(memcmp(fr, fv, n * sizeof(float) + CANARY), 0,
+                             "%s dequantize %s (n=%zu) differs from ref", ks[v]->name,
+                             info->name, len);
+            }
+        }
+        free(q), free(fr), free(fv);
+    }
+}
+
 Test(quant_variants, dispatch_and_env) {
     const lc_qkernels *ks[4];
     const int nk = variants(ks);
