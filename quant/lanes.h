@@ -43,6 +43,7 @@
 
 #include <math.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -126,15 +127,15 @@ static inline int lanes_mode(lc_lv iscale, lc_lv xlo, lc_lv xhi, lc_lv min, lc_l
         }                                                                                  \
     } while (0)
 
-/* One candidate of make_qkx2_quants: the levels for (iscale, min) into laux and the
- * three weighted sums, in the reference's order. */
-static inline void lanes_q4_K_sums(const float *xt, const float *wt, float *laux, lc_lv iscale,
-                                   lc_lv min, int mode, lc_lv *sum_l, lc_lv *sum_l2,
-                                   lc_lv *sum_xl) {
+/* One candidate of make_qkx2_quants: the levels 0..nmax for (iscale, min) into laux and
+ * the three weighted sums over the lane's n elements, in the reference's order. */
+static inline void lanes_qkx2_sums(const float *xt, const float *wt, float *laux, int n,
+                                   int nmax, lc_lv iscale, lc_lv min, int mode, lc_lv *sum_l,
+                                   lc_lv *sum_l2, lc_lv *sum_xl) {
     lc_lv s_l = lv_set1(0.0f), s_l2 = s_l, s_xl = s_l;
-    for (int i = 0; i < 32; i++) {
+    for (int i = 0; i < n; i++) {
         const lc_lv x = lv_load(xt + i * LC_LANES), w = lv_load(wt + i * LC_LANES);
-        const lc_lv l = lanes_level(lv_mul(iscale, lv_sub(x, min)), 0, 15, mode);
+        const lc_lv l = lanes_level(lv_mul(iscale, lv_sub(x, min)), 0, nmax, mode);
         lv_store(laux + i * LC_LANES, l);
         const lc_lv wl = lv_mul(w, l);           /* w*l*l is (w*l)*l, w*l*x is (w*l)*x */
         s_l = lv_add(s_l, wl);
@@ -144,37 +145,40 @@ static inline void lanes_q4_K_sums(const float *xt, const float *wt, float *laux
     *sum_l = s_l, *sum_l2 = s_l2, *sum_xl = s_xl;
 }
 
-/* sum of w*diff^2, diff = scale*l + min - x, over the levels in laux (or computed from
- * (iscale, min) when laux is NULL). */
-static inline lc_lv lanes_q4_K_error(const float *xt, const float *wt, const float *laux,
-                                     lc_lv iscale, lc_lv scale, lc_lv min, int mode) {
+/* The weighted error sum of w*e, e = diff^2 or |diff| (use_mad), diff = scale*l + min - x,
+ * over the levels in laux (or computed from (iscale, min) when laux is NULL). */
+static inline lc_lv lanes_qkx2_error(const float *xt, const float *wt, const float *laux,
+                                     int n, int nmax, bool use_mad, lc_lv iscale, lc_lv scale,
+                                     lc_lv min, int mode) {
     lc_lv err = lv_set1(0.0f);
-    for (int i = 0; i < 32; i++) {
+    for (int i = 0; i < n; i++) {
         const lc_lv x = lv_load(xt + i * LC_LANES), w = lv_load(wt + i * LC_LANES);
         const lc_lv l = laux ? lv_load(laux + i * LC_LANES)
-                             : lanes_level(lv_mul(iscale, lv_sub(x, min)), 0, 15, mode);
+                             : lanes_level(lv_mul(iscale, lv_sub(x, min)), 0, nmax, mode);
         const lc_lv diff = lv_sub(lv_add(lv_mul(scale, l), min), x);
-        err = lv_add(err, lv_mul(w, lv_mul(diff, diff)));
+        err = lv_add(err, lv_mul(w, use_mad ? lv_abs(diff) : lv_mul(diff, diff)));
     }
     return err;
 }
 
-/* ggml's make_qkx2_quants(32, 15, x, w, L, &the_min, Laux, -1, 0.1, 20, false) on every
- * lane (quant/ref_k.c fit_scale_min). xt, wt: 32 vectors of elements and weights; laux:
- * scratch for 32 vectors. Writes the levels of each lane's best fit to lev (32 vectors of
- * int32) and returns the scale; *the_min gets -min.
+/* ggml's make_qkx2_quants(n, nmax, x, w, L, &the_min, Laux, rmin, 0.1, nstep, use_mad)
+ * on every lane (quant/ref_k.c fit_scale_min): Q2_K (16, 3, -0.5, 15, mad), Q4_K (32, 15,
+ * -1, 20), Q5_K (32, 31, -0.5, 15). xt, wt: n vectors of elements and weights; laux:
+ * scratch for n vectors. Writes the levels of each lane's best fit to lev (n vectors of
+ * int32) and returns the scale; *the_min gets -min. Called with constant arguments, so
+ * that each type gets its own copy.
  *
  * The levels are not copied on every improvement: a lane remembers the inverse scale and
  * the min it was at when it improved, and the levels are recomputed from those once at
  * the end (the same operations on the same values: the same levels). */
-static inline lc_lv lanes_fit_q4_K(const float *xt, const float *wt, float *laux,
-                                   int32_t *lev, lc_lv *the_min) {
-    enum { N = 32, NMAX = 15, NSTEP = 20 };
-    const float rmin = -1.0f, rdelta = 0.1f;
+static inline lc_lv lanes_fit_qkx2(const float *xt, const float *wt, float *laux,
+                                   int32_t *lev, lc_lv *the_min, int n, int nmax, float rmin,
+                                   int nstep, bool use_mad) {
+    const float rdelta = 0.1f;
     const lc_lv zero = lv_set1(0.0f);
     const lc_lv x0 = lv_load(xt), w0 = lv_load(wt);
     lc_lv min = x0, max = x0, sum_w = w0, sum_x = lv_mul(w0, x0);
-    for (int i = 1; i < N; i++) {
+    for (int i = 1; i < n; i++) {
         const lc_lv x = lv_load(xt + i * LC_LANES), w = lv_load(wt + i * LC_LANES);
         min = lv_min(x, min);                    /* if (x < min) min = x */
         max = lv_max(x, max);                    /* if (x > max) max = x */
@@ -186,18 +190,19 @@ static inline lc_lv lanes_fit_q4_K(const float *xt, const float *wt, float *laux
     /* max == min: the reference returns scale 0, levels 0, -min at once. */
     const lc_lm flat = lv_eq(max, min);
     const lc_lv flat_min = min;
-    lc_lv iscale = lv_div(lv_set1((float)NMAX), lv_sub(max, min));
+    lc_lv iscale = lv_div(lv_set1((float)nmax), lv_sub(max, min));
     lc_lv scale = lv_div(lv_set1(1.0f), iscale);
     lc_lv best_error;
-#define ERROR0(m) (best_error = lanes_q4_K_error(xt, wt, NULL, iscale, scale, min, m))
-    LANES_BY_MODE(lanes_mode(iscale, lo, hi, min, flat, 0, NMAX), ERROR0);
+#define ERROR0(m)                                                                          \
+    (best_error = lanes_qkx2_error(xt, wt, NULL, n, nmax, use_mad, iscale, scale, min, m))
+    LANES_BY_MODE(lanes_mode(iscale, lo, hi, min, flat, 0, nmax), ERROR0);
 #undef ERROR0
     lc_lv best_iscale = iscale, best_lmin = min;
-    for (int is = 0; is <= NSTEP; is++) {
-        iscale = lv_div(lv_set1(rmin + rdelta * (float)is + (float)NMAX), lv_sub(max, min));
+    for (int is = 0; is <= nstep; is++) {
+        iscale = lv_div(lv_set1(rmin + rdelta * (float)is + (float)nmax), lv_sub(max, min));
         lc_lv sum_l, sum_l2, sum_xl;
-#define SUMS(m) lanes_q4_K_sums(xt, wt, laux, iscale, min, m, &sum_l, &sum_l2, &sum_xl)
-        LANES_BY_MODE(lanes_mode(iscale, lo, hi, min, flat, 0, NMAX), SUMS);
+#define SUMS(m) lanes_qkx2_sums(xt, wt, laux, n, nmax, iscale, min, m, &sum_l, &sum_l2, &sum_xl)
+        LANES_BY_MODE(lanes_mode(iscale, lo, hi, min, flat, 0, nmax), SUMS);
 #undef SUMS
         const lc_lv D = lv_sub(lv_mul(sum_w, sum_l2), lv_mul(sum_l, sum_l));
         const lc_lm pos = lm_andnot(flat, lv_gt(D, zero));
@@ -208,8 +213,8 @@ static inline lc_lv lanes_fit_q4_K(const float *xt, const float *wt, float *laux
         const lc_lm above = lv_gt(this_min, zero);
         this_scale = lv_sel(above, lv_div(sum_xl, sum_l2), this_scale);
         this_min = lv_sel(above, zero, this_min);
-        const lc_lv cur_error =
-            lanes_q4_K_error(xt, wt, laux, iscale, this_scale, this_min, LANES_EXACT);
+        const lc_lv cur_error = lanes_qkx2_error(xt, wt, laux, n, nmax, use_mad, iscale,
+                                                 this_scale, this_min, LANES_EXACT);
         const lc_lm better = lm_and(pos, lv_lt(cur_error, best_error));
         best_error = lv_sel(better, cur_error, best_error);
         scale = lv_sel(better, this_scale, scale);
@@ -217,9 +222,9 @@ static inline lc_lv lanes_fit_q4_K(const float *xt, const float *wt, float *laux
         best_lmin = lv_sel(better, min, best_lmin);     /* the min these levels used */
         min = lv_sel(better, this_min, min);
     }
-    for (int i = 0; i < N; i++) {
+    for (int i = 0; i < n; i++) {
         const lc_lv x = lv_load(xt + i * LC_LANES);
-        const lc_li l = li_clamp(lv_nearest(lv_mul(best_iscale, lv_sub(x, best_lmin))), 0, NMAX);
+        const lc_li l = li_clamp(lv_nearest(lv_mul(best_iscale, lv_sub(x, best_lmin))), 0, nmax);
         li_store(lev + i * LC_LANES, li_sel(flat, li_set1(0), l));
     }
     *the_min = lv_neg(lv_sel(flat, flat_min, min));
@@ -237,11 +242,18 @@ static inline void lanes_scale_min_k4(int j, const uint8_t *q, uint8_t *sc, uint
     }
 }
 
-/* One super-block's scalar middle, copied from lc_q4_K_quantize_ref: the eight fitted
- * scales and mins become d, dmin and the packed 6-bit scales; d_l[j] and dm_l[j] get the
- * effective scale and min of sub-block j that the levels are re-fitted against. */
-static inline void lanes_q4_K_scales(const float *scales, const float *mins, lc_block_q4_K *y,
-                                     float *d_l, float *dm_l) {
+/* Where a Q4_K or Q5_K block keeps its d, dmin and packed scales. */
+typedef struct {
+    uint16_t *d, *dmin;
+    uint8_t *scales;                             /* LC_K_SCALE_SIZE bytes */
+} lanes_k4_head;
+
+/* One super-block's scalar middle, copied from quant/ref_k.c quantize_k4_scales: the
+ * eight fitted scales and mins become d, dmin and the packed 6-bit scales; d_l[j] and
+ * dm_l[j] get the effective scale and min of sub-block j that the levels are re-fitted
+ * against. */
+static inline void lanes_k4_scales(const float *scales, const float *mins, lanes_k4_head y,
+                                   float *d_l, float *dm_l) {
     float max_scale = 0, max_min = 0;
     for (int j = 0; j < 8; j++) {
         if (scales[j] > max_scale) max_scale = scales[j];
@@ -249,38 +261,39 @@ static inline void lanes_q4_K_scales(const float *scales, const float *mins, lc_
     }
     const float inv_scale = max_scale > 0 ? 63.f / max_scale : 0.f;
     const float inv_min = max_min > 0 ? 63.f / max_min : 0.f;
-    memset(y->scales, 0, sizeof y->scales);
+    memset(y.scales, 0, LC_K_SCALE_SIZE);
     for (int j = 0; j < 8; j++) {
-        uint8_t ls = (uint8_t)lc_q_nearest_int(inv_scale * scales[j]);
+        uint8_t ls = (uint8_t)lc_q_nearest_int(inv_scale * scales[j]);  /* the low byte */
         uint8_t lm = (uint8_t)lc_q_nearest_int(inv_min * mins[j]);
         ls = ls > 63 ? 63 : ls;
         lm = lm > 63 ? 63 : lm;
         if (j < 4) {
-            y->scales[j] = ls;
-            y->scales[j + 4] = lm;
+            y.scales[j] = ls;
+            y.scales[j + 4] = lm;
         } else {
-            y->scales[j + 4] = (uint8_t)((ls & 0x0f) | (lm & 0x0f) << 4);
-            y->scales[j - 4] |= (uint8_t)((ls >> 4) << 6);
-            y->scales[j] |= (uint8_t)((lm >> 4) << 6);
+            y.scales[j + 4] = (uint8_t)((ls & 0x0f) | (lm & 0x0f) << 4);
+            y.scales[j - 4] |= (uint8_t)((ls >> 4) << 6);
+            y.scales[j] |= (uint8_t)((lm >> 4) << 6);
         }
     }
-    y->d = lc_q_scale_f16(max_scale / 63.f);
-    y->dmin = lc_q_scale_f16(max_min / 63.f);
+    *y.d = lc_q_scale_f16(max_scale / 63.f);
+    *y.dmin = lc_q_scale_f16(max_min / 63.f);
     for (int j = 0; j < 8; j++) {
         uint8_t sc, mn;
-        lanes_scale_min_k4(j, y->scales, &sc, &mn);
-        d_l[j] = lc_q_f16_to_f32(y->d) * sc;
-        dm_l[j] = lc_q_f16_to_f32(y->dmin) * mn;
+        lanes_scale_min_k4(j, y.scales, &sc, &mn);
+        d_l[j] = lc_q_f16_to_f32(*y.d) * sc;
+        dm_l[j] = lc_q_f16_to_f32(*y.dmin) * mn;
     }
 }
 
-/* LANES_Q4K_SB whole super-blocks from x into y; false, with nothing written, when x
- * holds a NaN. */
-static inline bool lanes_q4_K_group(const float *x, lc_block_q4_K *y) {
+/* Q4_K and Q5_K (levels 0..nmax, search constants rmin and nstep) for LANES_Q4K_SB whole
+ * super-blocks from x: heads[g] gets super-block g's d, dmin and scales, L[256*g ..] its
+ * 256 levels in element order. False, with nothing written, when x holds a NaN. */
+static inline bool lanes_k4_group(const float *x, int nmax, float rmin, int nstep,
+                                  const lanes_k4_head *heads, uint8_t *L) {
     LC_LANES_ALIGN float xt[32 * LC_LANES], wt[32 * LC_LANES], laux[32 * LC_LANES];
     LC_LANES_ALIGN float scales[LC_LANES], mins[LC_LANES], d_l[LC_LANES], dm_l[LC_LANES];
     LC_LANES_ALIGN int32_t lev[32 * LC_LANES];
-    uint8_t L[LC_LANES * 32];
     lv_transpose_in(x, 32, xt);
     if (lanes_any_nan(xt, 32 * LC_LANES))
         return false;
@@ -294,51 +307,97 @@ static inline bool lanes_q4_K_group(const float *x, lc_block_q4_K *y) {
     for (int i = 0; i < 32; i++)
         lv_store(wt + i * LC_LANES, lv_add(av_x, lv_abs(lv_load(xt + i * LC_LANES))));
     lc_lv the_min;
-    lv_store(scales, lanes_fit_q4_K(xt, wt, laux, lev, &the_min));
+    lv_store(scales, lanes_fit_qkx2(xt, wt, laux, lev, &the_min, 32, nmax, rmin, nstep, false));
     lv_store(mins, the_min);
     for (int g = 0; g < LANES_Q4K_SB; g++)
-        lanes_q4_K_scales(scales + 8 * g, mins + 8 * g, &y[g], d_l + 8 * g, dm_l + 8 * g);
+        lanes_k4_scales(scales + 8 * g, mins + 8 * g, heads[g], d_l + 8 * g, dm_l + 8 * g);
     /* Re-quantize against the scales as stored; where the stored scale is 0 the lane
      * keeps its fitted levels, as in ggml. */
     const lc_lv d = lv_load(d_l), dm = lv_load(dm_l);
     const lc_lm keep = lv_eq(d, lv_set1(0.0f));
     for (int i = 0; i < 32; i++) {
         const lc_lv v = lv_load(xt + i * LC_LANES);
-        const lc_li l = li_clamp(lv_nearest(lv_div(lv_add(v, dm), d)), 0, 15);
+        const lc_li l = li_clamp(lv_nearest(lv_div(lv_add(v, dm), d)), 0, nmax);
         li_store(lev + i * LC_LANES, li_sel(keep, li_load(lev + i * LC_LANES), l));
     }
     li_transpose_out_u8(lev, 32, L);
+    return true;
+}
+
+/* LANES_Q4K_SB whole super-blocks of Q4_K; false, with nothing written, on a NaN. */
+static inline bool lanes_q4_K_group(const float *x, lc_block_q4_K *y) {
+    uint8_t L[LC_LANES * 32];
+    lanes_k4_head heads[LANES_Q4K_SB];
+    for (int g = 0; g < LANES_Q4K_SB; g++)
+        heads[g] = (lanes_k4_head){ &y[g].d, &y[g].dmin, y[g].scales };
+    if (!lanes_k4_group(x, 15, -1.0f, 20, heads, L))
+        return false;
     for (int g = 0; g < LANES_Q4K_SB; g++) {
         const uint8_t *Lg = L + 256 * g;
-        uint8_t *q = y[g].qs;
-        for (int j = 0; j < 256; j += 64, q += 32)
+        lc_block_q4_K *blk = &y[g];
+        for (int j = 0; j < 4; j++)              /* element l in the low nibble, l+32 high */
             for (int l = 0; l < 32; l++)
-                q[l] = (uint8_t)(Lg[j + l] | Lg[j + l + 32] << 4);
+                blk->qs[32 * j + l] = (uint8_t)(Lg[64 * j + l] | Lg[64 * j + l + 32] << 4);
     }
     return true;
 }
 
-/* The whole-row loop: groups of LANES_Q4K_SB super-blocks, a zero-padded copy for the
- * last partial group, the reference for groups holding a NaN. */
-static inline void lanes_q4_K_quantize(const float *restrict x, void *restrict vy, size_t n) {
-    lc_block_q4_K *y = vy;
-    const size_t nsb = n / LC_QK_K;
-    for (size_t b = 0; b < nsb; b += LANES_Q4K_SB) {
-        const size_t k = nsb - b < LANES_Q4K_SB ? nsb - b : LANES_Q4K_SB;
-        if (k == LANES_Q4K_SB) {
-            if (!lanes_q4_K_group(x + b * LC_QK_K, &y[b]))
-                lc_q4_K_quantize_ref(x + b * LC_QK_K, &y[b], k * LC_QK_K);
-            continue;
+/* LANES_Q4K_SB whole super-blocks of Q5_K; false, with nothing written, on a NaN. */
+static inline bool lanes_q5_K_group(const float *x, lc_block_q5_K *y) {
+    uint8_t L[LC_LANES * 32];
+    lanes_k4_head heads[LANES_Q4K_SB];
+    for (int g = 0; g < LANES_Q4K_SB; g++)
+        heads[g] = (lanes_k4_head){ &y[g].d, &y[g].dmin, y[g].scales };
+    if (!lanes_k4_group(x, 31, -0.5f, 15, heads, L))
+        return false;
+    for (int g = 0; g < LANES_Q4K_SB; g++) {
+        const uint8_t *Lg = L + 256 * g;
+        lc_block_q5_K *blk = &y[g];
+        memset(blk->qh, 0, sizeof blk->qh);
+        /* Levels are 0..31: bit 4 of element 64j + l goes to bit 2j of qh[l], of element
+         * 64j + 32 + l to bit 2j+1; the low four bits pair up as in Q4_K. */
+        for (int j = 0; j < 4; j++) {
+            for (int l = 0; l < 32; l++) {
+                const uint8_t l1 = Lg[64 * j + l], l2 = Lg[64 * j + l + 32];
+                blk->qs[32 * j + l] = (uint8_t)((l1 & 0x0f) | (uint8_t)(l2 << 4));
+                blk->qh[l] |= (uint8_t)(((l1 >> 4) << (2 * j)) | ((l2 >> 4) << (2 * j + 1)));
+            }
         }
-        float pad[LANES_Q4K_SB * LC_QK_K];
-        lc_block_q4_K out[LANES_Q4K_SB];
-        memcpy(pad, x + b * LC_QK_K, k * LC_QK_K * sizeof *pad);
-        memset(pad + k * LC_QK_K, 0, (LANES_Q4K_SB - k) * LC_QK_K * sizeof *pad);
-        if (lanes_q4_K_group(pad, out))
-            memcpy(&y[b], out, k * sizeof *out);
-        else
-            lc_q4_K_quantize_ref(x + b * LC_QK_K, &y[b], k * LC_QK_K);
     }
+    return true;
+}
+
+/* The whole-row loop for a type whose groups hold SB super-blocks of type T: groups of
+ * SB, a zero-padded copy for the last partial group, the reference for a group holding
+ * a NaN. */
+#define LANES_ROW_LOOP(T, SB, group, ref)                                                  \
+    do {                                                                                   \
+        T *y = vy;                                                                         \
+        const size_t nsb = n / LC_QK_K;                                                    \
+        for (size_t b = 0; b < nsb; b += (SB)) {                                           \
+            const size_t k = nsb - b < (SB) ? nsb - b : (SB);                              \
+            if (k == (SB)) {                                                               \
+                if (!group(x + b * LC_QK_K, &y[b]))                                        \
+                    ref(x + b * LC_QK_K, &y[b], k * LC_QK_K);                              \
+                continue;                                                                  \
+            }                                                                              \
+            float pad[(SB) * LC_QK_K];                                                     \
+            T out[SB];                                                                     \
+            memcpy(pad, x + b * LC_QK_K, k * LC_QK_K * sizeof *pad);                       \
+            memset(pad + k * LC_QK_K, 0, ((SB) - k) * LC_QK_K * sizeof *pad);              \
+            if (group(pad, out))                                                           \
+                memcpy(&y[b], out, k * sizeof *out);                                       \
+            else                                                                           \
+                ref(x + b * LC_QK_K, &y[b], k * LC_QK_K);                                  \
+        }                                                                                  \
+    } while (0)
+
+static inline void lanes_q4_K_quantize(const float *restrict x, void *restrict vy, size_t n) {
+    LANES_ROW_LOOP(lc_block_q4_K, LANES_Q4K_SB, lanes_q4_K_group, lc_q4_K_quantize_ref);
+}
+
+static inline void lanes_q5_K_quantize(const float *restrict x, void *restrict vy, size_t n) {
+    LANES_ROW_LOOP(lc_block_q5_K, LANES_Q4K_SB, lanes_q5_K_group, lc_q5_K_quantize_ref);
 }
 
 /* ---- Q6_K ---- */
@@ -482,26 +541,8 @@ static inline bool lanes_q6_K_group(const float *x, lc_block_q6_K *y) {
     return true;
 }
 
-/* The whole-row loop, as lanes_q4_K_quantize. */
 static inline void lanes_q6_K_quantize(const float *restrict x, void *restrict vy, size_t n) {
-    lc_block_q6_K *y = vy;
-    const size_t nsb = n / LC_QK_K;
-    for (size_t b = 0; b < nsb; b += LANES_Q6K_SB) {
-        const size_t k = nsb - b < LANES_Q6K_SB ? nsb - b : LANES_Q6K_SB;
-        if (k == LANES_Q6K_SB) {
-            if (!lanes_q6_K_group(x + b * LC_QK_K, &y[b]))
-                lc_q6_K_quantize_ref(x + b * LC_QK_K, &y[b], k * LC_QK_K);
-            continue;
-        }
-        float pad[LANES_Q6K_SB * LC_QK_K];
-        lc_block_q6_K out[LANES_Q6K_SB];
-        memcpy(pad, x + b * LC_QK_K, k * LC_QK_K * sizeof *pad);
-        memset(pad + k * LC_QK_K, 0, (LANES_Q6K_SB - k) * LC_QK_K * sizeof *pad);
-        if (lanes_q6_K_group(pad, out))
-            memcpy(&y[b], out, k * sizeof *out);
-        else
-            lc_q6_K_quantize_ref(x + b * LC_QK_K, &y[b], k * LC_QK_K);
-    }
+    LANES_ROW_LOOP(lc_block_q6_K, LANES_Q6K_SB, lanes_q6_K_group, lc_q6_K_quantize_ref);
 }
 
 #endif

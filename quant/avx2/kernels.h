@@ -25,6 +25,7 @@
     X(Q5_0, q5_0)              \
     X(Q5_1, q5_1)              \
     X(Q4_K, q4_K)              \
+    X(Q5_K, q5_K)              \
     X(Q6_K, q6_K)
 
 /* The CPU features the folder's compiler flags assume (keep in step with the Makefile). */

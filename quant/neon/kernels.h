@@ -23,6 +23,7 @@
     X(Q5_0, q5_0)              \
     X(Q5_1, q5_1)              \
     X(Q4_K, q4_K)              \
+    X(Q5_K, q5_K)              \
     X(Q6_K, q6_K)
 
 #define LC_QK_NEON_NEEDS LC_CPU_BIT(LC_CPU_NEON)
