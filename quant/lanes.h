@@ -400,6 +400,87 @@ static inline void lanes_q5_K_quantize(const float *restrict x, void *restrict v
     LANES_ROW_LOOP(lc_block_q5_K, LANES_Q4K_SB, lanes_q5_K_group, lc_q5_K_quantize_ref);
 }
 
+/* ---- Q2_K ---- */
+
+enum { LANES_Q2K_SB = LC_LANES / 16 };   /* super-blocks per group: 16 sub-blocks of 16 */
+
+/* One super-block's scalar middle, copied from lc_q2_K_quantize_ref: the sixteen fitted
+ * scales and mins become 4-bit scales and mins under d and dmin; d_l[j] and dm_l[j] get
+ * the effective scale and min of sub-block j that the levels are re-fitted against. */
+static inline void lanes_q2_K_scales(const float *scales, const float *mins, lc_block_q2_K *y,
+                                     float *d_l, float *dm_l) {
+    const float q4scale = 15.f;
+    float max_scale = 0, max_min = 0;
+    for (int j = 0; j < 16; j++) {
+        if (scales[j] > max_scale) max_scale = scales[j];
+        if (mins[j] > max_min) max_min = mins[j];
+    }
+    if (max_scale > 0) {
+        const float iscale = q4scale / max_scale;
+        for (int j = 0; j < 16; j++)             /* the low byte, as gcc stores an int */
+            y->scales[j] = (uint8_t)((unsigned)lc_q_nearest_int(iscale * scales[j]) & 0xffu);
+        y->d = lc_q_scale_f16(max_scale / q4scale);
+    } else {
+        memset(y->scales, 0, sizeof y->scales);
+        y->d = lc_q_scale_f16(0.f);
+    }
+    if (max_min > 0) {
+        const float iscale = q4scale / max_min;
+        for (int j = 0; j < 16; j++)             /* ggml: scales[j] |= (l << 4) */
+            y->scales[j] |= (uint8_t)(((unsigned)lc_q_nearest_int(iscale * mins[j]) << 4) & 0xffu);
+        y->dmin = lc_q_scale_f16(max_min / q4scale);
+    } else {
+        y->dmin = lc_q_scale_f16(0.f);
+    }
+    for (int j = 0; j < 16; j++) {
+        d_l[j] = lc_q_f16_to_f32(y->d) * (y->scales[j] & 0xf);
+        dm_l[j] = lc_q_f16_to_f32(y->dmin) * (y->scales[j] >> 4);
+    }
+}
+
+/* LANES_Q2K_SB whole super-blocks of Q2_K: weights |x|, make_qkx2_quants(16, 3, ...,
+ * -0.5, 0.1, 15, mean absolute error) per sub-block; false, with nothing written, when
+ * x holds a NaN. */
+static inline bool lanes_q2_K_group(const float *x, lc_block_q2_K *y) {
+    LC_LANES_ALIGN float xt[16 * LC_LANES], wt[16 * LC_LANES], laux[16 * LC_LANES];
+    LC_LANES_ALIGN float scales[LC_LANES], mins[LC_LANES], d_l[LC_LANES], dm_l[LC_LANES];
+    LC_LANES_ALIGN int32_t lev[16 * LC_LANES];
+    uint8_t L[LC_LANES * 16];
+    lv_transpose_in(x, 16, xt);
+    if (lanes_any_nan(xt, 16 * LC_LANES))
+        return false;
+    for (int i = 0; i < 16; i++)
+        lv_store(wt + i * LC_LANES, lv_abs(lv_load(xt + i * LC_LANES)));
+    lc_lv the_min;
+    lv_store(scales, lanes_fit_qkx2(xt, wt, laux, lev, &the_min, 16, 3, -0.5f, 15, true));
+    lv_store(mins, the_min);
+    for (int g = 0; g < LANES_Q2K_SB; g++)
+        lanes_q2_K_scales(scales + 16 * g, mins + 16 * g, &y[g], d_l + 16 * g, dm_l + 16 * g);
+    /* Re-quantize against the scales as stored; a zero stored scale keeps the fit. */
+    const lc_lv d = lv_load(d_l), dm = lv_load(dm_l);
+    const lc_lm keep = lv_eq(d, lv_set1(0.0f));
+    for (int i = 0; i < 16; i++) {
+        const lc_lv v = lv_load(xt + i * LC_LANES);
+        const lc_li l = li_clamp(lv_nearest(lv_div(lv_add(v, dm), d)), 0, 3);
+        li_store(lev + i * LC_LANES, li_sel(keep, li_load(lev + i * LC_LANES), l));
+    }
+    li_transpose_out_u8(lev, 16, L);
+    for (int g = 0; g < LANES_Q2K_SB; g++) {
+        const uint8_t *Lg = L + 256 * g;
+        lc_block_q2_K *blk = &y[g];
+        for (int h = 0; h < 2; h++)          /* four levels 32 apart per byte */
+            for (int l = 0; l < 32; l++)
+                blk->qs[32 * h + l] = (uint8_t)(Lg[128 * h + l] | Lg[128 * h + l + 32] << 2 |
+                                                Lg[128 * h + l + 64] << 4 |
+                                                Lg[128 * h + l + 96] << 6);
+    }
+    return true;
+}
+
+static inline void lanes_q2_K_quantize(const float *restrict x, void *restrict vy, size_t n) {
+    LANES_ROW_LOOP(lc_block_q2_K, LANES_Q2K_SB, lanes_q2_K_group, lc_q2_K_quantize_ref);
+}
+
 /* ---- Q6_K ---- */
 
 enum { LANES_Q6K_SB = LC_LANES / 16 };   /* super-blocks per group */
