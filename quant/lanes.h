@@ -481,6 +481,159 @@ static inline void lanes_q2_K_quantize(const float *restrict x, void *restrict v
     LANES_ROW_LOOP(lc_block_q2_K, LANES_Q2K_SB, lanes_q2_K_group, lc_q2_K_quantize_ref);
 }
 
+/* ---- Q3_K ---- */
+
+/* ggml's make_q3_quants(16, 4, x, L, true) on every lane (quant/ref_k.c fit_scale_q3): a
+ * symmetric fit from the signed extreme (levels -4..3, weights w = x^2), then up to five
+ * passes over the elements, each moving one level at a time while that raises
+ * sumlx^2/suml2. A lane stops after a pass that moved nothing, as the reference breaks
+ * out of its loop; the passes run while any lane is still moving. lev gets the levels
+ * + 4 (0 for an all-zero lane); returns the scale. */
+static inline lc_lv lanes_fit_q3(const float *xt, float *wt, float *wxt, float *lt,
+                                 int32_t *lev) {
+    enum { N = 16, NMAX = 4 };
+    const lc_lv zero = lv_set1(0.0f);
+    lc_lv max = zero, amax = zero;
+    for (int i = 0; i < N; i++) {
+        const lc_lv x = lv_load(xt + i * LC_LANES), ax = lv_abs(x);
+        const lc_lm m = lv_gt(ax, amax);
+        amax = lv_sel(m, ax, amax);
+        max = lv_sel(m, x, max);
+        const lc_lv w = lv_mul(x, x);
+        lv_store(wt + i * LC_LANES, w);
+        lv_store(wxt + i * LC_LANES, lv_mul(w, x));
+    }
+    const lc_lm tiny = lv_lt(amax, lv_set1(LC_LANES_EPS));     /* the reference's all zero */
+    const lc_lv iscale = lv_div(lv_set1((float)-NMAX), max);
+    lc_lv sumlx = zero, suml2 = zero;
+    for (int i = 0; i < N; i++) {
+        const lc_lv x = lv_load(xt + i * LC_LANES);
+        const lc_lv l = li_to_lv(li_clamp(lv_nearest(lv_mul(iscale, x)), -NMAX, NMAX - 1));
+        lv_store(lt + i * LC_LANES, l);
+        sumlx = lv_add(sumlx, lv_mul(lv_load(wxt + i * LC_LANES), l));   /* w*x*l */
+        suml2 = lv_add(suml2, lv_mul(lv_mul(lv_load(wt + i * LC_LANES), l), l));
+    }
+    lc_lm moving = lm_andnot(tiny, lv_eq(zero, zero));
+    for (int itry = 0; itry < 5 && lm_any(moving); itry++) {
+        lc_lm changed = lm_none();
+        for (int i = 0; i < N; i++) {
+            const lc_lv x = lv_load(xt + i * LC_LANES), w = lv_load(wt + i * LC_LANES);
+            const lc_lv wx = lv_load(wxt + i * LC_LANES), l = lv_load(lt + i * LC_LANES);
+            lc_lv slx = lv_sub(sumlx, lv_mul(wx, l));
+            const lc_lm pos = lm_and(moving, lv_gt(slx, zero));
+            if (!lm_any(pos))
+                continue;
+            lc_lv sl2 = lv_sub(suml2, lv_mul(lv_mul(w, l), l));
+            const lc_lv new_l = li_to_lv(
+                li_clamp(lv_nearest(lv_div(lv_mul(x, sl2), slx)), -NMAX, NMAX - 1));
+            const lc_lm differs = lm_and(pos, lv_ne(new_l, l));
+            slx = lv_add(slx, lv_mul(wx, new_l));
+            sl2 = lv_add(sl2, lv_mul(lv_mul(w, new_l), new_l));
+            const lc_lm take =
+                lm_and(lm_and(differs, lv_gt(sl2, zero)),
+                       lv_gt(lv_mul(lv_mul(slx, slx), suml2), lv_mul(lv_mul(sumlx, sumlx), sl2)));
+            lv_store(lt + i * LC_LANES, lv_sel(take, new_l, l));
+            sumlx = lv_sel(take, slx, sumlx);
+            suml2 = lv_sel(take, sl2, suml2);
+            changed = lm_or(changed, take);
+        }
+        moving = lm_and(moving, changed);
+    }
+    for (int i = 0; i < N; i++) {
+        const lc_lv l = lv_add(lv_load(lt + i * LC_LANES), lv_set1((float)NMAX));
+        /* l + 4 is 0..7: the float converts exactly (lanes_level's LANES_ROUND path). */
+        li_store(lev + i * LC_LANES,
+                 li_sel(tiny, li_set1(0), li_clamp(lv_nearest(l), 0, 2 * NMAX - 1)));
+    }
+    return lv_sel(tiny, zero, lv_sel(lv_gt(suml2, zero), lv_div(sumlx, suml2), zero));
+}
+
+/* Sub-block s's 6-bit scale (0..63) from Q3_K's packed 12 bytes (quant/ref_k.c). */
+static inline int lanes_scale_k3(int s, const uint8_t *q) {
+    const int lo = s < 8 ? q[s] & 0xf : q[s - 8] >> 4;
+    return lo | ((q[8 + s % 4] >> (2 * (s / 4))) & 3) << 4;
+}
+
+/* One super-block's scalar middle, copied from lc_q3_K_quantize_ref: the sixteen fitted
+ * scales become d and the packed 6-bit scales (biased by 32); d_l[j] gets sub-block j's
+ * effective scale. */
+static inline void lanes_q3_K_scales(const float *scales, lc_block_q3_K *y, float *d_l) {
+    float max_scale = 0, amax = 0;
+    for (int j = 0; j < 16; j++) {
+        const float scale = fabsf(scales[j]);
+        if (scale > amax) {
+            amax = scale;
+            max_scale = scales[j];
+        }
+    }
+    memset(y->scales, 0, sizeof y->scales);
+    if (max_scale != 0.0f) {
+        const float iscale = -32.f / max_scale;
+        for (int j = 0; j < 16; j++) {
+            /* ggml: int8_t l = nearest_int(...); l = MAX(-32, MIN(31, l)) + 32; */
+            int l = (int8_t)(uint8_t)((unsigned)lc_q_nearest_int(iscale * scales[j]) & 0xffu);
+            l = (l < -32 ? -32 : l > 31 ? 31 : l) + 32;
+            if (j < 8)
+                y->scales[j] = (uint8_t)(l & 0xf);
+            else
+                y->scales[j - 8] |= (uint8_t)((l & 0xf) << 4);
+            y->scales[j % 4 + 8] |= (uint8_t)((l >> 4) << (2 * (j / 4)));
+        }
+        y->d = lc_q_scale_f16(1 / iscale);
+    } else {
+        y->d = lc_q_scale_f16(0.f);
+    }
+    for (int j = 0; j < 16; j++)
+        d_l[j] = lc_q_f16_to_f32(y->d) * (float)(lanes_scale_k3(j, y->scales) - 32);
+}
+
+/* LANES_Q2K_SB (one sub-block of 16 per lane, as Q2_K) whole super-blocks of Q3_K; false,
+ * with nothing written, when x holds a NaN. */
+static inline bool lanes_q3_K_group(const float *x, lc_block_q3_K *y) {
+    LC_LANES_ALIGN float xt[16 * LC_LANES], wt[16 * LC_LANES], wxt[16 * LC_LANES];
+    LC_LANES_ALIGN float lt[16 * LC_LANES], scales[LC_LANES], d_l[LC_LANES];
+    LC_LANES_ALIGN int32_t lev[16 * LC_LANES];
+    uint8_t L[LC_LANES * 16];
+    lv_transpose_in(x, 16, xt);
+    if (lanes_any_nan(xt, 16 * LC_LANES))
+        return false;
+    lv_store(scales, lanes_fit_q3(xt, wt, wxt, lt, lev));
+    for (int g = 0; g < LANES_Q2K_SB; g++)
+        lanes_q3_K_scales(scales + 16 * g, &y[g], d_l + 16 * g);
+    /* Re-quantize against the scales as stored; a zero stored scale keeps the fit. */
+    const lc_lv d = lv_load(d_l);
+    const lc_lm keep = lv_eq(d, lv_set1(0.0f));
+    for (int i = 0; i < 16; i++) {
+        const lc_lv v = lv_load(xt + i * LC_LANES);
+        const lc_li l = li_add(li_clamp(lv_nearest(lv_div(v, d)), -4, 3), li_set1(4));
+        li_store(lev + i * LC_LANES, li_sel(keep, li_load(lev + i * LC_LANES), l));
+    }
+    li_transpose_out_u8(lev, 16, L);
+    for (int g = 0; g < LANES_Q2K_SB; g++) {
+        const uint8_t *Lg = L + 256 * g;
+        lc_block_q3_K *blk = &y[g];
+        /* Levels are 0..7: bit 2 of element 32k + m goes to bit k of hmask[m], bits 0-1
+         * pack four to a byte as Q2_K's. */
+        for (int m = 0; m < 32; m++) {
+            uint8_t h = 0;
+            for (int k = 0; k < 8; k++)
+                h |= (uint8_t)(((Lg[32 * k + m] >> 2) & 1) << k);
+            blk->hmask[m] = h;
+        }
+        for (int hh = 0; hh < 2; hh++)
+            for (int l = 0; l < 32; l++)
+                blk->qs[32 * hh + l] = (uint8_t)((Lg[128 * hh + l] & 3) |
+                                                 (Lg[128 * hh + l + 32] & 3) << 2 |
+                                                 (Lg[128 * hh + l + 64] & 3) << 4 |
+                                                 (Lg[128 * hh + l + 96] & 3) << 6);
+    }
+    return true;
+}
+
+static inline void lanes_q3_K_quantize(const float *restrict x, void *restrict vy, size_t n) {
+    LANES_ROW_LOOP(lc_block_q3_K, LANES_Q2K_SB, lanes_q3_K_group, lc_q3_K_quantize_ref);
+}
+
 /* ---- Q6_K ---- */
 
 enum { LANES_Q6K_SB = LC_LANES / 16 };   /* super-blocks per group */

@@ -29,6 +29,7 @@
     X(Q5_0, q5_0, avx2, avx2)          \
     X(Q5_1, q5_1, avx2, avx2)          \
     X(Q2_K, q2_K, avx512, avx2)        \
+    X(Q3_K, q3_K, avx512, avx2)        \
     X(Q4_K, q4_K, avx512, avx2)        \
     X(Q5_K, q5_K, avx512, avx2)        \
     X(Q6_K, q6_K, avx512, avx2)
@@ -40,6 +41,7 @@
 
 /* This folder's own kernels: same bytes as the _ref kernels. */
 void lc_q2_K_quantize_avx512(const float *restrict x, void *restrict y, size_t n);
+void lc_q3_K_quantize_avx512(const float *restrict x, void *restrict y, size_t n);
 void lc_q4_K_quantize_avx512(const float *restrict x, void *restrict y, size_t n);
 void lc_q5_K_quantize_avx512(const float *restrict x, void *restrict y, size_t n);
 void lc_q6_K_quantize_avx512(const float *restrict x, void *restrict y, size_t n);
