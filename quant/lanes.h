@@ -1,25 +1,35 @@
-/* quant/lanes.h: private to quant/ and its ISA folders. The K-quant quantizers written
- * once over LC_LANES-wide vectors, for every ISA folder to compile with its own flags.
+/* quant/lanes.h: private to quant/ and its ISA folders. The K-quant quantizers (Q2_K,
+ * Q3_K, Q4_K, Q5_K, Q6_K) written once over LC_LANES-wide vectors, for every ISA folder
+ * to compile with its own flags.
  *
- * Why lanes: Q4_K's and Q6_K's scale searches (quant/ref_k.c) are long sequences of
- * dependent float operations per sub-block, and identity with the reference depends on
- * the order and rounding of every one of them; a reduction across the elements of one
- * sub-block would reorder the sums. So vectors run ACROSS sub-blocks: lane r runs the
- * reference's scalar sequence for sub-block r, the same operations in the same order,
- * each correctly rounded (no fused multiply-add: every folder is built with
- * -ffp-contract=off and the vocabulary has no fused operation). Per-lane branches of the
- * reference become masks: a lane that the reference would leave early or not update is
- * computed anyway and its result discarded by lv_sel, so every lane ends with the state
- * the scalar code would have. Decisions made once per super-block (its largest scale,
- * the packing of the 6-bit scales) stay scalar, copied from the reference.
+ * Why lanes: the K types' scale searches (quant/ref_k.c) are long sequences of dependent
+ * float operations per sub-block, and identity with the reference depends on the order
+ * and rounding of every one of them; a reduction across the elements of one sub-block
+ * would reorder the sums. So vectors run ACROSS sub-blocks: lane r runs the reference's
+ * scalar sequence for sub-block r, the same operations in the same order, each correctly
+ * rounded (no fused multiply-add: every folder is built with -ffp-contract=off and the
+ * vocabulary has no fused operation). Per-lane branches of the reference become masks: a
+ * lane that the reference would leave early or not update is computed anyway and its
+ * result discarded by lv_sel, so every lane ends with the state the scalar code would
+ * have. Decisions made once per super-block (its largest scale, the packing of the
+ * scales) stay scalar, copied from the reference.
  *
- * A group is LC_LANES sub-blocks: LC_LANES/8 super-blocks of Q4_K (8 sub-blocks of 32)
- * or LC_LANES/16 of Q6_K (16 sub-blocks of 16). The rows of a group are contiguous in x,
- * so lv_transpose_in turns them into one vector per element index. A row length that
- * leaves a partial group is padded with zeros in a copy. A group holding a NaN goes to
- * the reference: every NaN the lanes themselves create is the CPU's one default NaN, but
- * an input NaN's payload could meet another's in an add or multiply whose operand order
- * the compiler chose for the reference; what comes out then is not the arithmetic's to say.
+ * What it costs: a lane does the reference's operations, so the speed-up over the
+ * reference is about the lane count times how much better the vector units keep busy
+ * (8 lanes per AVX2 instruction gave 8-10x, 16 per AVX-512 instruction 14-18x, for Q4_K,
+ * Q5_K, Q2_K and Q6_K). Two exact shortcuts: levels are rounded with one instruction
+ * where bounds on the values prove it equal to ggml's bit trick (lanes_mode), and the
+ * levels of the best fit are recomputed once instead of copied at every improvement.
+ * Q3_K's passes stop only when every lane of a group has stopped, so its gain is smaller.
+ *
+ * A group is LC_LANES sub-blocks: LC_LANES/8 super-blocks of Q4_K or Q5_K (8 sub-blocks
+ * of 32), LC_LANES/16 of Q2_K, Q3_K or Q6_K (16 sub-blocks of 16). The rows of a group
+ * are contiguous in x, so lv_transpose_in turns them into one vector per element index.
+ * A row length that leaves a partial group is padded with zeros in a copy. A group
+ * holding a NaN goes to the reference: every NaN the lanes themselves create is the CPU's
+ * one default NaN, but an input NaN's payload could meet another's in an add or multiply
+ * whose operand order the compiler chose for the reference; what comes out then is not
+ * the arithmetic's to say.
  *
  * The includer first includes its folder's lanes.h, which defines LC_LANES, LC_LANES_ALIGN,
  * the types lc_lv (LC_LANES floats), lc_li (int32) and lc_lm (masks), and these
