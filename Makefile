@@ -102,7 +102,7 @@ $(O)/tests/unit/%.o: XFLAGS += -Wno-missing-prototypes -D_DEFAULT_SOURCE
 bootstrap:
 	$(Q)scripts/bootstrap.sh
 
-check: bootstrap
+check: bootstrap check-layers
 	$(Q)$(MAKE) --no-print-directory all $(BUILD)/unit-tests
 	$(Q)$(MAKE) --no-print-directory test-unit test-cli test-py
 	$(Q)$(MAKE) --no-print-directory test-fuzz-short

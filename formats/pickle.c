@@ -16,11 +16,14 @@
 #include <math.h>
 #include <string.h>
 
-#include "formats/pickle_impl.h"
+#include "formats/pickle_op_impl.h"
 #include "libconvert/alloc.h"
 #include "libconvert/bytes.h"
 #include "libconvert/hash.h"
 #include "libconvert/rd.h"
+
+_Static_assert(LC_PICKLE_MAX_MEMO == LC_PICKLE_OP_MAX_MEMO, "one memo limit");
+_Static_assert(LC_PICKLE_MAX_DIGITS == LC_PICKLE_OP_MAX_DIGITS, "one digit limit");
 
 enum { F_ORDERED = 1, F_HASHED = 2, F_UNHASHABLE = 4 };
 enum { DFS_NEW = 0, DFS_OPEN = 1, DFS_DONE = 2 };
@@ -76,6 +79,7 @@ typedef struct vm {
     lc_pickle_val **memo;
     uint64_t        mcap, mcount;
     uint64_t        max_values, nvalues;
+    uint64_t        stored;   /* lc_pickle_opts.stored_size when it set max_values, else 0 */
     uint64_t        eq_budget;
     uint32_t        seed;   /* per load, so crafted keys cannot all collide */
 } vm;
@@ -96,6 +100,11 @@ static lc_code oom(vm *m, uint64_t n) {
 }
 
 static lc_code new_val(vm *m, uint8_t kind, lc_pickle_val **out) {
+    if (m->nvalues >= m->max_values && m->stored)
+        return FAIL(m, LC_E_OVERFLOW,
+                    "more than %" PRIu64 " values, the budget of a pickle stored in %" PRIu64
+                    " bytes (%u per byte + %u)", m->max_values, m->stored,
+                    LC_PICKLE_VALUES_PER_BYTE, LC_PICKLE_VALUES_BASE);
     if (m->nvalues >= m->max_values)
         return FAIL(m, LC_E_OVERFLOW, "more than %" PRIu64 " values", m->max_values);
     lc_pickle_val *v = lc_pickle_op_alloc(&m->p->a, sizeof *v);
@@ -883,6 +892,12 @@ lc_code lc_pickle_load(const uint8_t *buf, uint64_t len, const lc_pickle_opts *o
     m->err = err;
     m->r = lc_rd_init(buf, len, o->base_offset, err);
     m->max_values = o->max_values ? o->max_values : LC_PICKLE_MAX_VALUES;
+    uint64_t by_size;
+    if (o->stored_size && !lc_mul_u64(o->stored_size, LC_PICKLE_VALUES_PER_BYTE, &by_size) &&
+        !lc_add_u64(by_size, LC_PICKLE_VALUES_BASE, &by_size) && by_size < m->max_values) {
+        m->max_values = by_size;
+        m->stored = o->stored_size;
+    }
     /* The heap address varies per run (ASLR); only speed under attack depends on it. */
     m->seed = mix64((uint64_t)(uintptr_t)m);
     if (m->max_values > UINT32_MAX - 1)

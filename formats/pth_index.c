@@ -8,7 +8,7 @@
  * Shard names must be plain file names in the index's folder (no '/', no ".."), so an
  * index cannot make us open files elsewhere. Every tensor must sit in the shard the
  * map names, and every shard tensor must be in the map (LC_E_MISMATCH otherwise). */
-#include "formats/pth_impl.h"
+#include "formats/pth_index_impl.h"
 
 #include <cjson/cJSON.h>
 #include <stdio.h>
@@ -16,6 +16,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "formats/pth.h"
+#include "formats/pth_file_impl.h"
 #include "libconvert/alloc.h"
 #include "libconvert/map.h"
 #include "libconvert/outfile.h"
@@ -153,6 +155,7 @@ lc_code lc_pth_index_shards(const char *path, char ***files, size_t *n, lc_error
         *n = k;
     }
     lc_free(names);
+    lc_err_context(err, ix.path ? ix.path : path, NULL);   /* out of memory included */
     index_close(&ix);
     return rc;
 }

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "quant/quant.h"
+#include "quant/mix.h"
 
 #define MIX LC_FTYPE_MIX
 #define OUT LC_FTYPE_OUTTYPE
@@ -103,10 +103,7 @@ const lc_ftype *lc_ftype_for_dtype(lc_dtype t) {
 }
 
 bool lc_ftype_available(const lc_ftype *f) {
-    if (!f || (f->flags & LC_FTYPE_MIX))
-        return false;
-    return f->base == LC_DT_F32 || f->base == LC_DT_F16 || f->base == LC_DT_BF16 ||
-           lc_quant_supported(f->base);
+    return f && lc_mix_ftype_writable(f->id, f->base);
 }
 
 /* Appends n bytes of s at *len, as far as cap - 1 allows; *len counts them all. */

@@ -27,8 +27,9 @@
  * Adding a type (say Q2_K):
  *   1. quant/types.h: one X(Q2_K, q2_K) line. That declares lc_q2_K_{,de}quantize_ref,
  *      puts them in the reference table, makes lc_quant_supported(LC_DT_Q2_K) true and
- *      the file type Q2_K available (quant/ftype.c derives it; the mixes Q2_K_S etc.
- *      also need their per-tensor rules), and adds the type to the variant and fuzz
+ *      the file types that use it available once all their types have kernels
+ *      (quant/ftype.c derives it from the rules in quant/mix.c, which already cover
+ *      every file type), and adds the type to the variant and fuzz
  *      tests. (libconvert/dtype.c and quant/ftype.c already list every ggml type and
  *      every llama.cpp file type.) A type we only read goes in LC_DEQUANT_TYPES
  *      instead, with only lc_<stem>_dequantize_ref.
