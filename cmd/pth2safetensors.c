@@ -4,6 +4,13 @@
 #include "jobs/pth2safetensors.h"
 #include "libconvert/cli.h"
 
+/* What the automatic --key choice left out: said even with -q, since it is data. */
+static void print_note(void *ctx, const lc_error *note) {
+    char line[1024];
+    lc_err_format(note, line, sizeof line);
+    fprintf(stderr, "%s: note: %s\n", ((const lc_cli *)ctx)->prog, line);
+}
+
 int main(int argc, char **argv) {
     lc_job_pth2st_opts o = { .cast = LC_DT_INVALID, .print = stdout };
     int mode = LC_PTH2ST_CONVERT;
@@ -14,6 +21,8 @@ int main(int argc, char **argv) {
           "(recorded in __metadata__ as dropped -> kept)", .flag = &o.pth.dedupe },
         { "dtype", 0, "f32|f16|bf16", "cast every floating-point tensor to this type",
           .dtype = &o.cast },
+        { "allow-expand", 0, NULL, "write views that repeat a storage (stride 0) beyond 16 "
+          "times its size (refused by default)", .flag = &o.pth.allow_expand },
         { "list", 0, NULL, "print the tensors (name, dtype, shape) and exit",
           .choice = &mode, .id = LC_PTH2ST_LIST },
         { "scan", 0, NULL, "print every global the pickles name; exit 0 clean, 1 refused, "
@@ -36,6 +45,8 @@ int main(int argc, char **argv) {
     if (cli.nargs != (mode == LC_PTH2ST_CONVERT ? 2 : 1))
         return lc_cli_usage(&cli);
     lc_cli_start(&cli);
+    o.pth.note = print_note;
+    o.pth.note_ctx = &cli;
     o.in = cli.args[0], o.out = mode ? NULL : cli.args[1];
     o.mode = (lc_job_pth2st_mode)mode, o.threads = cli.threads;
     lc_error err = { 0 };

@@ -30,8 +30,8 @@ static bool is_pth_index(const char *path, bool dir) {
     return access(p, F_OK) == 0;
 }
 
-lc_code lc_model_open_any_info(const char *path, lc_model **out, lc_any_info *info,
-                               lc_error *err) {
+static lc_code open_any(const char *path, bool lenient, lc_model **out, lc_any_info *info,
+                        lc_error *err) {
     *out = NULL;
     memset(info, 0, sizeof *info);
     struct stat st;
@@ -60,7 +60,7 @@ lc_code lc_model_open_any_info(const char *path, lc_model **out, lc_any_info *in
     if (memcmp(magic, "GGUF", 4) == 0) {
         lc_gguf_info gi;
         info->format = "gguf";
-        rc = lc_gguf_load_ex(path, out, &gi, err);
+        rc = lc_gguf_open(path, lenient ? LC_GGUF_LENIENT : 0, out, &gi, err);
         if (rc == LC_OK)
             info->header_size = gi.data_offset; /* header, metadata, infos and padding */
         return rc;
@@ -73,6 +73,16 @@ lc_code lc_model_open_any_info(const char *path, lc_model **out, lc_any_info *in
     }
     info->format = "safetensors";
     return lc_safetensors_load_hdr(path, out, &info->header_size, err);
+}
+
+lc_code lc_model_open_any_info(const char *path, lc_model **out, lc_any_info *info,
+                               lc_error *err) {
+    return open_any(path, false, out, info, err);
+}
+
+lc_code lc_model_open_any_lenient(const char *path, lc_model **out, lc_any_info *info,
+                                  lc_error *err) {
+    return open_any(path, true, out, info, err);
 }
 
 lc_code lc_model_open_any(const char *path, lc_model **out, const char **format, lc_error *err) {

@@ -37,5 +37,11 @@ lc_code lc_model_open_any(const char *path, lc_model **out, const char **format,
 /* Same, filling *info (not NULL) with what model-inspect prints about the file. */
 lc_code lc_model_open_any_info(const char *path, lc_model **out, lc_any_info *info,
                                lc_error *err);
+/* Same, for model-inspect: a GGUF is opened leniently (LC_GGUF_LENIENT), so a file
+ * llama.cpp or the spec refuses is still shown, with every rule it breaks recorded on
+ * the model (lc_model_warning); lc_model_first_refusal then says whether a normal
+ * open would have failed. Other formats open as lc_model_open_any_info does. */
+lc_code lc_model_open_any_lenient(const char *path, lc_model **out, lc_any_info *info,
+                                  lc_error *err);
 
 #endif

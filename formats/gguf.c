@@ -22,10 +22,13 @@
 #include "formats/gguf.h"
 
 #include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "libconvert/alloc.h"
 #include "libconvert/bytes.h"
+#include "libconvert/json.h"
 #include "libconvert/map.h"
 #include "libconvert/outfile.h"
 #include "libconvert/segments.h"
@@ -50,33 +53,241 @@ static uint64_t min_value_bytes(lc_vtype t) {
     return lc_vtype_size(t);
 }
 
+/* ---- the rules a file is held to ----
+ *
+ * Every rule the reader checks, with its source, in one table. Sources: "ggml" is
+ * gguf_init_from_reader in ggml's src/gguf.cpp (ggml-org/ggml d99724f2, the file
+ * llama.cpp carries as ggml/src/gguf.cpp), "loader" llama.cpp's llama-model-loader.cpp,
+ * "spec" ggml's docs/gguf.md, "ours" a limit of our own. Levels:
+ *   FATAL   refused in every mode: the file cannot be laid out or read without it;
+ *   REFUSE  refused by lc_gguf_load; a lenient open (model-inspect) records a warning
+ *           (lc_model_warn, refused = true) and reads on;
+ *   NOTE    accepted, because real producers write it and we read it fine, but the
+ *           spec or llama.cpp does not: only a lenient open checks it, as a warning.
+ * Not rules: version 2 (the spec says 3; ggml reads 2 and so do we), bytes after the
+ * last tensor (ggml ignores them), lower-case architecture names (llama.cpp's own
+ * "command-r" breaks the spec's [a-z0-9]+). */
+typedef enum { FATAL, REFUSE, NOTE } rule_level;
+
+typedef enum {
+    R_MAGIC, R_BIG_ENDIAN, R_VERSION, R_COUNTS, R_TRUNCATED,
+    R_KEY_NUL, R_KEY_EMPTY, R_KEY_LONG, R_KEY_CONTROL, R_KEY_SEGMENT, R_KEY_ASCII, R_KEY_CASE,
+    R_KEY_DUP, R_VALUE_TYPE, R_STRING_LONG, R_STRING_UTF8, R_ARRAY_LONG, R_ARRAY_DEPTH,
+    R_ARRAY_NESTED, R_BOOL, R_ALIGN_TYPE, R_ALIGN_VALUE,
+    R_NAME_NUL, R_NAME_LONG, R_NAME_DUP, R_NDIMS, R_NE_NEGATIVE, R_NUMEL, R_TYPE,
+    R_ROW_BLOCKS, R_NBYTES, R_OFFSET_ALIGNED, R_OFFSET_SUM, R_DATA_START, R_HEADER_PAD,
+    R_DATA_BOUNDS, R_TENSOR_PAD, R_DATA_END, R_QUANT_VERSION, R_ARCH,
+    R_COUNT
+} rule_id;
+
+static const struct {
+    const char *id;
+    rule_level  level;
+    lc_code     code;
+    const char *source;
+} RULES[R_COUNT] = {
+    [R_MAGIC]         = { "gguf.magic", FATAL, LC_E_MALFORMED, "spec, ggml: \"GGUF\"" },
+    [R_BIG_ENDIAN]    = { "gguf.big-endian", FATAL, LC_E_UNSUPPORTED,
+                          "ggml: version & 0xffff == 0 is the other byte order" },
+    [R_VERSION]       = { "gguf.version", FATAL, LC_E_UNSUPPORTED,
+                          "ggml: 0, 1 (obsolete) and above 3 refused" },
+    [R_COUNTS]        = { "gguf.counts", FATAL, LC_E_TRUNCATED,
+                          "ours: both counts fit in the bytes left (ggml: SIZE_MAX bound)" },
+    [R_TRUNCATED]     = { "gguf.truncated", FATAL, LC_E_TRUNCATED,
+                          "ggml: every field within the file" },
+    [R_KEY_NUL]       = { "gguf.key-nul", FATAL, LC_E_MALFORMED,
+                          "ours: keys are C strings in the IR (spec: ASCII)" },
+    [R_KEY_EMPTY]     = { "gguf.key-empty", REFUSE, LC_E_MALFORMED,
+                          "ggml (llama/24917): empty keys refused" },
+    [R_KEY_LONG]      = { "gguf.key-too-long", REFUSE, LC_E_MALFORMED,
+                          "spec: a key is at most 65535 bytes" },
+    [R_KEY_CONTROL]   = { "gguf.key-control", REFUSE, LC_E_MALFORMED,
+                          "spec: ASCII lower_snake_case, so never a control byte or DEL" },
+    [R_KEY_SEGMENT]   = { "gguf.key-segment", REFUSE, LC_E_MALFORMED,
+                          "spec: segments separated by '.', none empty" },
+    [R_KEY_ASCII]     = { "gguf.key-ascii", NOTE, LC_E_MALFORMED,
+                          "spec: keys are ASCII (gguf-py writes any UTF-8, ggml reads it)" },
+    [R_KEY_CASE]      = { "gguf.key-case", NOTE, LC_E_MALFORMED,
+                          "spec: segments are lower_snake_case (llama.cpp writes "
+                          "command-r.*)" },
+    [R_KEY_DUP]       = { "gguf.key-duplicate", REFUSE, LC_E_MALFORMED,
+                          "ggml, spec: duplicate keys refused" },
+    [R_VALUE_TYPE]    = { "gguf.value-type", FATAL, LC_E_MALFORMED,
+                          "ggml, spec: value types 0..12" },
+    [R_STRING_LONG]   = { "gguf.string-too-long", FATAL, LC_E_OVERFLOW,
+                          "ggml: GGUF_MAX_STRING_LENGTH, 1 GiB" },
+    [R_STRING_UTF8]   = { "gguf.string-utf8", NOTE, LC_E_MALFORMED,
+                          "spec: strings are UTF-8 (ggml does not check)" },
+    [R_ARRAY_LONG]    = { "gguf.array-too-long", FATAL, LC_E_OVERFLOW,
+                          "ggml: GGUF_MAX_ARRAY_ELEMENTS, 2^30" },
+    [R_ARRAY_DEPTH]   = { "gguf.array-depth", FATAL, LC_E_OVERFLOW,
+                          "ours: arrays nested at most LC_GGUF_MAX_DEPTH deep" },
+    [R_ARRAY_NESTED]  = { "gguf.array-nested", NOTE, LC_E_UNSUPPORTED,
+                          "ggml refuses arrays of arrays; the spec allows them, gguf-py "
+                          "writes them" },
+    [R_BOOL]          = { "gguf.bool", REFUSE, LC_E_MALFORMED,
+                          "spec: a bool is 0 or 1, anything else invalid (ggml: != 0)" },
+    [R_ALIGN_TYPE]    = { "gguf.alignment-type", REFUSE, LC_E_MALFORMED,
+                          "ggml (llama/25596): general.alignment is a u32" },
+    [R_ALIGN_VALUE]   = { "gguf.alignment-value", REFUSE, LC_E_MALFORMED,
+                          "ggml: a power of two; spec: a multiple of 8" },
+    [R_NAME_NUL]      = { "gguf.name-nul", FATAL, LC_E_MALFORMED,
+                          "ours: names are C strings in the IR" },
+    [R_NAME_LONG]     = { "gguf.name-too-long", REFUSE, LC_E_MALFORMED,
+                          "ggml: shorter than GGML_MAX_NAME (64); spec: at most 64 bytes" },
+    [R_NAME_DUP]      = { "gguf.name-duplicate", REFUSE, LC_E_MALFORMED,
+                          "ggml, loader: duplicate tensor names refused" },
+    [R_NDIMS]         = { "gguf.n-dims", REFUSE, LC_E_MALFORMED,
+                          "ggml: at most GGML_MAX_DIMS (4); spec (above LC_MAX_DIMS: "
+                          "fatal)" },
+    [R_NE_NEGATIVE]   = { "gguf.ne-negative", FATAL, LC_E_OVERFLOW,
+                          "ggml: each ne[] a non-negative int64" },
+    [R_NUMEL]         = { "gguf.numel", FATAL, LC_E_OVERFLOW,
+                          "ggml: element count below INT64_MAX, checked as it does" },
+    [R_TYPE]          = { "gguf.type", FATAL, LC_E_UNSUPPORTED,
+                          "ggml: a type below GGML_TYPE_COUNT with a block size (ours: "
+                          "one the IR knows)" },
+    [R_ROW_BLOCKS]    = { "gguf.row-blocks", FATAL, LC_E_MALFORMED,
+                          "ggml: ne[0] a multiple of the type's block size" },
+    [R_NBYTES]        = { "gguf.nbytes", FATAL, LC_E_OVERFLOW,
+                          "ggml: byte size representable" },
+    [R_OFFSET_ALIGNED]= { "gguf.offset-aligned", REFUSE, LC_E_MALFORMED,
+                          "spec: each offset a multiple of the alignment" },
+    [R_OFFSET_SUM]    = { "gguf.offset-order", REFUSE, LC_E_MALFORMED,
+                          "ggml: each offset is the running sum of padded sizes" },
+    [R_DATA_START]    = { "gguf.data-start", FATAL, LC_E_TRUNCATED,
+                          "ggml: the padded data section starts within the file" },
+    [R_HEADER_PAD]    = { "gguf.header-padding", REFUSE, LC_E_MALFORMED,
+                          "spec: padding to the alignment is 0x00 bytes" },
+    [R_DATA_BOUNDS]   = { "gguf.data-bounds", FATAL, LC_E_TRUNCATED,
+                          "loader: each tensor's data within the file" },
+    [R_TENSOR_PAD]    = { "gguf.tensor-padding", NOTE, LC_E_MALFORMED,
+                          "spec: space between tensors should be padded with 0x00" },
+    [R_DATA_END]      = { "gguf.data-end", NOTE, LC_E_TRUNCATED,
+                          "ggml (no_alloc = false, as gguf-split reads): the data section "
+                          "with the last tensor's padding within the file (llama.cpp's "
+                          "loader needs only each tensor's bytes)" },
+    [R_QUANT_VERSION] = { "gguf.quantization-version", NOTE, LC_E_NOTFOUND,
+                          "spec: general.quantization_version (u32) when a tensor is "
+                          "quantized" },
+    [R_ARCH]          = { "gguf.architecture", NOTE, LC_E_NOTFOUND,
+                          "spec, loader: general.architecture, a string, in a model" },
+};
+
 /* ---- reader ---- */
 
+typedef struct parser {
+    lc_rd     r;
+    lc_model *m;
+    bool      lenient;
+    lc_error *err;
+} parser;
+
+/* Rule `id` broken at file offset `at`; `where` names the key or tensor (or NULL).
+ * Returns the rule's code when the file is refused here: always for FATAL, for
+ * REFUSE unless lenient. Otherwise records a warning and returns LC_OK (LC_E_NOMEM
+ * when even that fails): the caller reads on as its comment says. NOTE rules are
+ * only checked by callers when lenient. */
+static lc_code broke(parser *p, rule_id id, uint64_t at, const char *where, const char *fmt,
+                     ...) __attribute__((format(printf, 5, 6)));
+static lc_code broke(parser *p, rule_id id, uint64_t at, const char *where, const char *fmt,
+                     ...) {
+    lc_error e = { 0 };
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(e.msg, sizeof e.msg, fmt, ap);
+    va_end(ap);
+    e.code = RULES[id].code;
+    e.offset = at;
+    if (RULES[id].level == FATAL || (RULES[id].level == REFUSE && !p->lenient)) {
+        lc_fail(p->err, e.code, at, "%s", e.msg);
+        lc_err_context(p->err, NULL, where);
+        return e.code;
+    }
+    lc_err_context(&e, NULL, where);
+    return lc_model_warn(p->m, RULES[id].id, RULES[id].level == REFUSE, &e, p->err);
+}
+
 /* A borrowed string view; at is the offset of its length field. */
-static lc_code read_str(lc_rd *r, const char **s, uint64_t *len, const char *what) {
+static lc_code read_str(parser *p, const char **s, uint64_t *len, const char *what) {
+    lc_rd *r = &p->r;
     const uint64_t at = lc_rd_at(r);
     LC_TRY(lc_rd_u64(r, len, what));
     if (*len > lc_rd_left(r))
         return lc_fail(r->err, LC_E_TRUNCATED, at,
                        "%s of %" PRIu64 " bytes runs past the end (%" PRIu64 " bytes left)",
                        what, *len, lc_rd_left(r));
+    if (*len > LC_GGUF_MAX_STRING)
+        return broke(p, R_STRING_LONG, at, NULL, "%s of %" PRIu64 " bytes, ggml reads at most "
+                     "%" PRIu64, what, *len, (uint64_t)LC_GGUF_MAX_STRING);
     *s = (const char *)r->base + r->pos;
     r->pos += *len;
     return LC_OK;
 }
 
 /* Reads a key or tensor name into a new C string; NUL bytes are refused. */
-static lc_code read_name(lc_rd *r, char **out, const char *what) {
-    const uint64_t at = lc_rd_at(r);
+static lc_code read_name(parser *p, char **out, bool key) {
+    const char *what = key ? "metadata key" : "tensor name";
+    const uint64_t at = lc_rd_at(&p->r);
     const char *s;
     uint64_t len;
     *out = NULL;
-    LC_TRY(read_str(r, &s, &len, what));
+    LC_TRY(read_str(p, &s, &len, what));
     if (memchr(s, '\0', (size_t)len))
-        return lc_fail(r->err, LC_E_MALFORMED, at, "%s contains a NUL byte", what);
+        return broke(p, key ? R_KEY_NUL : R_NAME_NUL, at, NULL, "%s contains a NUL byte", what);
     if (!(*out = lc_strndup(s, (size_t)len)))
-        return lc_fail(r->err, LC_E_NOMEM, at, "out of memory copying a %" PRIu64 "-byte %s",
+        return lc_fail(p->err, LC_E_NOMEM, at, "out of memory copying a %" PRIu64 "-byte %s",
                        len, what);
+    return LC_OK;
+}
+
+/* The spec's key grammar, the part every producer keeps: not empty, at most 65535
+ * bytes, no control byte or DEL, no empty '.'-separated segment. Returns the rule a
+ * key breaks (R_COUNT: none) with a message in msg. The reader and the writer share
+ * it: we write no key we would refuse to read. */
+static rule_id key_fault(const char *key, char *msg, size_t cap) {
+    const size_t len = strlen(key);
+    if (len == 0) {
+        snprintf(msg, cap, "metadata key is empty");
+        return R_KEY_EMPTY;
+    }
+    if (len > LC_GGUF_MAX_KEY) {
+        snprintf(msg, cap, "metadata key of %zu bytes, the spec allows %d", len,
+                 LC_GGUF_MAX_KEY);
+        return R_KEY_LONG;
+    }
+    for (size_t i = 0; i < len; i++) {
+        const uint8_t c = (uint8_t)key[i];
+        if (c < 0x20 || c == 0x7f) {
+            snprintf(msg, cap, "metadata key holds the control byte 0x%02x at %zu", c, i);
+            return R_KEY_CONTROL;
+        }
+        if (c == '.' && (i == 0 || i + 1 == len || key[i + 1] == '.')) {
+            snprintf(msg, cap, "metadata key has an empty segment at byte %zu", i + (i > 0));
+            return R_KEY_SEGMENT;
+        }
+    }
+    return R_COUNT;
+}
+
+/* What real producers break of the spec's key grammar (UTF-8, upper case, '-') is a
+ * NOTE, for a lenient open; the rest (key_fault) is refused. */
+static lc_code check_key(parser *p, const char *key, uint64_t at) {
+    char msg[96];
+    const rule_id fault = key_fault(key, msg, sizeof msg);
+    if (fault != R_COUNT)
+        return broke(p, fault, at, key[0] ? key : NULL, "%s", msg);
+    if (!p->lenient)
+        return LC_OK;
+    bool ascii = true, snake = true;
+    for (const uint8_t *c = (const uint8_t *)key; *c; c++) {
+        ascii &= *c < 0x80;
+        snake &= *c == '.' || *c == '_' || (*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9');
+    }
+    if (!ascii)
+        return broke(p, R_KEY_ASCII, at, key, "metadata key is not ASCII");
+    if (!snake)
+        return broke(p, R_KEY_CASE, at, key, "metadata key is not lower_snake_case");
     return LC_OK;
 }
 
@@ -91,9 +302,10 @@ static lc_code read_vtype(lc_rd *r, lc_vtype *t, const char *what) {
     return LC_OK;
 }
 
-static lc_code read_value(lc_rd *r, lc_vtype t, int depth, lc_value *out);
+static lc_code read_value(parser *p, lc_vtype t, int depth, const char *key, lc_value *out);
 
-static lc_code read_array(lc_rd *r, int depth, lc_value *out) {
+static lc_code read_array(parser *p, int depth, const char *key, lc_value *out) {
+    lc_rd *r = &p->r;
     const uint64_t at = lc_rd_at(r);
     lc_vtype elem;
     uint64_t count, need;
@@ -112,10 +324,16 @@ static lc_code read_array(lc_rd *r, int depth, lc_value *out) {
                        "array of %" PRIu64 " %s items needs at least %" PRIu64
                        " bytes, %" PRIu64 " left", count, lc_vtype_name(elem), need,
                        lc_rd_left(r));
+    if (count > LC_GGUF_MAX_ARRAY)
+        return broke(p, R_ARRAY_LONG, count_at, key, "array of %" PRIu64 " items, ggml reads at "
+                     "most %" PRIu64, count, (uint64_t)LC_GGUF_MAX_ARRAY);
+    if (p->lenient && elem == LC_VT_ARRAY && depth == 0)
+        LC_TRY(broke(p, R_ARRAY_NESTED, at, key, "an array of arrays, which llama.cpp cannot "
+                     "load"));
     lc_value v;
     LC_TRY(lc_value_array(&v, elem, count, r->err));
     for (uint64_t k = 0; k < count; k++) {
-        lc_code rc = read_value(r, elem, depth + 1, &v.arr.items[k]);
+        lc_code rc = read_value(p, elem, depth + 1, key, &v.arr.items[k]);
         if (rc != LC_OK) {
             lc_value_clear(&v);
             return rc;
@@ -125,40 +343,43 @@ static lc_code read_array(lc_rd *r, int depth, lc_value *out) {
     return LC_OK;
 }
 
-static lc_code read_value(lc_rd *r, lc_vtype t, int depth, lc_value *out) {
+static lc_code read_value(parser *p, lc_vtype t, int depth, const char *key, lc_value *out) {
+    lc_rd *r = &p->r;
     const uint64_t at = lc_rd_at(r);
-    const uint8_t *p;
+    const uint8_t *b;
     switch (t) {
     case LC_VT_STRING: {
         const char *s;
         uint64_t len;
-        LC_TRY(read_str(r, &s, &len, "string value"));
+        LC_TRY(read_str(p, &s, &len, "string value"));
+        if (p->lenient && lc_json_utf8_valid_prefix((const uint8_t *)s, (size_t)len) != len)
+            LC_TRY(broke(p, R_STRING_UTF8, at, key, "string value is not valid UTF-8"));
         return lc_value_string(out, s, (size_t)len, r->err);
     }
     case LC_VT_ARRAY:
-        return read_array(r, depth, out);
+        return read_array(p, depth, key, out);
     case LC_VT_BOOL:
-        LC_TRY(lc_rd_bytes(r, 1, &p, "bool value"));
-        if (p[0] > 1)
-            return lc_fail(r->err, LC_E_MALFORMED, at, "bool value is %u, not 0 or 1", p[0]);
-        *out = lc_value_bool(p[0] != 0);
+        LC_TRY(lc_rd_bytes(r, 1, &b, "bool value"));
+        if (b[0] > 1)   /* lenient: read as ggml does, nonzero is true */
+            LC_TRY(broke(p, R_BOOL, at, key, "bool value is %u, not 0 or 1", b[0]));
+        *out = lc_value_bool(b[0] != 0);
         return LC_OK;
     default:
         break;
     }
-    LC_TRY(lc_rd_bytes(r, lc_vtype_size(t), &p, "metadata value"));
+    LC_TRY(lc_rd_bytes(r, lc_vtype_size(t), &b, "metadata value"));
     switch (t) {
-    case LC_VT_U8:  *out = lc_value_uint(t, p[0]); break;
-    case LC_VT_U16: *out = lc_value_uint(t, lc_load_le16(p)); break;
-    case LC_VT_U32: *out = lc_value_uint(t, lc_load_le32(p)); break;
-    case LC_VT_U64: *out = lc_value_uint(t, lc_load_le64(p)); break;
-    case LC_VT_I8:  *out = lc_value_int(t, (int8_t)p[0]); break;
-    case LC_VT_I16: *out = lc_value_int(t, (int16_t)lc_load_le16(p)); break;
-    case LC_VT_I32: *out = lc_value_int(t, (int32_t)lc_load_le32(p)); break;
-    case LC_VT_I64: *out = lc_value_int(t, (int64_t)lc_load_le64(p)); break;
-    case LC_VT_F32: *out = lc_value_float(t, lc_bits_to_f32(lc_load_le32(p))); break;
+    case LC_VT_U8:  *out = lc_value_uint(t, b[0]); break;
+    case LC_VT_U16: *out = lc_value_uint(t, lc_load_le16(b)); break;
+    case LC_VT_U32: *out = lc_value_uint(t, lc_load_le32(b)); break;
+    case LC_VT_U64: *out = lc_value_uint(t, lc_load_le64(b)); break;
+    case LC_VT_I8:  *out = lc_value_int(t, (int8_t)b[0]); break;
+    case LC_VT_I16: *out = lc_value_int(t, (int16_t)lc_load_le16(b)); break;
+    case LC_VT_I32: *out = lc_value_int(t, (int32_t)lc_load_le32(b)); break;
+    case LC_VT_I64: *out = lc_value_int(t, (int64_t)lc_load_le64(b)); break;
+    case LC_VT_F32: *out = lc_value_float(t, lc_bits_to_f32(lc_load_le32(b))); break;
     default: {
-        uint64_t u = lc_load_le64(p);
+        uint64_t u = lc_load_le64(b);
         double d;
         memcpy(&d, &u, sizeof d);
         *out = lc_value_float(t, d);
@@ -211,39 +432,50 @@ static lc_code parse_header(lc_rd *r, lc_gguf_info *info) {
     return LC_OK;
 }
 
+/* general.alignment: a u32 power of two, at least 8. Lenient: an unusable value
+ * leaves the default in place and the offsets say the rest. */
+static lc_code check_alignment(parser *p, const lc_value *val, uint64_t type_at,
+                               uint64_t val_at, lc_gguf_info *info) {
+    if (val->type != LC_VT_U32)
+        return broke(p, R_ALIGN_TYPE, type_at, ALIGNMENT_KEY, "alignment has type %s, must be "
+                     "u32", lc_vtype_name(val->type));
+    if (!is_pow2(val->u))
+        return broke(p, R_ALIGN_VALUE, val_at, ALIGNMENT_KEY,
+                     "alignment %" PRIu64 " is not a nonzero power of two", val->u);
+    if (val->u < 8)
+        LC_TRY(broke(p, R_ALIGN_VALUE, val_at, ALIGNMENT_KEY,
+                     "alignment %" PRIu64 " is not a multiple of 8", val->u));
+    info->alignment = (uint32_t)val->u;
+    return LC_OK;
+}
+
 /* One metadata entry; a failure names the key in err->where once it is known. */
-static lc_code parse_kv(lc_rd *r, lc_model *m, lc_gguf_info *info) {
+static lc_code parse_kv(parser *p, lc_gguf_info *info) {
+    lc_rd *r = &p->r;
     const uint64_t key_at = lc_rd_at(r);
     char *key = NULL;
     lc_value val = lc_value_uint(LC_VT_U8, 0);
-    lc_code rc = read_name(r, &key, "metadata key");
+    lc_code rc = read_name(p, &key, true);
     if (rc != LC_OK)
         return rc;
-    if (lc_model_find_meta(m, key)) {   /* hashed: many keys stay linear */
-        rc = lc_fail(r->err, LC_E_MALFORMED, key_at, "duplicate metadata key");
+    if ((rc = check_key(p, key, key_at)) != LC_OK)
         goto done;
-    }
+    /* Hashed: many keys stay linear. Lenient: the first value is kept. */
+    const bool dup = lc_model_find_meta(p->m, key) != NULL;
+    if (dup && (rc = broke(p, R_KEY_DUP, key_at, key, "duplicate metadata key")) != LC_OK)
+        goto done;
     const uint64_t type_at = lc_rd_at(r);
     lc_vtype t;
     if ((rc = read_vtype(r, &t, "value type")) != LC_OK)
         goto done;
     const uint64_t val_at = lc_rd_at(r);
-    if ((rc = read_value(r, t, 0, &val)) != LC_OK)
+    if ((rc = read_value(p, t, 0, key, &val)) != LC_OK)
         goto done;
-    if (strcmp(key, ALIGNMENT_KEY) == 0) {
-        if (t != LC_VT_U32) {
-            rc = lc_fail(r->err, LC_E_MALFORMED, type_at, "alignment has type %s, must be u32",
-                         lc_vtype_name(t));
-            goto done;
-        }
-        if (!is_pow2(val.u)) {
-            rc = lc_fail(r->err, LC_E_MALFORMED, val_at,
-                         "alignment %" PRIu64 " is not a nonzero power of two", val.u);
-            goto done;
-        }
-        info->alignment = (uint32_t)val.u;
-    }
-    rc = lc_model_add_meta(m, key, &val, r->err);
+    if (!dup && strcmp(key, ALIGNMENT_KEY) == 0 &&
+        (rc = check_alignment(p, &val, type_at, val_at, info)) != LC_OK)
+        goto done;
+    if (!dup)
+        rc = lc_model_add_meta(p->m, key, &val, r->err);
 done:
     lc_value_clear(&val);
     if (rc != LC_OK)
@@ -252,30 +484,58 @@ done:
     return rc;
 }
 
-/* One tensor info; *expected is the running sum of padded sizes, advanced here. */
-static lc_code parse_tensor_info(lc_rd *r, lc_model *m, uint32_t align, uint64_t *expected,
+/* ggml's element-count rule, as gguf.cpp writes it: when no dimension is 0, each
+ * partial product must stay below INT64_MAX / the next dimension. */
+static bool numel_ok(const uint64_t *ne, uint32_t ndim) {
+    for (uint32_t d = 0; d < ndim; d++)
+        if (ne[d] == 0)
+            return true;
+    uint64_t prod = ndim ? ne[0] : 1;
+    for (uint32_t d = 1; d < ndim; d++) {
+        if ((uint64_t)INT64_MAX / ne[d] <= prod)
+            return false;
+        prod *= ne[d];
+    }
+    return prod < (uint64_t)INT64_MAX;
+}
+
+/* One tensor info; *expected is the running sum of padded sizes, advanced here. The
+ * tensor's file_offset holds its offset relative to the data section until that is
+ * known; *off_at is the file offset of the offset field, or LC_NO_OFFSET for a
+ * duplicate a lenient open leaves out. */
+static lc_code parse_tensor_info(parser *p, uint32_t align, uint64_t *expected,
                                  uint64_t *off_at) {
+    lc_rd *r = &p->r;
+    lc_error *err = p->err;
     const uint64_t name_at = lc_rd_at(r);
     char *name = NULL;
-    lc_code rc = read_name(r, &name, "tensor name");
+    lc_code rc = read_name(p, &name, false);
     if (rc != LC_OK)
         return rc;
-    lc_error *err = r->err;
-    if (lc_model_find_tensor(m, name)) {
-        rc = lc_fail(err, LC_E_MALFORMED, name_at, "duplicate tensor name");
+    const size_t name_len = strlen(name);
+    if (name_len >= LC_GGUF_MAX_NAME &&
+        (rc = broke(p, R_NAME_LONG, name_at, name, "tensor name of %zu bytes; ggml reads names "
+                    "shorter than %d", name_len, LC_GGUF_MAX_NAME)) != LC_OK)
         goto done;
-    }
+    /* Lenient: the info is read and laid out, but only the first tensor is shown. */
+    const bool dup = lc_model_find_tensor(p->m, name) != NULL;
+    if (dup && (rc = broke(p, R_NAME_DUP, name_at, name, "duplicate tensor name")) != LC_OK)
+        goto done;
     const uint64_t ndim_at = lc_rd_at(r);
     uint32_t ndim;
     if ((rc = lc_rd_u32(r, &ndim, "n_dims")) != LC_OK)
         goto done;
-    if (ndim > LC_GGUF_MAX_DIMS) {
+    if (ndim > LC_MAX_DIMS) {
         rc = lc_fail(err, LC_E_MALFORMED, ndim_at, "%" PRIu32 " dimensions, at most %d",
                      ndim, LC_GGUF_MAX_DIMS);
         goto done;
     }
+    if (ndim > LC_GGUF_MAX_DIMS &&
+        (rc = broke(p, R_NDIMS, ndim_at, name, "%" PRIu32 " dimensions, at most %d", ndim,
+                    LC_GGUF_MAX_DIMS)) != LC_OK)
+        goto done;
     const uint64_t ne_at = lc_rd_at(r);
-    uint64_t ne[LC_GGUF_MAX_DIMS], numel = 1;
+    uint64_t ne[LC_MAX_DIMS], numel = 1;
     for (uint32_t d = 0; d < ndim; d++) {
         const uint64_t at = lc_rd_at(r);
         if ((rc = lc_rd_u64(r, &ne[d], "dimension")) != LC_OK)
@@ -291,6 +551,11 @@ static lc_code parse_tensor_info(lc_rd *r, lc_model *m, uint32_t align, uint64_t
                          "-dimensional shape overflows int64", ndim);
             goto done;
         }
+    }
+    if (!numel_ok(ne, ndim)) {
+        rc = lc_fail(err, LC_E_OVERFLOW, ne_at, "element count of the %" PRIu32 "-dimensional "
+                     "shape reaches INT64_MAX, which ggml refuses", ndim);
+        goto done;
     }
     const uint64_t type_at = lc_rd_at(r);
     uint32_t type_id;
@@ -308,41 +573,39 @@ static lc_code parse_tensor_info(lc_rd *r, lc_model *m, uint32_t align, uint64_t
                      ne[0], lc_dtype_name(dt), bs);
         goto done;
     }
-    *off_at = lc_rd_at(r);
-    uint64_t off;
+    const uint64_t at = lc_rd_at(r);
+    uint64_t off, nbytes;
     if ((rc = lc_rd_u64(r, &off, "tensor offset")) != LC_OK)
         goto done;
-    if (off % align != 0) {
-        rc = lc_fail(err, LC_E_MALFORMED, *off_at,
-                     "offset %" PRIu64 " is not a multiple of the alignment %" PRIu32, off,
-                     align);
+    if (off % align != 0 &&
+        (rc = broke(p, R_OFFSET_ALIGNED, at, name, "offset %" PRIu64 " is not a multiple of "
+                    "the alignment %" PRIu32, off, align)) != LC_OK)
         goto done;
-    }
-    if (off != *expected) {
-        rc = lc_fail(err, LC_E_MALFORMED, *off_at,
-                     "offset %" PRIu64 " is not %" PRIu64 ", the end of the previous tensor "
-                     "(overlap or gap)", off, *expected);
+    if (off != *expected &&
+        (rc = broke(p, R_OFFSET_SUM, at, name, "offset %" PRIu64 " is not %" PRIu64 ", the "
+                    "end of the previous tensor (overlap or gap)", off, *expected)) != LC_OK)
         goto done;
-    }
-    uint64_t shape[LC_GGUF_MAX_DIMS];
+    uint64_t shape[LC_MAX_DIMS];
     for (uint32_t d = 0; d < ndim; d++)
         shape[d] = ne[ndim - 1 - d];
-    uint64_t nbytes;
     if (lc_shape_nbytes(dt, ndim, shape, &nbytes, NULL) != LC_OK) {
         rc = lc_fail(err, LC_E_OVERFLOW, ne_at, "byte size of the %s tensor overflows 64 bits",
                      lc_dtype_name(dt));
         goto done;
     }
-    lc_tensor *t;
-    if ((rc = lc_model_add_tensor(m, name, dt, ndim, shape, &t, err)) != LC_OK)
-        goto done; /* only out of memory is left */
-    t->file_offset = off; /* relative until the data section is known */
+    /* ggml sums from the offsets it was given: so does the lenient reader. */
     uint64_t padded;
-    if (lc_add_u64(t->nbytes, align - 1, &padded) ||
+    if (lc_add_u64(nbytes, align - 1, &padded) ||
         lc_add_u64(off, padded & ~(uint64_t)(align - 1), expected)) {
         rc = lc_fail(err, LC_E_OVERFLOW, ne_at, "data section size overflows 64 bits");
         goto done;
     }
+    *off_at = dup ? LC_NO_OFFSET : at;
+    lc_tensor *t;
+    if (!dup && (rc = lc_model_add_tensor(p->m, name, dt, ndim, shape, &t, err)) != LC_OK)
+        goto done; /* only out of memory is left */
+    if (!dup)
+        t->file_offset = off;
 done:
     if (rc != LC_OK)
         lc_err_context(err, NULL, name);
@@ -350,41 +613,77 @@ done:
     return rc;
 }
 
-static lc_code parse(const uint8_t *buf, uint64_t size, lc_model *m, lc_gguf_info *info,
-                     lc_error *err) {
-    lc_rd r = lc_rd_init(buf, size, 0, err);
+static bool all_zero(const uint8_t *b, uint64_t n) {
+    for (uint64_t i = 0; i < n; i++)
+        if (b[i])
+            return false;
+    return true;
+}
+
+/* NOTE rules about the whole model, for a lenient open. */
+static lc_code check_model_notes(parser *p) {
+    const lc_value *arch = lc_model_find_meta(p->m, "general.architecture");
+    if (!arch || arch->type != LC_VT_STRING)
+        LC_TRY(broke(p, R_ARCH, LC_NO_OFFSET, "general.architecture", "general.architecture is "
+                     "%s: llama.cpp cannot load this as a model", arch ? "not a string"
+                                                                       : "missing"));
+    const lc_value *qv = lc_model_find_meta(p->m, "general.quantization_version");
+    if (qv && qv->type == LC_VT_U32)
+        return LC_OK;
+    for (size_t i = 0; i < lc_model_tensor_count(p->m); i++) {
+        const lc_tensor *t = lc_model_tensor(p->m, i);
+        if (lc_dtype_is_quant(t->dtype))
+            return broke(p, R_QUANT_VERSION, LC_NO_OFFSET, "general.quantization_version",
+                         "tensor %.64s is %s but general.quantization_version is %s",
+                         t->name, lc_dtype_name(t->dtype), qv ? "not a u32" : "missing");
+    }
+    return LC_OK;
+}
+
+static lc_code parse(const uint8_t *buf, uint64_t size, bool lenient, lc_model *m,
+                     lc_gguf_info *info, lc_error *err) {
+    parser p = { lc_rd_init(buf, size, 0, err), m, lenient, err };
     uint64_t *off_at = NULL;
     lc_code rc;
     memset(info, 0, sizeof *info);
     info->alignment = LC_GGUF_DEFAULT_ALIGNMENT;
-    if ((rc = parse_header(&r, info)) != LC_OK)
+    if ((rc = parse_header(&p.r, info)) != LC_OK)
         return rc;
     for (uint64_t i = 0; i < info->n_kv; i++)
-        if ((rc = parse_kv(&r, m, info)) != LC_OK)
+        if ((rc = parse_kv(&p, info)) != LC_OK)
             return rc;
     /* n_tensors * 24 <= size was checked, so this allocation is bounded by the file. */
     if (info->n_tensors &&
         !(off_at = lc_malloc_array((size_t)info->n_tensors, sizeof *off_at))) {
-        rc = lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory");
+        rc = lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory for %" PRIu64 " tensor infos",
+                     info->n_tensors);
         goto done;
     }
     uint64_t expected = 0;
     for (uint64_t i = 0; i < info->n_tensors; i++)
-        if ((rc = parse_tensor_info(&r, m, info->alignment, &expected, &off_at[i])) != LC_OK)
+        if ((rc = parse_tensor_info(&p, info->alignment, &expected, &off_at[i])) != LC_OK)
             goto done;
     const uint64_t align = info->alignment;
-    info->data_offset = (r.pos + align - 1) & ~(align - 1);  /* pos <= size: no overflow */
+    const uint64_t end = p.r.pos;
+    info->data_offset = (end + align - 1) & ~(align - 1);  /* pos <= size: no overflow */
     if (info->n_tensors && info->data_offset > size) {
-        rc = lc_fail(err, LC_E_TRUNCATED, r.pos, "padding to the data section at %" PRIu64
+        rc = lc_fail(err, LC_E_TRUNCATED, end, "padding to the data section at %" PRIu64
                      " runs past the end of the %" PRIu64 "-byte file", info->data_offset,
                      size);
         goto done;
     }
-    for (uint64_t i = 0; i < info->n_tensors; i++) {
-        lc_tensor *t = lc_model_tensor(m, (size_t)i);
-        uint64_t start, end;
+    if (info->n_tensors && !all_zero(buf + end, info->data_offset - end) &&
+        (rc = broke(&p, R_HEADER_PAD, end, NULL, "padding before the data section is not all "
+                    "zero bytes")) != LC_OK)
+        goto done;
+    /* Infos and tensors in the same order, less the duplicates a lenient open left out. */
+    for (uint64_t i = 0, k = 0; i < info->n_tensors; i++) {
+        if (off_at[i] == LC_NO_OFFSET)
+            continue;
+        lc_tensor *t = lc_model_tensor(m, (size_t)k++);
+        uint64_t start, stop;
         if (lc_add_u64(info->data_offset, t->file_offset, &start) ||
-            lc_add_u64(start, t->nbytes, &end) || end > size) {
+            lc_add_u64(start, t->nbytes, &stop) || stop > size) {
             rc = lc_fail(err, LC_E_TRUNCATED, off_at[i],
                          "%" PRIu64 " bytes of data at offset %" PRIu64 " run past the end "
                          "of the %" PRIu64 "-byte file", t->nbytes, t->file_offset, size);
@@ -393,20 +692,37 @@ static lc_code parse(const uint8_t *buf, uint64_t size, lc_model *m, lc_gguf_inf
         }
         t->file_offset = start;
         t->data = buf + start;
+        /* The pad after each tensor: read only by a lenient open (it touches every
+         * tensor's last page). */
+        const uint64_t pad = (align - stop % align) % align;
+        if (lenient && i + 1 < info->n_tensors && stop + pad <= size &&
+            !all_zero(buf + stop, pad) &&
+            (rc = broke(&p, R_TENSOR_PAD, stop, t->name, "padding after the tensor is not all "
+                        "zero bytes")) != LC_OK)
+            goto done;
     }
+    /* expected is the padded data size; every tensor ended inside the file, so the
+     * sum cannot wrap. */
+    if (lenient && info->n_tensors && info->data_offset + expected > size &&
+        (rc = broke(&p, R_DATA_END, size, NULL, "the file ends %" PRIu64 " bytes before the "
+                    "padding of its last tensor does", info->data_offset + expected - size))
+        != LC_OK)
+        goto done;
+    if (lenient)
+        rc = check_model_notes(&p);
 done:
     lc_free(off_at);
     return rc;
 }
 
-lc_code lc_gguf_load_mem_ex(const void *buf, uint64_t size, lc_model **out,
-                            lc_gguf_info *info, lc_error *err) {
+lc_code lc_gguf_open_mem(const void *buf, uint64_t size, unsigned flags, lc_model **out,
+                         lc_gguf_info *info, lc_error *err) {
     lc_gguf_info tmp;
     *out = NULL;
     lc_model *m = lc_model_new();
     if (!m)
         return lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory");
-    lc_code rc = parse(buf, size, m, &tmp, err);
+    lc_code rc = parse(buf, size, (flags & LC_GGUF_LENIENT) != 0, m, &tmp, err);
     if (rc != LC_OK) {
         lc_model_free(m);
         return rc;
@@ -417,18 +733,24 @@ lc_code lc_gguf_load_mem_ex(const void *buf, uint64_t size, lc_model **out,
     return LC_OK;
 }
 
-lc_code lc_gguf_load_mem(const void *buf, uint64_t size, lc_model **out, lc_error *err) {
-    return lc_gguf_load_mem_ex(buf, size, out, NULL, err);
+lc_code lc_gguf_load_mem_ex(const void *buf, uint64_t size, lc_model **out,
+                            lc_gguf_info *info, lc_error *err) {
+    return lc_gguf_open_mem(buf, size, 0, out, info, err);
 }
 
-lc_code lc_gguf_load_ex(const char *path, lc_model **out, lc_gguf_info *info, lc_error *err) {
+lc_code lc_gguf_load_mem(const void *buf, uint64_t size, lc_model **out, lc_error *err) {
+    return lc_gguf_open_mem(buf, size, 0, out, NULL, err);
+}
+
+lc_code lc_gguf_open(const char *path, unsigned flags, lc_model **out, lc_gguf_info *info,
+                     lc_error *err) {
     lc_gguf_info tmp;
     lc_map *map = NULL;
     lc_model *m = NULL;
     lc_code rc;
     *out = NULL;
     if (!(m = lc_model_new())) {
-        rc = lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory");
+        rc = lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory reading the file");
         goto done;
     }
     if ((rc = lc_map_open(path, &map, err)) != LC_OK)
@@ -436,7 +758,7 @@ lc_code lc_gguf_load_ex(const char *path, lc_model **out, lc_gguf_info *info, lc
     const lc_map *mp = map;
     if ((rc = lc_model_own(m, map, lc_map_close, err)) != LC_OK) /* frees map on failure */
         goto done;
-    if ((rc = parse(mp->data, mp->size, m, &tmp, err)) != LC_OK)
+    if ((rc = parse(mp->data, mp->size, (flags & LC_GGUF_LENIENT) != 0, m, &tmp, err)) != LC_OK)
         goto done;
     /* Views that also name their bytes in the file: writers then copy unchanged
      * tensors in the kernel and read the others with pread, not through the map. */
@@ -455,8 +777,12 @@ done:
     return rc;
 }
 
+lc_code lc_gguf_load_ex(const char *path, lc_model **out, lc_gguf_info *info, lc_error *err) {
+    return lc_gguf_open(path, 0, out, info, err);
+}
+
 lc_code lc_gguf_load(const char *path, lc_model **out, lc_error *err) {
-    return lc_gguf_load_ex(path, out, NULL, err);
+    return lc_gguf_open(path, 0, out, NULL, err);
 }
 
 /* ---- writer ---- */
@@ -521,13 +847,22 @@ static lc_code check_model(const lc_model *m, uint32_t *align, uint64_t *total, 
     const lc_value *a = lc_model_find_meta(m, ALIGNMENT_KEY);
     *align = LC_GGUF_DEFAULT_ALIGNMENT;
     if (a) {
-        if (a->type != LC_VT_U32 || !is_pow2(a->u)) {
-            lc_fail(err, LC_E_ARG, LC_NO_OFFSET, "%s must be a u32 power of two",
+        if (a->type != LC_VT_U32 || !is_pow2(a->u) || a->u < 8) {
+            lc_fail(err, LC_E_ARG, LC_NO_OFFSET, "%s must be a u32 power of two, at least 8",
                     ALIGNMENT_KEY);
             lc_err_context(err, NULL, ALIGNMENT_KEY);
             return LC_E_ARG;
         }
         *align = (uint32_t)a->u;
+    }
+    for (size_t i = 0; i < lc_model_meta_count(m); i++) {
+        const char *key = lc_model_meta(m, i)->key;
+        char msg[96];
+        if (key_fault(key, msg, sizeof msg) != R_COUNT) {
+            lc_fail(err, LC_E_ARG, LC_NO_OFFSET, "%s: no GGUF reader may accept it", msg);
+            lc_err_context(err, NULL, key);
+            return LC_E_ARG;
+        }
     }
     *total = 0;
     for (size_t i = 0; i < lc_model_tensor_count(m); i++) {

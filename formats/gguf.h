@@ -31,6 +31,10 @@
 #define LC_GGUF_MAX_DEPTH 8
 /* ggml's GGML_MAX_NAME: it refuses tensor names of this many bytes or more. */
 #define LC_GGUF_MAX_NAME 64
+/* The spec's longest key, and ggml's GGUF_MAX_STRING_LENGTH / GGUF_MAX_ARRAY_ELEMENTS. */
+#define LC_GGUF_MAX_KEY 65535
+#define LC_GGUF_MAX_STRING ((uint64_t)1 << 30)
+#define LC_GGUF_MAX_ARRAY ((uint64_t)1 << 30)
 
 /* Facts about a parsed file that are not part of the model. */
 typedef struct lc_gguf_info {
@@ -45,14 +49,32 @@ typedef struct lc_gguf_info {
  * the map (the model owns it). Metadata is added in file order with its GGUF types;
  * general.alignment stays an ordinary key. Every count, length, dimension and
  * offset is checked against the bytes left and for overflow before anything is
- * allocated. Codes: LC_E_NOTFOUND / LC_E_IO (open/map), LC_E_TRUNCATED (a field or tensor data runs
- * past the end), LC_E_MALFORMED (bad magic, unknown value type, duplicate key or
- * tensor, bad alignment, n_dims > 4, misplaced tensor offset, row not a multiple of
- * the block size), LC_E_OVERFLOW (count/size arithmetic, nesting too deep),
- * LC_E_UNSUPPORTED (version 1 or > 3, big-endian file, unknown ggml type).
- * err->offset is the file offset of the offending field and err->where the key or
- * tensor name when known. On failure *out is NULL. */
+ * allocated, and the file is held to every rule ggml's loader and the spec set (the
+ * table in gguf.c, with each rule's source). Codes: LC_E_NOTFOUND / LC_E_IO
+ * (open/map), LC_E_TRUNCATED (a field or tensor data runs past the end),
+ * LC_E_MALFORMED (bad magic, unknown value type, an empty, over-long or ill-formed
+ * key, duplicate key or tensor, a tensor name of 64 bytes or more, bad alignment,
+ * n_dims > 4, misplaced tensor offset, non-zero padding before the data, row not a
+ * multiple of the block size), LC_E_OVERFLOW (count/size arithmetic, a string or
+ * array above ggml's limits, nesting too deep), LC_E_UNSUPPORTED (version 1 or > 3,
+ * big-endian file, unknown ggml type). err->offset is the file offset of the
+ * offending field and err->where the key or tensor name when known. On failure
+ * *out is NULL. */
 lc_code lc_gguf_load(const char *path, lc_model **out, lc_error *err);
+
+/* Flags for lc_gguf_open. LC_GGUF_LENIENT: for model-inspect, which must show a file
+ * llama.cpp would refuse and say why. Rules the reader can read past (an over-long or
+ * duplicate name, a key the spec forbids, an offset off the running sum, a bool of 2,
+ * ...) become warnings on the model (lc_model_warning, refused = true; a duplicate
+ * shows its first entry only), and the rules we accept but the spec or llama.cpp do
+ * not (arrays of arrays, non-ASCII keys, invalid UTF-8 strings, missing
+ * general.architecture or general.quantization_version, non-zero padding between
+ * tensors) are checked too (refused = false). What cannot be read past still fails. */
+#define LC_GGUF_LENIENT 1u
+lc_code lc_gguf_open(const char *path, unsigned flags, lc_model **out, lc_gguf_info *info,
+                     lc_error *err);
+lc_code lc_gguf_open_mem(const void *buf, uint64_t size, unsigned flags, lc_model **out,
+                         lc_gguf_info *info, lc_error *err);
 
 /* As lc_gguf_load, and fills *info (may be NULL) on success. */
 lc_code lc_gguf_load_ex(const char *path, lc_model **out, lc_gguf_info *info, lc_error *err);
@@ -74,8 +96,8 @@ typedef struct lc_gguf_write_opts {
  * chunk_bytes, each tensor padded to the alignment (ggml's running-sum layout).
  * Chunks are read by `threads` workers at once (sources must allow that, as
  * lc_source_ops says) and written in order; the file is the same for any count.
- * The alignment is the model's general.alignment (must be a u32 power of two, else
- * LC_E_ARG) or 32. LC_E_UNSUPPORTED (where = tensor name) for a dtype GGUF lacks,
+ * The alignment is the model's general.alignment (must be a u32 power of two and at
+ * least 8, else LC_E_ARG: what the reader accepts) or 32. LC_E_UNSUPPORTED (where = tensor name) for a dtype GGUF lacks,
  * more than 4 dimensions, or a name of 64 bytes or more (ggml cannot load it);
  * LC_E_ARG for an array whose items do not all have its element type; LC_E_IO. A
  * failed read of a tensor's source passes through with where = tensor name and the

@@ -16,10 +16,14 @@
 #include <math.h>
 #include <string.h>
 
-#include "formats/pickle_impl.h"
+#include "formats/pickle_op_impl.h"
 #include "libconvert/alloc.h"
 #include "libconvert/bytes.h"
+#include "libconvert/hash.h"
 #include "libconvert/rd.h"
+
+_Static_assert(LC_PICKLE_MAX_MEMO == LC_PICKLE_OP_MAX_MEMO, "one memo limit");
+_Static_assert(LC_PICKLE_MAX_DIGITS == LC_PICKLE_OP_MAX_DIGITS, "one digit limit");
 
 enum { F_ORDERED = 1, F_HASHED = 2, F_UNHASHABLE = 4 };
 enum { DFS_NEW = 0, DFS_OPEN = 1, DFS_DONE = 2 };
@@ -75,6 +79,7 @@ typedef struct vm {
     lc_pickle_val **memo;
     uint64_t        mcap, mcount;
     uint64_t        max_values, nvalues;
+    uint64_t        stored;   /* lc_pickle_opts.stored_size when it set max_values, else 0 */
     uint64_t        eq_budget;
     uint32_t        seed;   /* per load, so crafted keys cannot all collide */
 } vm;
@@ -95,6 +100,11 @@ static lc_code oom(vm *m, uint64_t n) {
 }
 
 static lc_code new_val(vm *m, uint8_t kind, lc_pickle_val **out) {
+    if (m->nvalues >= m->max_values && m->stored)
+        return FAIL(m, LC_E_OVERFLOW,
+                    "more than %" PRIu64 " values, the budget of a pickle stored in %" PRIu64
+                    " bytes (%u per byte + %u)", m->max_values, m->stored,
+                    LC_PICKLE_VALUES_PER_BYTE, LC_PICKLE_VALUES_BASE);
     if (m->nvalues >= m->max_values)
         return FAIL(m, LC_E_OVERFLOW, "more than %" PRIu64 " values", m->max_values);
     lc_pickle_val *v = lc_pickle_op_alloc(&m->p->a, sizeof *v);
@@ -171,20 +181,12 @@ static lc_code pop_mark(vm *m, uint64_t *start) {
 
 /* ---- hashing and equality of dict keys and set items (Python's rules) ---- */
 
-static uint32_t mix64(uint64_t x) {
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdULL;
-    x ^= x >> 33;
-    x *= 0xc4ceb9fe1a85ec53ULL;
-    x ^= x >> 33;
-    return (uint32_t)x;
-}
+/* Keys come from the file, so both hashes are keyed (libconvert/hash.h): chosen keys
+ * cannot pile into one bucket chain. */
+static uint32_t mix64(uint64_t x) { return (uint32_t)lc_hash(&x, sizeof x); }
 
-static uint32_t fnv(const char *p, uint64_t n, uint32_t seed) {
-    uint32_t h = 2166136261u ^ seed;
-    for (uint64_t i = 0; i < n; i++)
-        h = (h ^ (uint8_t)p[i]) * 16777619u;
-    return h;
+static uint32_t hash_bytes(const char *p, uint64_t n, uint32_t seed) {
+    return (uint32_t)lc_hash_tweak(seed, p, (size_t)n);
 }
 
 /* Equal numbers hash alike across bool, int and float, as in Python. */
@@ -222,7 +224,7 @@ static lc_code hash_of(vm *m, lc_pickle_val *v, uint32_t *h) {
                     lc_pickle_kind_name(v->kind));
     switch (v->kind) {
     case LC_PICKLE_STR: case LC_PICKLE_BYTES: case LC_PICKLE_BIGINT:
-        v->hash = fnv(v->u.s.p, v->u.s.n, m->seed ^ v->kind);
+        v->hash = hash_bytes(v->u.s.p, v->u.s.n, m->seed ^ v->kind);
         break;
     case LC_PICKLE_TUPLE: {
         /* Tuples are built bottom-up from finished values, so this recursion is as deep
@@ -241,7 +243,8 @@ static lc_code hash_of(vm *m, lc_pickle_val *v, uint32_t *h) {
         break;
     }
     case LC_PICKLE_GLOBAL:
-        v->hash = fnv(v->u.g.name, strlen(v->u.g.name), fnv(v->u.g.mod, strlen(v->u.g.mod), 7));
+        v->hash = hash_bytes(v->u.g.name, strlen(v->u.g.name),
+                             hash_bytes(v->u.g.mod, strlen(v->u.g.mod), 7));
         break;
     case LC_PICKLE_FROZENSET: case LC_PICKLE_REDUCE: case LC_PICKLE_NEWOBJ:
     case LC_PICKLE_PERSID:
@@ -889,6 +892,12 @@ lc_code lc_pickle_load(const uint8_t *buf, uint64_t len, const lc_pickle_opts *o
     m->err = err;
     m->r = lc_rd_init(buf, len, o->base_offset, err);
     m->max_values = o->max_values ? o->max_values : LC_PICKLE_MAX_VALUES;
+    uint64_t by_size;
+    if (o->stored_size && !lc_mul_u64(o->stored_size, LC_PICKLE_VALUES_PER_BYTE, &by_size) &&
+        !lc_add_u64(by_size, LC_PICKLE_VALUES_BASE, &by_size) && by_size < m->max_values) {
+        m->max_values = by_size;
+        m->stored = o->stored_size;
+    }
     /* The heap address varies per run (ASLR); only speed under attack depends on it. */
     m->seed = mix64((uint64_t)(uintptr_t)m);
     if (m->max_values > UINT32_MAX - 1)

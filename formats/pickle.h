@@ -43,6 +43,10 @@
 #define LC_PICKLE_MAX_VALUES (1u << 22) /* values built by one load (default) */
 #define LC_PICKLE_MAX_ARENA  ((uint64_t)1 << 30) /* bytes the values may take */
 #define LC_PICKLE_MAX_DIGITS 4300u      /* decimal digits of a protocol-0 int, as CPython */
+/* Values a compressed pickle may build per byte it takes in its file, plus a base
+ * (see lc_pickle_opts.stored_size). */
+#define LC_PICKLE_VALUES_PER_BYTE 16u
+#define LC_PICKLE_VALUES_BASE     (1u << 16)
 
 typedef enum lc_pickle_kind {
     LC_PICKLE_NONE = 0,
@@ -72,6 +76,14 @@ typedef struct lc_pickle_opts {
     uint64_t base_offset;    /* file offset of buf[0]; added to every reported offset */
     bool     allow_trailing; /* stop at STOP; otherwise bytes after it are LC_E_MALFORMED */
     uint64_t max_values;     /* 0: LC_PICKLE_MAX_VALUES */
+    /* Bytes the pickle takes in its file when they are not its len bytes (a DEFLATE zip
+     * entry's compressed size); 0: len. Values built are then budgeted at
+     * LC_PICKLE_VALUES_PER_BYTE per stored byte + LC_PICKLE_VALUES_BASE (within
+     * max_values): each value costs ~100 bytes of memory, and 4 million one-byte
+     * opcodes compress to a few kilobytes. A plain pickle builds at most about one
+     * value per byte and never meets this budget; a torch data.pkl builds ~15 values
+     * per tensor in ~60 bytes that DEFLATE shrinks by a few times. */
+    uint64_t stored_size;
 } lc_pickle_opts;
 
 /* Interprets the pickle in buf[0..len). On success *out owns every value (the bytes of

@@ -19,14 +19,13 @@
  *                  V UNICODE (raw-unicode-escape), P PERSID, g GET, p PUT
  *   two lines      c GLOBAL and i INST: "module\nname\n"
  */
-#include "formats/pickle_impl.h"
+#include "formats/pickle_op_impl.h"
 
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "formats/pickle.h"
 #include "libconvert/alloc.h"
 #include "libconvert/bytes.h"
 
@@ -121,9 +120,9 @@ static lc_code parse_decimal(lc_pickle_op *op, uint64_t at, bool *fits, lc_error
     }
     if (i == n)
         return lc_fail(err, LC_E_MALFORMED, at, "integer text is empty");
-    if (n - i > LC_PICKLE_MAX_DIGITS)
+    if (n - i > LC_PICKLE_OP_MAX_DIGITS)
         return lc_fail(err, LC_E_OVERFLOW, at, "integer of %" PRIu64 " digits exceeds %u",
-                       n - i, LC_PICKLE_MAX_DIGITS);
+                       n - i, LC_PICKLE_OP_MAX_DIGITS);
     if (s[i] == '0' && n - i > 1)
         return lc_fail(err, LC_E_MALFORMED, at, "integer text has a leading zero");
     uint64_t mag = 0;
@@ -142,21 +141,35 @@ static lc_code parse_decimal(lc_pickle_op *op, uint64_t at, bool *fits, lc_error
     return LC_OK;
 }
 
+/* A pickler numbers memo entries 0, 1, 2... as it stores them, one opcode of at least
+ * a byte each, so entry i is stored past byte i: a PUT of an index beyond the pickle's
+ * length is no pickler's, and would cost a memo array of that size (8 bytes made
+ * 32 MB before this check). */
+static lc_code check_put(lc_rd *r, const lc_pickle_op *op, uint64_t idx) {
+    if ((op->code == OP_PUT || op->code == OP_BINPUT || op->code == OP_LONG_BINPUT) &&
+        idx >= r->size)
+        return lc_fail(r->err, LC_E_OVERFLOW, op->at,
+                       "PUT of memo index %" PRIu64 " in a pickle of %" PRIu64 " bytes, which "
+                       "can store at most that many", idx, r->size);
+    return LC_OK;
+}
+
 static lc_code read_index_line(lc_rd *r, lc_pickle_op *op, const char *what) {
     bool fits;
     LC_TRY(read_line(r, &op->p, &op->n, what));
     LC_TRY(parse_decimal(op, op->at, &fits, r->err));
-    if (!fits || op->n_int < 0 || op->n_int >= (int64_t)LC_PICKLE_MAX_MEMO)
+    if (!fits || op->n_int < 0 || op->n_int >= (int64_t)LC_PICKLE_OP_MAX_MEMO)
         return lc_fail(r->err, LC_E_OVERFLOW, op->at, "%s memo index %.*s is out of range 0..%u",
                        what, (int)(op->n > 24 ? 24 : op->n), (const char *)op->p,
-                       LC_PICKLE_MAX_MEMO - 1);
-    return LC_OK;
+                       LC_PICKLE_OP_MAX_MEMO - 1);
+    return check_put(r, op, (uint64_t)op->n_int);
 }
 
 static lc_code check_index(lc_rd *r, lc_pickle_op *op, uint64_t idx) {
-    if (idx >= LC_PICKLE_MAX_MEMO)
+    if (idx >= LC_PICKLE_OP_MAX_MEMO)
         return lc_fail(r->err, LC_E_OVERFLOW, op->at, "memo index %" PRIu64 " exceeds %u", idx,
-                       LC_PICKLE_MAX_MEMO - 1);
+                       LC_PICKLE_OP_MAX_MEMO - 1);
+    LC_TRY(check_put(r, op, idx));
     op->n_int = (int64_t)idx;
     return LC_OK;
 }

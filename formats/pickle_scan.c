@@ -13,7 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "formats/pickle_impl.h"
+#include "formats/pickle_op_impl.h"
 #include "libconvert/alloc.h"
 #include "libconvert/rd.h"
 

@@ -48,10 +48,11 @@ typedef struct lc_pth_opts {
      * keys ("model", "state_dict.module"); "" or NULL chooses automatically:
      *   the root when it is a dict of tensors; else the first of "state_dict",
      *   "model_state_dict", "model", "module", "net", "params" whose value holds
-     *   tensors; else the only top-level dict that holds tensors; else every tensor
-     *   in the object. "." takes the whole object as it is. Nested dicts and lists
-     *   below the choice are flattened with
-     *   '.' ("layers.0.weight"). */
+     *   tensors (a training checkpoint: tensors beside it are left out, and `note`
+     *   says how many and where); else the one top-level dict that holds tensors when
+     *   nothing else does; else every tensor in the object. "." takes the whole
+     *   object as it is. Nested dicts and lists below the choice are flattened with
+     *   '.' ("layers.0.weight"). A choice without tensors is LC_E_NOTFOUND. */
     const char *key;
     /* Drop every tensor whose bytes overlap those of a tensor that covers its whole
      * storage, as safetensors' convert script does: of each overlapping group the
@@ -64,6 +65,15 @@ typedef struct lc_pth_opts {
      * resident set. Off, they are read with pread into the caller's buffer, which
      * keeps a streaming conversion's memory flat. lc_pth_load_mem always views. */
     bool zero_copy;
+    /* Let views of a storage write more than 16 times its bytes + 4 KiB in all (a
+     * stride-0 view: torch's expand()). Off, such a checkpoint is LC_E_OVERFLOW at load,
+     * before anything is written: 642 bytes can otherwise ask for 64 GiB. */
+    bool allow_expand;
+    /* Called (when not NULL) once a file has loaded if the automatic key choice left
+     * tensors out; note->msg says what was taken and what was left, path, where and
+     * offset locate it (code is LC_OK). note_ctx is passed through. */
+    void (*note)(void *note_ctx, const lc_error *note);
+    void *note_ctx;
 } lc_pth_opts;
 
 /* Loads a checkpoint: a zip or legacy file, or a sharded folder (PATH is the folder
@@ -76,8 +86,10 @@ typedef struct lc_pth_opts {
  * when the storage is stored, little-endian, contiguous and not negated.
  * Codes: the zip's and the pickle's (LC_E_FORBIDDEN names the global), and
  * LC_E_MALFORMED (not a checkpoint, a tensor call of the wrong shape, a view past
- * its storage, a storage whose size disagrees with its entry), LC_E_NOTFOUND (no
- * data.pkl, a storage entry missing, opts->key absent, a sharded tensor missing),
+ * its storage, a storage whose size disagrees with its entry, two tensors of one
+ * name), LC_E_NOTFOUND (no data.pkl, a storage entry missing, opts->key absent, no
+ * tensor at all, a sharded tensor missing), LC_E_OVERFLOW (a limit, the walk's
+ * budgets, which grow with the pickle's bytes, or an expanded view),
  * LC_E_UNSUPPORTED (complex or quantized dtypes, a storage on another device that
  * we cannot place, more than LC_MAX_DIMS dims), LC_E_MISMATCH (a shard disagrees
  * with the index). opts may be NULL. On success *out owns everything (maps,

@@ -7,13 +7,21 @@
  * end opens a new cluster (the previous *one*, not the furthest end: the
  * reference's rule); of each cluster of two or more, the tensor that covers its
  * whole storage (starts at 0, numel x size == storage bytes) with the smallest name
- * stays and the others are dropped, each recorded as metadata dropped -> kept. */
-#include "formats/pth_impl.h"
+ * stays and the others are dropped, each recorded as metadata dropped -> kept.
+ *
+ * Before a tensor joins, two refusals that name the pickle offset of its rebuild call:
+ * a name the model already has (two paths that flatten to one name, or a tensor in
+ * two shards), and views of one storage that would write more than
+ * LC_PTH_EXPAND_FACTOR times its bytes (stride 0), unless opts->allow_expand. */
+#include "formats/pth_commit_impl.h"
 
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "formats/pth_source_impl.h"
 #include "libconvert/alloc.h"
+#include "libconvert/bytes.h"
 
 typedef struct storage_table {
     lc_pth_storage **st;
@@ -92,6 +100,42 @@ static lc_code dedupe(const lc_pth_found *f, size_t *keep, lc_error *err) {
     return LC_OK;
 }
 
+/* Tensor i's name must be new to the model: say where its twin was made. */
+static lc_code check_name(const lc_pth_found *f, const size_t *keep, size_t i,
+                          const lc_model *m, lc_error *err) {
+    const lc_pth_tensor *pt = &f->t[i];
+    if (!lc_model_find_tensor(m, pt->name))
+        return LC_OK;
+    for (size_t j = 0; j < i; j++)
+        if (keep[j] == j && strcmp(f->t[j].name, pt->name) == 0)
+            return lc_fail(err, LC_E_MALFORMED, pt->at,
+                           "two tensors are named \"%.80s\": the rebuild calls at 0x%" PRIx64
+                           " and here", pt->name, f->t[j].at);
+    return lc_fail(err, LC_E_MALFORMED, pt->at,
+                   "tensor \"%.80s\" is also in a shard read before this one", pt->name);
+}
+
+/* Charges tensor pt's bytes to its storage (see LC_PTH_EXPAND_FACTOR). */
+static lc_code check_expand(const lc_pth_tensor *pt, const lc_pth_opts *o, lc_error *err) {
+    lc_pth_storage *s = pt->st;
+    uint64_t nbytes, limit, total;
+    LC_TRY(lc_shape_nbytes(pt->dtype, pt->ndim, pt->shape, &nbytes, err));
+    if (lc_mul_u64(s->nbytes, LC_PTH_EXPAND_FACTOR, &limit) ||
+        lc_add_u64(limit, LC_PTH_EXPAND_SLACK, &limit))
+        limit = UINT64_MAX;
+    if (lc_add_u64(s->out_bytes, nbytes, &total))
+        total = UINT64_MAX;
+    if (total > limit && !(o && o->allow_expand))
+        return lc_fail(err, LC_E_OVERFLOW, pt->at,
+                       "tensor \"%.60s\" takes %" PRIu64 " bytes from the %" PRIu64
+                       "-byte storage %.20s, whose views may write %u times its bytes + %u "
+                       "in all (%" PRIu64 " so far): an expanded view (stride 0)? "
+                       "--allow-expand writes it", pt->name, nbytes, s->nbytes, s->key,
+                       LC_PTH_EXPAND_FACTOR, LC_PTH_EXPAND_SLACK, s->out_bytes);
+    s->out_bytes = total;
+    return LC_OK;
+}
+
 lc_code lc_pth_commit(lc_pth_found *f, const lc_pth_opts *o, lc_model *m, lc_error *err) {
     lc_code rc = LC_OK;
     size_t *keep = NULL;
@@ -125,6 +169,8 @@ lc_code lc_pth_commit(lc_pth_found *f, const lc_pth_opts *o, lc_model *m, lc_err
         lc_tensor *t;
         if (keep[i] != i)
             continue;
+        if ((rc = check_name(f, keep, i, m, err)) || (rc = check_expand(pt, o, err)))
+            goto done;
         if ((rc = lc_model_add_tensor(m, pt->name, pt->dtype, pt->ndim, pt->shape, &t, err)) ||
             (rc = lc_pth_source_attach(t, pt, err))) {
             lc_err_context(err, NULL, pt->name);

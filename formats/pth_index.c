@@ -8,7 +8,7 @@
  * Shard names must be plain file names in the index's folder (no '/', no ".."), so an
  * index cannot make us open files elsewhere. Every tensor must sit in the shard the
  * map names, and every shard tensor must be in the map (LC_E_MISMATCH otherwise). */
-#include "formats/pth_impl.h"
+#include "formats/pth_index_impl.h"
 
 #include <cjson/cJSON.h>
 #include <stdio.h>
@@ -16,6 +16,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "formats/pth.h"
+#include "formats/pth_file_impl.h"
 #include "libconvert/alloc.h"
 #include "libconvert/map.h"
 #include "libconvert/outfile.h"
@@ -109,22 +111,23 @@ static int str_cmp(const void *a, const void *b) {
     return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-/* Shard names, each once, sorted as transformers loads them (borrowed from the JSON). */
+/* Shard names, each once, sorted as transformers loads them (borrowed from the JSON).
+ * Sorted first and then deduplicated: an index may name as many shards as tensors, and
+ * a search per entry would be quadratic before the first shard is opened. */
 static lc_code shard_names(const index_file *ix, const char ***names, size_t *n, lc_error *err) {
     size_t cap = (size_t)cJSON_GetArraySize(ix->wmap) + 1, k = 0;
     const char **v = lc_calloc(cap, sizeof *v);
     if (!v)
         return lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory");
-    for (const cJSON *it = ix->wmap->child; it; it = it->next) {
-        size_t j = 0;
-        while (j < k && strcmp(v[j], it->valuestring) != 0)
-            j++;
-        if (j == k)
-            v[k++] = it->valuestring;
-    }
+    for (const cJSON *it = ix->wmap->child; it; it = it->next)
+        v[k++] = it->valuestring;
     qsort((void *)v, k, sizeof *v, str_cmp);
+    size_t distinct = 0;
+    for (size_t j = 0; j < k; j++)
+        if (distinct == 0 || strcmp(v[distinct - 1], v[j]) != 0)
+            v[distinct++] = v[j];
     *names = v;
-    *n = k;
+    *n = distinct;
     return LC_OK;
 }
 
@@ -152,17 +155,58 @@ lc_code lc_pth_index_shards(const char *path, char ***files, size_t *n, lc_error
         *n = k;
     }
     lc_free(names);
+    lc_err_context(err, ix.path ? ix.path : path, NULL);   /* out of memory included */
     index_close(&ix);
     return rc;
 }
 
+/* weight_map as (tensor, shard) rows sorted by tensor name, for a binary search per
+ * shard tensor (cJSON's own lookup walks the whole map each time). Where a name is
+ * listed twice the first listing wins, as with cJSON_GetObjectItemCaseSensitive. */
+typedef struct map_row {
+    const char *name, *shard;
+    size_t      at;          /* position in weight_map */
+} map_row;
+
+static int row_by_name(const void *a, const void *b) {
+    const map_row *x = a, *y = b;
+    int c = strcmp(x->name, y->name);
+    return c ? c : (x->at > y->at) - (x->at < y->at);
+}
+
+static lc_code map_rows(const index_file *ix, map_row **rows, size_t *n, lc_error *err) {
+    size_t k = 0;
+    map_row *r = lc_calloc((size_t)cJSON_GetArraySize(ix->wmap) + 1, sizeof *r);
+    if (!r)
+        return lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory");
+    for (const cJSON *it = ix->wmap->child; it; it = it->next, k++)
+        r[k] = (map_row){ it->string, it->valuestring, k };
+    qsort(r, k, sizeof *r, row_by_name);
+    *rows = r;
+    *n = k;
+    return LC_OK;
+}
+
+/* The first listing of NAME, or NULL. */
+static const map_row *find_row(const map_row *rows, size_t n, const char *name) {
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (strcmp(rows[mid].name, name) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < n && strcmp(rows[lo].name, name) == 0 ? &rows[lo] : NULL;
+}
+
 /* Every tensor the shard added ([from, to) of m) must map to this shard. */
-static lc_code check_shard(const index_file *ix, const lc_model *m, size_t from, size_t to,
-                           const char *shard, const char *shard_path, lc_error *err) {
+static lc_code check_shard(const map_row *rows, size_t nrows, const lc_model *m, size_t from,
+                           size_t to, const char *shard, const char *shard_path, lc_error *err) {
     for (size_t i = from; i < to; i++) {
         const lc_tensor *t = lc_model_tensor(m, i);
-        const cJSON *it = cJSON_GetObjectItemCaseSensitive(ix->wmap, t->name);
-        if (!it || strcmp(it->valuestring, shard) != 0) {
+        const map_row *it = find_row(rows, nrows, t->name);
+        if (!it || strcmp(it->shard, shard) != 0) {
             lc_fail(err, LC_E_MISMATCH, LC_NO_OFFSET, "tensor is in %s but the index %s", shard,
                     it ? "names another shard" : "does not list it");
             lc_err_context(err, shard_path, t->name);
@@ -175,10 +219,13 @@ static lc_code check_shard(const index_file *ix, const lc_model *m, size_t from,
 lc_code lc_pth_index_load(const char *path, const lc_pth_opts *o, lc_model *m, lc_error *err) {
     index_file ix;
     const char **names = NULL;
-    size_t k = 0;
+    map_row *rows = NULL;
+    size_t k = 0, nrows = 0;
     lc_code rc = index_open(path, &ix, err);
     if (rc == LC_OK)
         rc = shard_names(&ix, &names, &k, err);
+    if (rc == LC_OK)
+        rc = map_rows(&ix, &rows, &nrows, err);
     for (size_t i = 0; rc == LC_OK && i < k; i++) {
         char *sp = join(ix.has_dir ? ix.path : NULL, ix.dir_len, names[i]);
         size_t before = lc_model_tensor_count(m);
@@ -187,7 +234,8 @@ lc_code lc_pth_index_load(const char *path, const lc_pth_opts *o, lc_model *m, l
             break;
         }
         if ((rc = lc_pth_load_file(sp, o, m, err)) == LC_OK)
-            rc = check_shard(&ix, m, before, lc_model_tensor_count(m), names[i], sp, err);
+            rc = check_shard(rows, nrows, m, before, lc_model_tensor_count(m), names[i], sp,
+                             err);
         lc_err_context(err, sp, NULL);
         lc_free(sp);
     }
@@ -199,6 +247,7 @@ lc_code lc_pth_index_load(const char *path, const lc_pth_opts *o, lc_model *m, l
             lc_err_context(err, ix.path, it->string);
             break;
         }
+    lc_free(rows);
     lc_free(names);
     index_close(&ix);
     return rc;

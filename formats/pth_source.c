@@ -13,13 +13,14 @@
  * this process's resident set. A strided view reads the span of storage it reaches
  * once, into a buffer kept until the read that ends the tensor: memory is the size
  * of that one view. */
-#include "formats/pth_impl.h"
+#include "formats/pth_source_impl.h"
 
 #include <errno.h>
 #include <pthread.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "formats/zip.h"
 #include "libconvert/alloc.h"
 
 typedef struct pth_src {
@@ -172,9 +173,8 @@ static lc_code gather(pth_src *s, uint64_t first, uint64_t count, uint8_t *dst, 
     return LC_OK;
 }
 
-static lc_code src_read(void *ctx, const lc_tensor *t, uint64_t off, void *dst, size_t len,
-                        lc_error *err) {
-    pth_src *s = ctx;
+static lc_code read_view(pth_src *s, const lc_tensor *t, uint64_t off, void *dst, size_t len,
+                         lc_error *err) {
     const uint32_t e = s->esize;
     uint8_t *out = dst, tmp[16];
     const bool last = off + len == t->nbytes;
@@ -201,6 +201,18 @@ static lc_code src_read(void *ctx, const lc_tensor *t, uint64_t off, void *dst, 
 
 /* Contiguous, native-order, un-negated views of a storage read with pread are a plain
  * range of the checkpoint file: writers can copy them in the kernel. */
+/* Reads run while a writer works on its own file: whatever goes wrong here (a bad CRC,
+ * a file cut short, no memory for a strided view) names the checkpoint, whose offset
+ * it is, before the writer can put its output's name on it. */
+static lc_code src_read(void *ctx, const lc_tensor *t, uint64_t off, void *dst, size_t len,
+                        lc_error *err) {
+    pth_src *s = ctx;
+    lc_code rc = read_view(s, t, off, dst, len, err);
+    if (rc)
+        lc_err_context(err, s->st->path, NULL);
+    return rc;
+}
+
 static bool src_file_range(void *ctx, const lc_tensor *t, int *fd, uint64_t *off) {
     const pth_src *s = ctx;
     (void)t;

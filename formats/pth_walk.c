@@ -14,7 +14,7 @@
  * Storage of tensor element i (multi-index i_0..i_n) = offset + sum(i_d * stride_d);
  * a view fits when (offset + sum((size_d - 1) * stride_d) + 1) * element size is at
  * most the storage's bytes. */
-#include "formats/pth_impl.h"
+#include "formats/pth_walk_impl.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -23,12 +23,15 @@
 
 #include "libconvert/alloc.h"
 #include "libconvert/bytes.h"
+#include "libconvert/hash.h"
 #include "libconvert/value.h"
 
 typedef struct walker {
     lc_pth_found *f;
     lc_error     *err;
-    uint64_t      visits;
+    uint64_t      stored;                 /* the pickle's bytes in its file */
+    uint64_t      visits, max_visits;     /* work budget (pth_walk_impl.h) */
+    uint64_t      name_bytes, max_names;  /* name budget */
     char         *name;      /* the dotted path being built */
     size_t        len, cap;
 } walker;
@@ -93,12 +96,8 @@ static lc_code storage_class(walker *w, const lc_pickle_val *cls, lc_dtype *dt, 
 
 /* ---- the storage table ---- */
 
-static uint64_t hash_key(const char *s) {
-    uint64_t h = 1469598103934665603ull; /* FNV-1a */
-    for (; *s; s++)
-        h = (h ^ (uint8_t)*s) * 1099511628211ull;
-    return h;
-}
+/* Storage keys come from the pickle: a keyed hash, so chosen keys cannot collide. */
+static uint64_t hash_key(const char *s) { return lc_hash_str(s); }
 
 lc_pth_storage *lc_pth_found_storage(const lc_pth_found *f, const char *key) {
     if (!f->index_cap)
@@ -415,18 +414,43 @@ static lc_code read_tensor(walker *w, const lc_pickle_val *v, int depth, bool *i
 
 /* ---- the walk ---- */
 
+/* budget = per_byte x stored + base, at most cap. */
+static uint64_t budget(uint64_t stored, uint64_t per_byte, uint64_t base, uint64_t cap) {
+    uint64_t b;
+    if (lc_mul_u64(stored, per_byte, &b) || lc_add_u64(b, base, &b) || b > cap)
+        return cap;
+    return b;
+}
+
 static lc_code visit(walker *w, uint64_t at) {
-    if (++w->visits > LC_PTH_MAX_VISITS)
+    if (++w->visits > w->max_visits)
         return lc_fail(w->err, LC_E_OVERFLOW, at,
-                       "the object graph has more than %u values (shared through the memo?)",
-                       LC_PTH_MAX_VISITS);
+                       "walking the pickle takes more than %" PRIu64 " steps, its budget (%u "
+                       "per stored byte of the pickle: %u x %" PRIu64 " + %u, at most %u): "
+                       "values shared through the memo?", w->max_visits, LC_PTH_WORK_PER_BYTE,
+                       LC_PTH_WORK_PER_BYTE, w->stored, LC_PTH_WORK_BASE, LC_PTH_MAX_VISITS);
     return LC_OK;
 }
 
-/* Appends ".part" (or "part" at the root) to w->name; *saved restores it. */
-static lc_code push_name(walker *w, const char *part, size_t plen, size_t *saved) {
+/* Charges n bytes of tensor names (a name being built, or one kept). */
+static lc_code charge_name(walker *w, uint64_t n, uint64_t at) {
+    if (n > w->max_names - w->name_bytes)
+        return lc_fail(w->err, LC_E_OVERFLOW, at,
+                       "tensor names take more than %" PRIu64 " bytes, their budget (%u per "
+                       "stored byte of the pickle: %u x %" PRIu64 " + %u, at most %" PRIu64 ")",
+                       w->max_names, LC_PTH_NAME_PER_BYTE, LC_PTH_NAME_PER_BYTE, w->stored,
+                       LC_PTH_NAME_BASE, LC_PTH_MAX_NAME_BYTES);
+    return LC_OK;
+}
+
+/* Appends ".part" (or "part" at the root) to w->name; *saved restores it. A path
+ * longer than what is left of the name budget could never be kept: refused before it
+ * grows the buffer. */
+static lc_code push_name(walker *w, const lc_pickle_val *v, const char *part, size_t plen,
+                         size_t *saved) {
     *saved = w->len;
     size_t need = w->len + 1 + plen + 1;
+    LC_TRY(charge_name(w, need, lc_pickle_offset(v)));
     if (need > w->cap) {
         size_t cap = w->cap ? w->cap : 64;
         while (cap < need)
@@ -472,8 +496,12 @@ static lc_code add_found(walker *w, lc_pth_tensor *t) {
         f->t = nt;
         f->cap_t = cap;
     }
-    if (!(t->name = lc_strdup(w->len ? w->name : "tensor")))
+    const char *name = w->len ? w->name : "tensor";
+    const uint64_t n = strlen(name) + 1;
+    LC_TRY(charge_name(w, n, t->at));
+    if (!(t->name = lc_strdup(name)))
         return lc_fail(w->err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory");
+    w->name_bytes += n;
     f->t[f->n_t++] = *t;
     return LC_OK;
 }
@@ -496,7 +524,7 @@ static lc_code walk(walker *w, const lc_pickle_val *v, unsigned depth) {
         for (size_t i = 0; i < n; i++) {
             char buf[24];
             snprintf(buf, sizeof buf, "%zu", i);
-            LC_TRY(push_name(w, buf, strlen(buf), &saved));
+            LC_TRY(push_name(w, items[i], buf, strlen(buf), &saved));
             LC_TRY(walk(w, items[i], depth + 1));
             w->len = saved;
         }
@@ -508,7 +536,7 @@ static lc_code walk(walker *w, const lc_pickle_val *v, unsigned depth) {
         size_t len;
         if (!key_text(lc_pickle_dict_key(v, i), buf, sizeof buf, &s, &len))
             continue; /* tuple or float keys hold no state dict in practice */
-        LC_TRY(push_name(w, s, len, &saved));
+        LC_TRY(push_name(w, lc_pickle_dict_value(v, i), s, len, &saved));
         LC_TRY(walk(w, lc_pickle_dict_value(v, i), depth + 1));
         w->len = saved;
     }
@@ -536,17 +564,22 @@ static lc_code holds_tensors(walker *w, const lc_pickle_val *v, unsigned depth, 
     return LC_OK;
 }
 
-/* The value under dict key `part` (str, or int written in decimal), or NULL. */
-static const lc_pickle_val *dict_lookup(const lc_pickle_val *d, const char *part, size_t plen) {
+/* The entry under dict key `part` (str, or int written in decimal), or SIZE_MAX. */
+static size_t dict_index(const lc_pickle_val *d, const char *part, size_t plen) {
     for (size_t i = 0; i < lc_pickle_dict_len(d); i++) {
         char buf[24];
         const char *s;
         size_t len;
         if (key_text(lc_pickle_dict_key(d, i), buf, sizeof buf, &s, &len) && len == plen &&
             memcmp(s, part, plen) == 0)
-            return lc_pickle_dict_value(d, i);
+            return i;
     }
-    return NULL;
+    return SIZE_MAX;
+}
+
+/* The value under dict key `part`, or NULL. */
+static const lc_pickle_val *dict_lookup(const lc_pickle_val *d, const char *part, size_t plen) {
+    return lc_pickle_dict_value(d, dict_index(d, part, plen));
 }
 
 static lc_code choose_by_key(walker *w, const lc_pickle_val *root, const char *key,
@@ -567,7 +600,71 @@ static lc_code choose_by_key(walker *w, const lc_pickle_val *root, const char *k
     return LC_OK;
 }
 
-/* The automatic choice documented at lc_pth_opts.key. */
+/* Counts the tensor calls below v, each time it is reached (bounded like the walk). */
+static lc_code count_tensors(walker *w, const lc_pickle_val *v, unsigned depth, size_t *n) {
+    LC_TRY(visit(w, lc_pickle_offset(v)));
+    if (depth > LC_PTH_MAX_DEPTH)
+        return lc_fail(w->err, LC_E_MALFORMED, lc_pickle_offset(v),
+                       "objects nested deeper than %u (a cycle?)", LC_PTH_MAX_DEPTH);
+    if (looks_like_tensor(v)) {
+        (*n)++;
+        return LC_OK;
+    }
+    size_t k;
+    const lc_pickle_val *const *items = lc_pickle_items(v, LC_PICKLE_LIST, &k);
+    if (!items)
+        items = lc_pickle_items(v, LC_PICKLE_TUPLE, &k);
+    for (size_t i = 0; items && i < k; i++)
+        LC_TRY(count_tensors(w, items[i], depth + 1, n));
+    for (size_t i = 0; i < lc_pickle_dict_len(v); i++)
+        LC_TRY(count_tensors(w, lc_pickle_dict_value(v, i), depth + 1, n));
+    return LC_OK;
+}
+
+/* The chosen entry `pick` of root holds the state dict: records in f->note how many
+ * tensors the other entries hold (left out) and under which key, when any. */
+static lc_code note_left_out(walker *w, const lc_pickle_val *root, size_t pick) {
+    size_t total = 0, keys = 0, first = 0;
+    for (size_t i = 0; i < lc_pickle_dict_len(root); i++) {
+        size_t n = 0;
+        if (i != pick)
+            LC_TRY(count_tensors(w, lc_pickle_dict_value(root, i), 1, &n));
+        if (n && !keys++)
+            first = i;
+        total += n;
+    }
+    if (!total)
+        return LC_OK;
+    char kb[2][24];
+    const char *ks[2];
+    size_t kl[2];
+    const lc_pickle_val *kv[2] = { lc_pickle_dict_key(root, pick),
+                                   lc_pickle_dict_key(root, first) };
+    for (int j = 0; j < 2; j++)
+        if (!key_text(kv[j], kb[j], sizeof kb[j], &ks[j], &kl[j]))
+            ks[j] = "?", kl[j] = 1;
+    lc_error *note = &w->f->note;
+    note->offset = lc_pickle_offset(lc_pickle_dict_value(root, pick));
+    snprintf(note->msg, sizeof note->msg,
+             "took the tensors under \"%.*s\", as for a training checkpoint, and left out "
+             "%zu tensor%s beside it (under \"%.*s\"%s); --key . keeps every tensor",
+             (int)(kl[0] > 48 ? 48 : kl[0]), ks[0], total, total == 1 ? "" : "s",
+             (int)(kl[1] > 48 ? 48 : kl[1]), ks[1], keys > 1 ? " and more" : "");
+    return LC_OK;
+}
+
+/* The automatic choice documented at lc_pth_opts.key.
+ *
+ * What a torch user means by the tensors of a checkpoint: a state dict saved alone is
+ * the root; a training checkpoint ({"epoch": 5, "model": {...}, "optimizer": {...}})
+ * keeps the weights under a conventional key, which transformers and safetensors'
+ * convert script take the same way (the optimizer's moments are not weights), and the
+ * tensors left beside it are named in f->note so that the caller can say so. Without
+ * such a key, one dict holding every tensor of the object is the state dict wrapped
+ * with scalars ({"epoch": 5, "weights": {...}}); but when tensors lie anywhere else
+ * too, no part of the object is the state dict, so the root is taken and every tensor
+ * kept, named by its full path ("a.b", "a.c"): nothing is dropped without a word, and
+ * two paths that flatten to one name are refused as a duplicate by pth_commit.c. */
 static lc_code choose_auto(walker *w, const lc_pickle_val *root, const lc_pickle_val **out) {
     static const char *const known[] = { "state_dict", "model_state_dict", "model", "module",
                                          "net", "params" };
@@ -581,28 +678,28 @@ static lc_code choose_auto(walker *w, const lc_pickle_val *root, const lc_pickle
     if (all)
         return LC_OK;
     for (size_t k = 0; k < sizeof known / sizeof *known; k++) {
-        const lc_pickle_val *v = dict_lookup(root, known[k], strlen(known[k]));
+        const size_t i = dict_index(root, known[k], strlen(known[k]));
+        const lc_pickle_val *v = lc_pickle_dict_value(root, i);   /* NULL when absent */
         bool yes = false;
         if (v && lc_pickle_kind_of(v) == LC_PICKLE_DICT)
             LC_TRY(holds_tensors(w, v, 1, &yes));
         if (yes) {
             *out = v;
-            return LC_OK;
+            return note_left_out(w, root, i);
         }
     }
     const lc_pickle_val *only = NULL;
-    size_t dicts = 0;
+    size_t holders = 0;
     for (size_t i = 0; i < n; i++) {
         const lc_pickle_val *v = lc_pickle_dict_value(root, i);
         bool yes = false;
-        if (lc_pickle_kind_of(v) == LC_PICKLE_DICT)
-            LC_TRY(holds_tensors(w, v, 1, &yes));
+        LC_TRY(holds_tensors(w, v, 1, &yes));
         if (yes) {
             only = v;
-            dicts++;
+            holders++;
         }
     }
-    if (dicts == 1)
+    if (holders == 1 && lc_pickle_kind_of(only) == LC_PICKLE_DICT)
         *out = only;
     return LC_OK;
 }
@@ -636,22 +733,36 @@ static lc_code root_scalars(walker *w, const lc_pickle_val *root, lc_model *m) {
     return LC_OK;
 }
 
-lc_code lc_pth_walk(const lc_pickle_val *root, const lc_pth_opts *o, lc_pth_found *f,
-                    lc_model *m, lc_error *err) {
-    walker w = { .f = f, .err = err };
+lc_code lc_pth_walk(const lc_pickle_val *root, uint64_t stored_bytes, const lc_pth_opts *o,
+                    lc_pth_found *f, lc_model *m, lc_error *err) {
+    walker w = { .f = f, .err = err, .stored = stored_bytes };
+    w.max_visits = budget(stored_bytes, LC_PTH_WORK_PER_BYTE, LC_PTH_WORK_BASE,
+                          LC_PTH_MAX_VISITS);
+    w.max_names = budget(stored_bytes, LC_PTH_NAME_PER_BYTE, LC_PTH_NAME_BASE,
+                         LC_PTH_MAX_NAME_BYTES);
+    const bool by_key = o && o->key && o->key[0];
     const lc_pickle_val *top = root;
     lc_code rc;
-    if (o && o->key && strcmp(o->key, ".") == 0)
+    if (by_key && strcmp(o->key, ".") == 0)
         rc = LC_OK;                       /* "." is the whole object */
-    else if (o && o->key && o->key[0])
+    else if (by_key)
         rc = choose_by_key(&w, root, o->key, &top);
     else
         rc = choose_auto(&w, root, &top);
     if (rc == LC_OK && top != root)
         rc = root_scalars(&w, root, m);
-    w.visits = 0;
     if (rc == LC_OK)
-        rc = walk(&w, top, 0);
+        rc = walk(&w, top, 0);   /* the same budget as the choice: one walk's work */
+    /* An object without tensors converts to nothing: say so instead of writing an
+     * empty file. */
+    if (rc == LC_OK && f->n_t == 0 && by_key)
+        rc = lc_fail(err, LC_E_NOTFOUND, lc_pickle_offset(top),
+                     "no tensors found under --key %s (an object of kind %s)", o->key,
+                     lc_pickle_kind_name(lc_pickle_kind_of(top)));
+    else if (rc == LC_OK && f->n_t == 0)
+        rc = lc_fail(err, LC_E_NOTFOUND, lc_pickle_offset(root),
+                     "no tensors found in the pickle (its object is of kind %s)",
+                     lc_pickle_kind_name(lc_pickle_kind_of(root)));
     lc_free(w.name);
     return rc;
 }

@@ -20,7 +20,32 @@
  * the byte offset of every JSON value and key in document order; walking the cJSON
  * tree in the same order pairs each item with its offset. Integers are then read
  * from their own text (exact to 2^64, floats and negatives refused), and every
- * error can name the byte where the offending value starts. */
+ * error can name the byte where the offending value starts.
+ *
+ * The rules a file is held to, each with its source ("README" is the format section of
+ * huggingface/safetensors' README, whose MUSTs we enforce even where the library is
+ * lenient; "tensor.rs" the reference reader's checks; "ours" our own):
+ *   the file holds the 8-byte length (tensor.rs HeaderTooSmall)         truncated
+ *   N <= 100,000,000 (tensor.rs MAX_HEADER_SIZE)                        overflow
+ *   8 + N <= file size (tensor.rs InvalidHeaderLength)                  truncated
+ *   the header is UTF-8 (README, tensor.rs InvalidHeader)               malformed
+ *   the header begins with '{' (README MUST; serde_json skips leading
+ *     whitespace, so the library accepts "  {...}")                     malformed
+ *   the header is one JSON object (README, serde_json), no raw control
+ *     byte in a string (serde_json)                                     malformed
+ *   after the object only 0x20 padding (README: "MAY be trailing padded
+ *     with whitespace (0x20)"; serde_json also takes \t \n \r)         malformed
+ *   entries {dtype, shape, data_offsets}, nothing else, integers exact
+ *     (tensor.rs TensorInfo; ours: unknown fields refused)             malformed
+ *   dtypes the IR holds, at most LC_MAX_DIMS dims, no \u0000 (ours)     unsupported
+ *   __metadata__ maps strings to strings (README)                      malformed
+ *   no duplicate key, in the header or in __metadata__ (README)        malformed
+ *   data from 0, each tensor where the previous ended (README "entirely
+ *     indexed, cannot contain holes"; tensor.rs validate InvalidOffset) malformed
+ *   numel * size without overflow (tensor.rs ValidationOverflow)       overflow
+ *   end - begin == that size (tensor.rs TensorInvalidInfo)             malformed
+ *   the file ends at the last tensor (tensor.rs MetadataIncompleteBuffer)
+ *                                                                      malformed */
 #include "formats/safetensors.h"
 
 #include <cjson/cJSON.h>
@@ -159,15 +184,9 @@ typedef struct entry {
     uint64_t    key_at, shape_at, offs_at; /* file offsets for messages */
 } entry;
 
-/* Names come from the file: control bytes become '?' so the error stays one line. */
-static void ctx_name(lc_error *err, const char *name) {
-    char safe[128];
-    size_t i = 0;
-    for (; name && name[i] && i < sizeof safe - 1; i++)
-        safe[i] = (unsigned char)name[i] < 0x20 || name[i] == 0x7f ? '?' : name[i];
-    safe[i] = '\0';
-    lc_err_context(err, NULL, safe);
-}
+/* Names come from the file as they are: lc_err_format escapes what a terminal would
+ * act on, for every error alike. */
+static void ctx_name(lc_error *err, const char *name) { lc_err_context(err, NULL, name); }
 
 static lc_code fail_at(lc_error *err, lc_code code, uint64_t at, const char *where,
                        const char *msg) {
@@ -347,6 +366,9 @@ static lc_code read_json(const uint8_t *buf, uint64_t size, hdr *h, cJSON **root
     size_t good = lc_json_utf8_valid_prefix(h->text, (size_t)n);
     if (good != n)
         return lc_fail(err, LC_E_MALFORMED, TEXT_AT + good, "header is not valid UTF-8");
+    if (n == 0 || h->text[0] != '{')
+        return lc_fail(err, LC_E_MALFORMED, TEXT_AT, "header does not begin with '{' (the "
+                       "format says it MUST)");
     LC_TRY(lex(h, err));
     const char *end = NULL;
     *root = cJSON_ParseWithLengthOpts((const char *)h->text, (size_t)n, &end, 0);
@@ -354,10 +376,15 @@ static lc_code read_json(const uint8_t *buf, uint64_t size, hdr *h, cJSON **root
         uint64_t at = end ? (uint64_t)((const uint8_t *)end - h->text) : 0;
         return lc_fail(err, LC_E_MALFORMED, TEXT_AT + at, "header is not valid JSON");
     }
-    for (uint64_t i = (uint64_t)((const uint8_t *)end - h->text); i < n; i++)
-        if (h->text[i] != ' ' && h->text[i] != '\t' && h->text[i] != '\n' && h->text[i] != '\r')
+    for (uint64_t i = (uint64_t)((const uint8_t *)end - h->text); i < n; i++) {
+        const uint8_t c = h->text[i];
+        if (c == '\t' || c == '\n' || c == '\r')
+            return lc_fail(err, LC_E_MALFORMED, TEXT_AT + i, "the header is padded with byte "
+                           "0x%02x; the format pads with spaces (0x20) only", c);
+        if (c != ' ')
             return lc_fail(err, LC_E_MALFORMED, TEXT_AT + i, "text follows the header's JSON "
                            "value");
+    }
     uint64_t root_at = tok_next(h);
     if (!cJSON_IsObject(*root))
         return lc_fail(err, LC_E_MALFORMED, root_at, "header is not a JSON object");
@@ -486,14 +513,13 @@ typedef struct wm_entry {
 static int wm_by_name(const void *a, const void *b) {
     return strcmp(((const wm_entry *)a)->name, ((const wm_entry *)b)->name);
 }
+static int wm_by_shard(const void *a, const void *b) {
+    return strcmp(((const wm_entry *)a)->shard, ((const wm_entry *)b)->shard);
+}
 
 static void free_model(void *p) { lc_model_free(p); }
 
 /* Shard names are plain relative paths: never absolute, never "..". */
-static int str_cmp(const void *a, const void *b) {
-    return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
 static bool safe_shard_name(const char *s) {
     if (!*s || *s == '/')
         return false;
@@ -556,6 +582,8 @@ lc_code lc_safetensors_load_index(const char *index_json_path_or_dir, lc_model *
     size_t plen = strlen(p);
     bool is_dir = stat(p, &st) == 0 && S_ISDIR(st.st_mode);
     if (!(index = lc_malloc(plen + 40)) || !(dir = lc_malloc(plen + 2))) {
+        lc_free(index);      /* not filled in yet: the error names the argument */
+        index = NULL;
         rc = lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory");
         goto done;
     }
@@ -583,9 +611,12 @@ lc_code lc_safetensors_load_index(const char *index_json_path_or_dir, lc_model *
         root = cJSON_ParseWithLengthOpts((const char *)map->data, (size_t)map->size, &end, 0);
     const cJSON *wmap = cJSON_GetObjectItemCaseSensitive(root, "weight_map");
     if (!root || !cJSON_IsObject(wmap)) {
-        uint64_t at = root || !end ? LC_NO_OFFSET : (uint64_t)((const uint8_t *)end - map->data);
+        /* Where the JSON breaks, or the object that lacks the map. */
+        uint64_t at = root || !end ? 0 : (uint64_t)((const uint8_t *)end - map->data);
         rc = lc_fail(err, LC_E_MALFORMED, at, root ? "index has no \"weight_map\" object"
                                                    : "index is not valid JSON");
+        if (root)
+            lc_err_context(err, NULL, "weight_map");
         goto done;
     }
     size_t nwm = 0, nshards = 0;
@@ -604,21 +635,17 @@ lc_code lc_safetensors_load_index(const char *index_json_path_or_dir, lc_model *
         }
         wm[k].name = it->string;
         wm[k].shard = it->valuestring;
-        size_t s = 0; /* distinct shards; few, so a linear search */
-        while (s < nshards && strcmp(shards[s], it->valuestring) != 0)
-            s++;
-        if (s == nshards)
-            shards[nshards++] = it->valuestring;
     }
     /* Shards in file-name order (model-00001-of-N first), as transformers and
      * llama.cpp's converter read them; weight_map lists tensors by name, so its first
-     * mention of a shard says nothing about the order. */
-    qsort((void *)shards, nshards, sizeof *shards, str_cmp);
+     * mention of a shard says nothing about the order. Sorting the entries by shard
+     * numbers the distinct shards in that order in n log n: an index may name as many
+     * shards as tensors, and a search per entry would be quadratic. */
+    qsort(wm, nwm, sizeof *wm, wm_by_shard);
     for (k = 0; k < nwm; k++) {
-        size_t s = 0;
-        while (strcmp(shards[s], wm[k].shard) != 0)
-            s++;
-        wm[k].shard_no = s;
+        if (k == 0 || strcmp(wm[k - 1].shard, wm[k].shard) != 0)
+            shards[nshards++] = wm[k].shard;
+        wm[k].shard_no = nshards - 1;
     }
     qsort(wm, nwm, sizeof *wm, wm_by_name);
     for (k = 1; k < nwm; k++)
@@ -819,6 +846,7 @@ lc_code lc_safetensors_write(const lc_model *m, const char *path, const lc_st_wr
     size_t *first = lc_calloc(n ? n : 1, sizeof *first);
     lc_json_buf h = {0};
     lc_outfile *f = NULL;
+    lc_segments_failure failed = { 0, false };
     if (!order || !segs || !first) {
         rc = lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory");
         goto done;
@@ -842,7 +870,6 @@ lc_code lc_safetensors_write(const lc_model *m, const char *path, const lc_st_wr
     lc_progress_begin(progress, path, total);
     const size_t nseg = plan_segments(order, n, segs, first);
     const lc_segments_opts so = { .threads = opts ? opts->threads : 0 };
-    lc_segments_failure failed;
     if ((rc = lc_segments_write(f, segs, nseg, &so, progress, &failed, err)) != LC_OK) {
         if (failed.segment < nseg)
             ctx_name(err, order[first[failed.segment]]->name);
@@ -858,6 +885,9 @@ done:
     lc_free(first);
     lc_json_buf_free(&h);
     lc_free((void *)order);
-    lc_err_context(err, path, NULL);
+    /* A source's failure (a bad CRC, a value the cast cannot hold) is about an input
+     * file at an input offset: the caller, who knows that file, names it. */
+    if (!failed.source)
+        lc_err_context(err, path, NULL);
     return rc;
 }

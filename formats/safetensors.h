@@ -88,7 +88,9 @@ typedef struct lc_st_write_opts {
  * NULL.
  * Codes: LC_E_UNSUPPORTED (a dtype safetensors lacks, non-string metadata without
  * stringify_meta, a name that is not UTF-8), LC_E_OVERFLOW (header above the limit),
- * LC_E_IO, and whatever a tensor's source reports (where = tensor). */
+ * LC_E_IO, and whatever a tensor's source reports: then where = tensor and the
+ * source's offset, but no path, since the offset is in an input file the caller
+ * names (lc_err_context); every other error names PATH. */
 lc_code lc_safetensors_write(const lc_model *m, const char *path, const lc_st_write_opts *opts,
                              lc_progress *progress, lc_error *err);
 

@@ -33,7 +33,7 @@ static lc_code back_tensor(lc_model *out, lc_model *work, const lc_tensor *s, co
         LC_TRY(lc_view_file(v, fd, at, NULL, err));
         from = v;
     }
-    if (quant && !lc_quant_supported(s->dtype))
+    if (quant && !lc_dequant_supported(s->dtype))
         return lc_fail(err, LC_E_UNSUPPORTED, LC_NO_OFFSET, "tensor %.80s: no dequantizer "
                        "for %s", s->name, lc_dtype_name(s->dtype));
     /* Blocks are permuted in work under the HF name (the file view there has the GGUF

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "libconvert/escape.h"
+
 static const struct { const char *name; lc_vtype t; int64_t lo; uint64_t hi; } TYPES[] = {
     { "u8", LC_VT_U8, 0, UINT8_MAX },         { "u16", LC_VT_U16, 0, UINT16_MAX },
     { "u32", LC_VT_U32, 0, UINT32_MAX },      { "u64", LC_VT_U64, 0, UINT64_MAX },
@@ -81,9 +83,12 @@ lc_code lc_hf_meta_override(lc_model *m, const char *spec, lc_error *err) {
 
 static void print_value(const lc_value *v, FILE *f) {
     switch (v->type) {
-    case LC_VT_STRING:
-        fprintf(f, "\"%.60s%s\"", v->str.ptr, v->str.len > 60 ? "..." : "");
+    case LC_VT_STRING: {    /* from config.json or the tokenizer: escaped for a terminal */
+        char s[512];
+        lc_escape(s, sizeof s, v->str.ptr, v->str.len > 60 ? 60 : (size_t)v->str.len);
+        fprintf(f, "\"%s%s\"", s, v->str.len > 60 ? "..." : "");
         break;
+    }
     case LC_VT_ARRAY:
         fprintf(f, "[%" PRIu64 " %s items]", v->arr.count, lc_vtype_name(v->arr.elem));
         break;
@@ -99,7 +104,9 @@ static void print_value(const lc_value *v, FILE *f) {
 void lc_hf_meta_print(const lc_model *m, FILE *f) {
     for (size_t i = 0; i < lc_model_meta_count(m); i++) {
         const lc_kv *kv = lc_model_meta(m, i);
-        fprintf(f, "key    %-44s %-6s ", kv->key, lc_vtype_name(kv->val.type));
+        char key[512];
+        lc_escape(key, sizeof key, kv->key, strlen(kv->key));
+        fprintf(f, "key    %-44s %-6s ", key, lc_vtype_name(kv->val.type));
         print_value(&kv->val, f);
         fputc('\n', f);
     }

@@ -54,7 +54,7 @@ lc_infer_tile_fn lc_infer_tile(void) {
 /* ---- weight rows ---- */
 
 static bool readable(lc_dtype dt) {
-    return lc_dtype_is_quant(dt) ? lc_quant_supported(dt)
+    return lc_dtype_is_quant(dt) ? lc_dequant_supported(dt)
                                  : lc_dtype_get(dt)->is_float && lc_convert_supported(dt, LC_DT_F32);
 }
 

@@ -7,11 +7,19 @@
 #include "libconvert/alloc.h"
 #include "libconvert/outdir.h"
 #include "libconvert/convert.h"
+#include "libconvert/escape.h"
 
+/* Entry, module and name come from the file: escaped (libconvert/escape.h). */
 static void print_ref(void *ctx, const lc_pth_ref *r) {
-    if (ctx)
-        fprintf(ctx, "%s @ 0x%" PRIx64 ": %s.%s %s\n", r->entry, r->offset, r->module,
-                r->name, r->allowed ? "allowed" : "FORBIDDEN");
+    FILE *f = ctx;
+    if (!f)
+        return;
+    lc_escape_fputs(f, r->entry);
+    fprintf(f, " @ 0x%" PRIx64 ": ", r->offset);
+    lc_escape_fputs(f, r->module);
+    fputc('.', f);
+    lc_escape_fputs(f, r->name);
+    fprintf(f, " %s\n", r->allowed ? "allowed" : "FORBIDDEN");
 }
 
 static void list(const lc_model *m, FILE *f) {
@@ -19,7 +27,8 @@ static void list(const lc_model *m, FILE *f) {
         char shape[256];
         const lc_tensor *t = lc_model_tensor(m, i);
         lc_shape_format(t, shape, sizeof shape);
-        fprintf(f, "%s\t%s\t%s\n", t->name, lc_dtype_name(t->dtype), shape);
+        lc_escape_fputs(f, t->name);   /* from the file; tabs in a name become \t */
+        fprintf(f, "\t%s\t%s\n", lc_dtype_name(t->dtype), shape);
     }
 }
 
@@ -56,6 +65,8 @@ static lc_code write_shards(const lc_job_pth2st_opts *o, lc_progress *p, lc_erro
             (rc = lc_pth_load(files[i], &o->pth, &m, err)) == LC_OK &&
             (rc = write_one(m, path, o, p, err)) == LC_OK)
             rc = lc_pth_index_out_add(ix, m, name, err);
+        if (rc != LC_OK)   /* a source's failure: an offset in this shard */
+            lc_err_context(err, files[i], NULL);
         lc_model_free(m);
         lc_free(files[i]);
     }
@@ -80,8 +91,8 @@ lc_code lc_job_pth2safetensors(const lc_job_pth2st_opts *o, lc_progress *p, lc_e
         list(m, o->print);
     else if (rc == LC_OK && lc_pth_is_index(o->in))
         rc = write_shards(o, p, err);
-    else if (rc == LC_OK)
-        rc = write_one(m, o->out, o, p, err);
+    else if (rc == LC_OK && (rc = write_one(m, o->out, o, p, err)) != LC_OK)
+        lc_err_context(err, o->in, NULL);   /* a source's failure: an offset in the input */
     lc_model_free(m);
     return rc;
 }

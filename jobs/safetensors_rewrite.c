@@ -22,8 +22,8 @@ lc_code lc_job_safetensors_rewrite(const lc_job_st_rewrite_opts *o, lc_progress 
                                              : lc_safetensors_load(o->in, &m, err);
     if (rc == LC_OK && o->cast != LC_DT_INVALID)
         rc = lc_model_cast(m, o->cast, NULL, err);   /* lazy: converts while writing */
-    if (rc == LC_OK)
-        rc = lc_safetensors_write(m, o->out, &wo, p, err);
+    if (rc == LC_OK && (rc = lc_safetensors_write(m, o->out, &wo, p, err)) != LC_OK)
+        lc_err_context(err, o->in, NULL);   /* a source's failure: an offset in the input */
     lc_model_free(m);
     return rc;
 }

@@ -52,6 +52,9 @@ static const lc_dtype_info g_info[LC_DT_COUNT] = {
     [LC_DT_TQ1_0]    = BLOCK("TQ1_0", 34, 256, 54),
     [LC_DT_TQ2_0]    = BLOCK("TQ2_0", 35, 256, 66),
     [LC_DT_MXFP4]    = BLOCK("MXFP4", 39, 32, 17),
+    [LC_DT_NVFP4]    = BLOCK("NVFP4", 40, 64, 36),
+    [LC_DT_Q1_0]     = BLOCK("Q1_0", 41, 128, 18),
+    [LC_DT_Q2_0]     = BLOCK("Q2_0", 42, 64, 18),
 };
 
 const lc_dtype_info *lc_dtype_get(lc_dtype t) {

@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "libconvert/escape.h"
+
 static void copy_field(char *dst, size_t cap, const char *src) {
     size_t n = strlen(src);
     if (n >= cap)
@@ -23,10 +25,7 @@ lc_code lc_fail(lc_error *err, lc_code code, uint64_t offset, const char *fmt, .
     va_start(ap, fmt);
     vsnprintf(err->msg, sizeof err->msg, fmt, ap);
     va_end(ap);
-    /* One line: a name read from a file may carry a newline. */
-    for (char *p = err->msg; *p; p++)
-        if (*p == '\n' || *p == '\r')
-            *p = ' ';
+    /* A name from a file may have put control bytes in msg: lc_err_format escapes. */
     return code;
 }
 
@@ -58,6 +57,9 @@ const char *lc_code_name(lc_code code) {
     return names[code];
 }
 
+/* Every field may hold bytes from a file (a path from an index, a tensor name, a
+ * message quoting either): each is escaped (libconvert/escape.h) so the line stays one
+ * line of plain text, whatever the file says. */
 void lc_err_format(const lc_error *err, char *buf, size_t cap) {
     size_t n = 0;
     if (cap == 0)
@@ -69,14 +71,21 @@ void lc_err_format(const lc_error *err, char *buf, size_t cap) {
         if (k_ > 0)                                                                \
             n = (size_t)k_ < cap - n ? n + (size_t)k_ : cap - 1;                   \
     } while (0)
-    if (err->path[0])
-        ADD("%s: ", err->path);
+#define ADD_ESC(s) (n += lc_escape(buf + n, cap - n, (s), strlen(s)))
+    if (err->path[0]) {
+        ADD_ESC(err->path);
+        ADD(": ");
+    }
     if (err->where[0])
-        ADD("%s", err->where);
+        ADD_ESC(err->where);
     if (err->offset != LC_NO_OFFSET)
         ADD("%s@ 0x%" PRIx64, err->where[0] ? " " : "", err->offset);
     if (err->where[0] || err->offset != LC_NO_OFFSET)
         ADD(": ");
-    ADD("%s", err->msg[0] ? err->msg : lc_code_name(err->code));
+    if (err->msg[0])
+        ADD_ESC(err->msg);
+    else
+        ADD("%s", lc_code_name(err->code));
+#undef ADD_ESC
 #undef ADD
 }

@@ -36,7 +36,7 @@ typedef struct lc_error {
     uint64_t offset;      /* byte offset in `path`, or LC_NO_OFFSET */
     char     path[256];   /* file being read or written */
     char     where[128];  /* zip entry, tensor name or metadata key */
-    char     msg[256];    /* one sentence for a person, no newline */
+    char     msg[256];    /* one sentence for a person; may quote bytes from a file */
 } lc_error;
 
 /* Records a failure unless one is recorded already; returns `code`. `err` may be NULL. */
@@ -49,7 +49,9 @@ void lc_err_context(lc_error *err, const char *path, const char *where);
 /* Short stable name of a code ("truncated"); never NULL. */
 const char *lc_code_name(lc_code code);
 
-/* Writes the one-line printed form "PATH: WHERE @ 0xOFF: MSG" into buf. */
+/* Writes the one-line printed form "PATH: WHERE @ 0xOFF: MSG" into buf, every field
+ * escaped for a terminal (libconvert/escape.h): no control byte, DEL or invalid UTF-8
+ * from a file reaches the line raw. */
 void lc_err_format(const lc_error *err, char *buf, size_t cap);
 
 /* Only in functions with nothing to free; otherwise `goto done`. */

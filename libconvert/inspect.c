@@ -6,6 +6,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "libconvert/escape.h"
 #include "libconvert/json.h"
 
 #define TEXT_ARRAY_ITEMS 8   /* items shown before "... (N items)" */
@@ -24,8 +25,15 @@ static lc_code put_float(lc_json_buf *b, double x, bool f32, lc_error *err) {
     return lc_json_printf(b, err, f32 ? "%.9g" : "%.17g", x);
 }
 
-/* One value; `full` prints everything (JSON), otherwise long parts are summarised. */
-static lc_code put_value(lc_json_buf *b, const lc_value *v, bool full, lc_error *err) {
+/* A quoted string: for a report (`display`), escaped for a terminal too. */
+static lc_code put_str(lc_json_buf *b, const char *s, size_t len, bool display, lc_error *err) {
+    return display ? lc_json_put_display(b, s, len, err) : lc_json_put_string(b, s, len, err);
+}
+
+/* One value; `full` prints everything (JSON), otherwise long parts are summarised;
+ * `display` for a report a person may read on a terminal. */
+static lc_code put_value(lc_json_buf *b, const lc_value *v, bool full, bool display,
+                         lc_error *err) {
     switch (v->type) {
     case LC_VT_U8: case LC_VT_U16: case LC_VT_U32: case LC_VT_U64:
         return lc_json_printf(b, err, "%" PRIu64, v->u);
@@ -38,11 +46,11 @@ static lc_code put_value(lc_json_buf *b, const lc_value *v, bool full, lc_error 
     case LC_VT_STRING: {
         size_t len = (size_t)v->str.len;
         if (full || len <= TEXT_STRING_BYTES)
-            return lc_json_put_string(b, v->str.ptr, len, err);
+            return put_str(b, v->str.ptr, len, display, err);
         size_t cut = TEXT_STRING_BYTES; /* back off to a UTF-8 boundary */
         while (cut > 0 && ((uint8_t)v->str.ptr[cut] & 0xc0) == 0x80)
             cut--;
-        LC_TRY(lc_json_put_string(b, v->str.ptr, cut, err));
+        LC_TRY(put_str(b, v->str.ptr, cut, display, err));
         return lc_json_printf(b, err, "... (%zu bytes)", len);
     }
     case LC_VT_ARRAY: {
@@ -53,7 +61,7 @@ static lc_code put_value(lc_json_buf *b, const lc_value *v, bool full, lc_error 
         for (uint64_t k = 0; k < shown; k++) {
             if (k)
                 LC_TRY(lc_json_put(b, ", ", 2, err));
-            LC_TRY(put_value(b, &v->arr.items[k], full, err));
+            LC_TRY(put_value(b, &v->arr.items[k], full, display, err));
         }
         if (shown < v->arr.count)
             LC_TRY(lc_json_printf(b, err, ", ... (%" PRIu64 " %s items)", v->arr.count,
@@ -66,7 +74,7 @@ static lc_code put_value(lc_json_buf *b, const lc_value *v, bool full, lc_error 
 }
 
 lc_code lc_inspect_value_json(lc_json_buf *b, const lc_value *v, lc_error *err) {
-    return put_value(b, v, true, err);
+    return put_value(b, v, true, false, err);
 }
 
 static lc_code put_shape(lc_json_buf *b, const lc_tensor *t, lc_error *err) {
@@ -83,32 +91,128 @@ static uint64_t total_bytes(const lc_model *m) {
     return sum;
 }
 
+/* Elements of every tensor; and bits per weight as llama.cpp prints a model's BPW: its
+ * tensors' bytes x 8 over their elements (0 for a model without elements). */
+static uint64_t total_weights(const lc_model *m) {
+    uint64_t sum = 0, k;
+    for (size_t i = 0; i < lc_model_tensor_count(m); i++)
+        if (lc_tensor_numel(lc_model_tensor(m, i), &k))
+            sum += k;
+    return sum;
+}
+
+static double bits_per_weight(const lc_model *m) {
+    const uint64_t w = total_weights(m);
+    return w ? (double)total_bytes(m) * 8.0 / (double)w : 0.0;
+}
+
+/* "Q8_0 x30, F32 x9": how many tensors of each dtype, in dtype order. */
+static lc_code put_type_counts(lc_json_buf *b, const lc_model *m, bool json, lc_error *err) {
+    size_t count[LC_DT_COUNT] = { 0 };
+    for (size_t i = 0; i < lc_model_tensor_count(m); i++) {
+        const lc_dtype t = lc_model_tensor(m, i)->dtype;
+        if ((unsigned)t < LC_DT_COUNT)
+            count[t]++;
+    }
+    bool first = true;
+    for (int t = 0; t < LC_DT_COUNT; t++) {
+        if (!count[t])
+            continue;
+        if (json)
+            LC_TRY(lc_json_printf(b, err, "%s\"%s\": %zu", first ? "" : ", ",
+                                  lc_dtype_name((lc_dtype)t), count[t]));
+        else
+            LC_TRY(lc_json_printf(b, err, "%s%s x%zu", first ? "" : ", ",
+                                  lc_dtype_name((lc_dtype)t), count[t]));
+        first = false;
+    }
+    return LC_OK;
+}
+
+/* Rules a lenient open found broken (lc_model_warning): "refused" ones make our
+ * readers refuse the file, "note" ones the spec or llama.cpp. One escaped line each. */
+static lc_code text_warnings(lc_json_buf *b, const lc_model *m, lc_error *err) {
+    const size_t n = lc_model_warning_count(m), dropped = lc_model_warnings_dropped(m);
+    if (n == 0)
+        return LC_OK;
+    size_t refused = 0;
+    for (size_t i = 0; i < n; i++)
+        refused += lc_model_warning(m, i)->refused;
+    if (refused)
+        LC_TRY(lc_json_printf(b, err, "warnings: %zu (%zu refused: our readers refuse the "
+                              "file)\n", n + dropped, refused));
+    else
+        LC_TRY(lc_json_printf(b, err, "warnings: %zu (notes: our readers take the file, the "
+                              "spec or llama.cpp do not)\n", n + dropped));
+    for (size_t i = 0; i < n; i++) {
+        const lc_warning *w = lc_model_warning(m, i);
+        char line[1024];
+        lc_err_format(&w->e, line, sizeof line);
+        LC_TRY(lc_json_printf(b, err, "  %-7s %s: %s\n", w->refused ? "refused" : "note",
+                              w->rule, line));
+    }
+    if (dropped)
+        LC_TRY(lc_json_printf(b, err, "  ... and %zu more\n", dropped));
+    return LC_OK;
+}
+
+static lc_code json_warnings(lc_json_buf *b, const lc_model *m, lc_error *err) {
+    LC_TRY(lc_json_put(b, ", \"warnings\": [", 15, err));
+    for (size_t i = 0; i < lc_model_warning_count(m); i++) {
+        const lc_warning *w = lc_model_warning(m, i);
+        LC_TRY(lc_json_put(b, i ? ", {\"rule\": " : "{\"rule\": ", i ? 11 : 9, err));
+        LC_TRY(lc_json_put_display(b, w->rule, strlen(w->rule), err));
+        LC_TRY(lc_json_printf(b, err, ", \"refused\": %s, \"offset\": ",
+                              w->refused ? "true" : "false"));
+        if (w->e.offset != LC_NO_OFFSET)
+            LC_TRY(lc_json_printf(b, err, "%" PRIu64, w->e.offset));
+        else
+            LC_TRY(lc_json_put(b, "null", 4, err));
+        LC_TRY(lc_json_put(b, ", \"where\": ", 11, err));
+        LC_TRY(lc_json_put_display(b, w->e.where, strlen(w->e.where), err));
+        LC_TRY(lc_json_put(b, ", \"message\": ", 13, err));
+        LC_TRY(lc_json_put_display(b, w->e.msg, strlen(w->e.msg), err));
+        LC_TRY(lc_json_put(b, "}", 1, err));
+    }
+    return lc_json_printf(b, err, "], \"warnings_dropped\": %zu",
+                          lc_model_warnings_dropped(m));
+}
+
 static lc_code text_report(FILE *f, const lc_model *m, const lc_inspect_info *info,
                            lc_json_buf *b, lc_error *err) {
-    LC_TRY(lc_json_printf(b, err, "file:     %s\nformat:   %s\n", info->path, info->format));
+    char path[1024];
+    lc_escape(path, sizeof path, info->path, strlen(info->path));
+    LC_TRY(lc_json_printf(b, err, "file:     %s\nformat:   %s\n", path, info->format));
     if (info->file_size)
         LC_TRY(lc_json_printf(b, err, "size:     %" PRIu64 " bytes\n", info->file_size));
     if (info->header_size)
         LC_TRY(lc_json_printf(b, err, "header:   %" PRIu64 " bytes\n", info->header_size));
+    LC_TRY(text_warnings(b, m, err));
     size_t nmeta = lc_model_meta_count(m), n = lc_model_tensor_count(m);
     LC_TRY(lc_json_printf(b, err, "metadata: %zu key%s\n", nmeta, nmeta == 1 ? "" : "s"));
     for (size_t i = 0; i < nmeta; i++) {
         const lc_kv *kv = lc_model_meta(m, i);
         LC_TRY(lc_json_put(b, "  ", 2, err));
-        LC_TRY(lc_json_put_string(b, kv->key, strlen(kv->key), err));
+        LC_TRY(lc_json_put_display(b, kv->key, strlen(kv->key), err));
         LC_TRY(lc_json_printf(b, err, " (%s) = ", lc_vtype_name(kv->val.type)));
-        LC_TRY(put_value(b, &kv->val, false, err));
+        LC_TRY(put_value(b, &kv->val, false, true, err));
         LC_TRY(lc_json_put(b, "\n", 1, err));
         LC_TRY(flush_buf(f, b, err));
     }
     LC_TRY(lc_json_printf(b, err, "tensors:  %zu (%" PRIu64 " bytes of data)\n", n,
                           total_bytes(m)));
+    if (n) {
+        LC_TRY(lc_json_printf(b, err, "weights:  %" PRIu64 " (%.2f bits per weight; ",
+                              total_weights(m), bits_per_weight(m)));
+        LC_TRY(put_type_counts(b, m, false, err));
+        LC_TRY(lc_json_put(b, ")\n", 2, err));
+    }
     /* Columns as wide as the longest quoted name, within reason. */
     int w = 4;
     for (size_t i = 0; i < n && w < 64; i++) {
         lc_json_buf nm = {0};
         const lc_tensor *t = lc_model_tensor(m, i);
-        LC_TRY(lc_json_put_string(&nm, t->name, strlen(t->name), err));
+        LC_TRY(lc_json_put_display(&nm, t->name, strlen(t->name), err));
         w = (int)nm.len > w ? ((int)nm.len < 64 ? (int)nm.len : 64) : w;
         lc_json_buf_free(&nm);
     }
@@ -118,7 +222,7 @@ static lc_code text_report(FILE *f, const lc_model *m, const lc_inspect_info *in
     for (size_t i = 0; i < n; i++) {
         const lc_tensor *t = lc_model_tensor(m, i);
         lc_json_buf nm = {0}, sh = {0};
-        lc_code rc = lc_json_put_string(&nm, t->name, strlen(t->name), err);
+        lc_code rc = lc_json_put_display(&nm, t->name, strlen(t->name), err);
         if (rc == LC_OK)
             rc = put_shape(&sh, t, err);
         if (rc == LC_OK) {
@@ -141,25 +245,30 @@ static lc_code text_report(FILE *f, const lc_model *m, const lc_inspect_info *in
 static lc_code json_report(FILE *f, const lc_model *m, const lc_inspect_info *info,
                            lc_json_buf *b, lc_error *err) {
     LC_TRY(lc_json_put(b, "{\"file\": ", 9, err));
-    LC_TRY(lc_json_put_string(b, info->path, strlen(info->path), err));
+    LC_TRY(lc_json_put_display(b, info->path, strlen(info->path), err));
     LC_TRY(lc_json_put(b, ", \"format\": ", 12, err));
-    LC_TRY(lc_json_put_string(b, info->format, strlen(info->format), err));
-    LC_TRY(lc_json_printf(b, err, ", \"file_size\": %" PRIu64 ", \"header_size\": %" PRIu64
-                          ", \"metadata\": {", info->file_size, info->header_size));
+    LC_TRY(lc_json_put_display(b, info->format, strlen(info->format), err));
+    LC_TRY(lc_json_printf(b, err, ", \"file_size\": %" PRIu64 ", \"header_size\": %" PRIu64,
+                          info->file_size, info->header_size));
+    LC_TRY(json_warnings(b, m, err));
+    LC_TRY(lc_json_put(b, ", \"metadata\": {", 15, err));
     for (size_t i = 0; i < lc_model_meta_count(m); i++) {
         const lc_kv *kv = lc_model_meta(m, i);
         if (i)
             LC_TRY(lc_json_put(b, ", ", 2, err));
-        LC_TRY(lc_json_put_string(b, kv->key, strlen(kv->key), err));
+        LC_TRY(lc_json_put_display(b, kv->key, strlen(kv->key), err));
         LC_TRY(lc_json_put(b, ": ", 2, err));
-        LC_TRY(put_value(b, &kv->val, true, err));
+        LC_TRY(put_value(b, &kv->val, true, true, err));
         LC_TRY(flush_buf(f, b, err));
     }
+    LC_TRY(lc_json_printf(b, err, "}, \"weights\": %" PRIu64 ", \"bits_per_weight\": %.6g, "
+                          "\"tensor_types\": {", total_weights(m), bits_per_weight(m)));
+    LC_TRY(put_type_counts(b, m, true, err));
     LC_TRY(lc_json_put(b, "}, \"tensors\": [", 15, err));
     for (size_t i = 0; i < lc_model_tensor_count(m); i++) {
         const lc_tensor *t = lc_model_tensor(m, i);
         LC_TRY(lc_json_put(b, i ? ",\n  {\"name\": " : "\n  {\"name\": ", i ? 13 : 12, err));
-        LC_TRY(lc_json_put_string(b, t->name, strlen(t->name), err));
+        LC_TRY(lc_json_put_display(b, t->name, strlen(t->name), err));
         LC_TRY(lc_json_printf(b, err, ", \"dtype\": \"%s\", \"shape\": ", lc_dtype_name(t->dtype)));
         LC_TRY(put_shape(b, t, err));
         LC_TRY(lc_json_printf(b, err, ", \"nbytes\": %" PRIu64 ", \"offset\": ", t->nbytes));

@@ -1,7 +1,8 @@
 /* libconvert/inspect.h: print any model's header, metadata and tensor table.
  *
  * Format-neutral: every reader's lc_model prints the same way, so model-inspect
- * stays a thin tool. Text is for people (long arrays and strings are summarised,
+ * stays a thin tool. The rules a lenient open found broken (lc_model_warning) come
+ * first, one line each. Text is for people (long arrays and strings are summarised,
  * names are escaped so a hostile name cannot move the cursor); JSON is for scripts
  * and complete (every tensor, every metadata value in full, nested arrays kept). */
 #ifndef LC_LIBCONVERT_INSPECT_H
@@ -28,6 +29,8 @@ lc_code lc_inspect_print_text(FILE *f, const lc_model *m, const lc_inspect_info 
                               lc_error *err);
 /* Writes one JSON object and a newline:
  *   {"file": S, "format": S, "file_size": N, "header_size": N,
+ *    "warnings": [{"rule": S, "refused": B, "offset": N or null, "where": S,
+ *                  "message": S}, ...], "warnings_dropped": N,   (lc_model_warning)
  *    "metadata": {KEY: VALUE, ...},            in model order; arrays as JSON arrays
  *    "tensors": [{"name": S, "dtype": S, "shape": [N, ...], "nbytes": N,
  *                 "offset": N or null}, ...]}   in model order

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "libconvert/alloc.h"
+#include "libconvert/escape.h"
 
 static lc_code reserve(lc_json_buf *b, size_t extra, lc_error *err) {
     /* +1 keeps room for the terminating NUL. */
@@ -100,7 +101,8 @@ size_t lc_json_utf8_valid_prefix(const uint8_t *s, size_t len) {
     return len;
 }
 
-lc_code lc_json_put_string(lc_json_buf *b, const char *s, size_t len, lc_error *err) {
+static lc_code put_string(lc_json_buf *b, const char *s, size_t len, bool display,
+                          lc_error *err) {
     const uint8_t *u = (const uint8_t *)s;
     LC_TRY(lc_json_put(b, "\"", 1, err));
     size_t run = 0; /* start of the pending run of bytes copied as they are */
@@ -112,16 +114,8 @@ lc_code lc_json_put_string(lc_json_buf *b, const char *s, size_t len, lc_error *
             esc[0] = '\\';
             esc[1] = (char)c;
             n = 2;
-        } else if (c < 0x20) {
-            const char *shortf = c == '\b' ? "\\b" : c == '\f' ? "\\f" : c == '\n' ? "\\n"
-                               : c == '\r' ? "\\r" : c == '\t' ? "\\t" : NULL;
-            if (shortf) {
-                memcpy(esc, shortf, 2);
-                n = 2;
-            } else {
-                snprintf(esc, sizeof esc, "\\u%04x", c);
-                n = 6;
-            }
+        } else if (c < 0x20 || (display && c >= 0x7f)) {
+            n = lc_escape_one(u + i, len - i, true, &step, esc);
         } else if (c >= 0x80) {
             step = utf8_seq(u + i, len - i);
             if (step == 0) {
@@ -139,6 +133,14 @@ lc_code lc_json_put_string(lc_json_buf *b, const char *s, size_t len, lc_error *
     }
     LC_TRY(lc_json_put(b, s + run, len - run, err));
     return lc_json_put(b, "\"", 1, err);
+}
+
+lc_code lc_json_put_string(lc_json_buf *b, const char *s, size_t len, lc_error *err) {
+    return put_string(b, s, len, false, err);
+}
+
+lc_code lc_json_put_display(lc_json_buf *b, const char *s, size_t len, lc_error *err) {
+    return put_string(b, s, len, true, err);
 }
 
 void lc_json_buf_free(lc_json_buf *b) {

@@ -27,6 +27,10 @@ lc_code lc_json_printf(lc_json_buf *b, lc_error *err, const char *fmt, ...)
 /* Appends s[0..len) as a quoted JSON string, escaped as described above. Bytes that
  * are not valid UTF-8 are written as \ufffd so the output is always valid JSON. */
 lc_code lc_json_put_string(lc_json_buf *b, const char *s, size_t len, lc_error *err);
+/* The same, and DEL, the C1 controls and the bidirectional controls escaped as \uHHHH
+ * too (libconvert/escape.h): still valid JSON for the same string, and safe to show on
+ * a terminal. For reports (model-inspect), never for files that must match serde_json. */
+lc_code lc_json_put_display(lc_json_buf *b, const char *s, size_t len, lc_error *err);
 /* Releases the bytes and zeroes b; NULL-safe. */
 void lc_json_buf_free(lc_json_buf *b);
 

@@ -1,36 +1,89 @@
 /* libconvert/model.c: the model container.
  * Tensors are kept as an array of pointers so that pointers handed out stay valid as
- * the model grows; names are indexed by an open-addressing hash so that duplicate
- * detection stays linear for checkpoints with hundreds of thousands of tensors. */
+ * the model grows; names are indexed by an open-addressing table over a keyed hash so
+ * that duplicate detection stays linear for checkpoints with hundreds of thousands of
+ * tensors, whatever names a file chose. */
 #include "libconvert/model.h"
 
 #include <string.h>
 
 #include "libconvert/alloc.h"
+#include "libconvert/hash.h"
 
 typedef struct owned {
     void *res;
     void (*free_fn)(void *);
 } owned;
 
+/* Open addressing over names read from files, so the hash is keyed (libconvert/hash.h):
+ * chosen names cannot pile into one cluster. A slot holds the 32 hash bits that pick
+ * its bucket (so growing never hashes a name again, and most probes skip strcmp) and
+ * the item number + 1; 0 is an empty slot. Kept at most half full. */
+typedef struct name_index {
+    uint64_t *slot;
+    size_t    cap;  /* power of two, or 0 */
+} name_index;
+
+static uint64_t slot_make(uint32_t h, size_t item) { return (uint64_t)h << 32 | (item + 1); }
+static uint32_t slot_hash(uint64_t s) { return (uint32_t)(s >> 32); }
+static size_t   slot_item(uint64_t s) { return (size_t)(uint32_t)s - 1; }
+
 struct lc_model {
     lc_tensor **tensors;
     size_t      n_tensors, cap_tensors;
-    uint32_t   *index;      /* hash slots: tensor number + 1, 0 = empty */
-    size_t      index_cap;  /* power of two, or 0 */
+    name_index  index;      /* tensor names */
     lc_kv      *meta;
     size_t      n_meta, cap_meta;
-    uint32_t   *meta_index;      /* same scheme for metadata keys: a hostile header may */
-    size_t      meta_index_cap;  /* carry millions of them, so no linear search */
+    name_index  meta_index; /* metadata keys: a hostile header may carry millions */
     owned      *owned;
     size_t      n_owned, cap_owned;
+    lc_warning *warn;
+    size_t      n_warn, cap_warn, dropped_warn;
+    bool        refusal_kept;
 };
 
-static uint64_t hash_name(const char *s) {
-    uint64_t h = 1469598103934665603ull; /* FNV-1a */
-    for (; *s; s++)
-        h = (h ^ (uint8_t)*s) * 1099511628211ull;
-    return h;
+static const char *tensor_name(const lc_model *m, size_t i) { return m->tensors[i]->name; }
+static const char *meta_key(const lc_model *m, size_t i) { return m->meta[i].key; }
+
+/* The slot holding NAME (*found) or the empty slot where it would go. */
+static size_t index_find(const lc_model *m, const name_index *ix,
+                         const char *(*name_of)(const lc_model *, size_t), const char *name,
+                         uint32_t h, bool *found) {
+    const size_t mask = ix->cap - 1;
+    for (size_t s = h & mask;; s = (s + 1) & mask) {
+        const uint64_t v = ix->slot[s];
+        if (v == 0) {
+            *found = false;
+            return s;
+        }
+        if (slot_hash(v) == h && strcmp(name_of(m, slot_item(v)), name) == 0) {
+            *found = true;
+            return s;
+        }
+    }
+}
+
+/* Makes room for one more item; false when out of memory. */
+static bool index_reserve(name_index *ix, size_t n_items) {
+    if ((n_items + 1) * 2 <= ix->cap)
+        return true;
+    const size_t cap = ix->cap ? ix->cap * 2 : 64;
+    uint64_t *slot = lc_calloc(cap, sizeof *slot);
+    if (!slot)
+        return false;
+    for (size_t i = 0; i < ix->cap; i++) {
+        const uint64_t v = ix->slot[i];
+        if (v == 0)
+            continue;
+        size_t s = slot_hash(v) & (cap - 1);
+        while (slot[s])
+            s = (s + 1) & (cap - 1);
+        slot[s] = v;
+    }
+    lc_free(ix->slot);
+    ix->slot = slot;
+    ix->cap = cap;
+    return true;
 }
 
 /* Grows a buffer to hold at least `need` items; false when out of memory. */
@@ -64,47 +117,18 @@ void lc_model_free(lc_model *m) {
         lc_free(t);
     }
     lc_free(m->tensors);
-    lc_free(m->index);
+    lc_free(m->index.slot);
     for (size_t i = 0; i < m->n_meta; i++) {
         lc_free(m->meta[i].key);
         lc_value_clear(&m->meta[i].val);
     }
     lc_free(m->meta);
-    lc_free(m->meta_index);
+    lc_free(m->meta_index.slot);
     for (size_t i = m->n_owned; i-- > 0;)
         m->owned[i].free_fn(m->owned[i].res);
     lc_free(m->owned);
+    lc_free(m->warn);
     lc_free(m);
-}
-
-static size_t find_slot(const lc_model *m, const char *name, bool *found) {
-    size_t mask = m->index_cap - 1, s = (size_t)hash_name(name) & mask;
-    for (;; s = (s + 1) & mask) {
-        uint32_t v = m->index[s];
-        if (v == 0) {
-            *found = false;
-            return s;
-        }
-        if (strcmp(m->tensors[v - 1]->name, name) == 0) {
-            *found = true;
-            return s;
-        }
-    }
-}
-
-static bool rehash(lc_model *m, size_t cap) {
-    uint32_t *idx = lc_calloc(cap, sizeof *idx);
-    if (!idx)
-        return false;
-    lc_free(m->index);
-    m->index = idx;
-    m->index_cap = cap;
-    for (size_t i = 0; i < m->n_tensors; i++) {
-        bool found;
-        size_t s = find_slot(m, m->tensors[i]->name, &found);
-        m->index[s] = (uint32_t)(i + 1);
-    }
-    return true;
 }
 
 lc_code lc_model_add_tensor(lc_model *m, const char *name, lc_dtype dtype, uint32_t ndim,
@@ -115,12 +139,11 @@ lc_code lc_model_add_tensor(lc_model *m, const char *name, lc_dtype dtype, uint3
     LC_TRY(lc_shape_nbytes(dtype, ndim, shape, &nbytes, err));
     if (m->n_tensors >= UINT32_MAX - 1)
         return lc_fail(err, LC_E_OVERFLOW, LC_NO_OFFSET, "too many tensors");
-    /* Keep the hash at most half full. */
-    if ((m->n_tensors + 1) * 2 > m->index_cap &&
-        !rehash(m, m->index_cap ? m->index_cap * 2 : 64))
+    if (!index_reserve(&m->index, m->n_tensors))
         return lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory indexing tensors");
+    const uint32_t h = (uint32_t)lc_hash_str(name);
     bool found;
-    size_t slot = find_slot(m, name, &found);
+    size_t slot = index_find(m, &m->index, tensor_name, name, h, &found);
     if (found) {
         lc_fail(err, LC_E_MALFORMED, LC_NO_OFFSET, "duplicate tensor name");
         lc_err_context(err, NULL, name);
@@ -142,8 +165,8 @@ lc_code lc_model_add_tensor(lc_model *m, const char *name, lc_dtype dtype, uint3
         memcpy(t->shape, shape, ndim * sizeof *shape);
     t->nbytes = nbytes;
     t->file_offset = LC_NO_OFFSET;
+    m->index.slot[slot] = slot_make(h, m->n_tensors);
     m->tensors[m->n_tensors++] = t;
-    m->index[slot] = (uint32_t)m->n_tensors;
     if (out)
         *out = t;
     return LC_OK;
@@ -156,55 +179,26 @@ lc_tensor *lc_model_tensor(const lc_model *m, size_t i) {
 }
 
 lc_tensor *lc_model_find_tensor(const lc_model *m, const char *name) {
-    if (!m->index_cap)
+    if (!m->index.cap)
         return NULL;
     bool found;
-    size_t s = find_slot(m, name, &found);
-    return found ? m->tensors[m->index[s] - 1] : NULL;
+    size_t s = index_find(m, &m->index, tensor_name, name, (uint32_t)lc_hash_str(name), &found);
+    return found ? m->tensors[slot_item(m->index.slot[s])] : NULL;
 }
 
-static size_t find_meta_slot(const lc_model *m, const char *key, bool *found) {
-    size_t mask = m->meta_index_cap - 1, s = (size_t)hash_name(key) & mask;
-    for (;; s = (s + 1) & mask) {
-        uint32_t v = m->meta_index[s];
-        if (v == 0) {
-            *found = false;
-            return s;
-        }
-        if (strcmp(m->meta[v - 1].key, key) == 0) {
-            *found = true;
-            return s;
-        }
-    }
-}
-
-static bool rehash_meta(lc_model *m, size_t cap) {
-    uint32_t *idx = lc_calloc(cap, sizeof *idx);
-    if (!idx)
-        return false;
-    lc_free(m->meta_index);
-    m->meta_index = idx;
-    m->meta_index_cap = cap;
-    for (size_t i = 0; i < m->n_meta; i++) {
-        bool found;
-        size_t s = find_meta_slot(m, m->meta[i].key, &found);
-        m->meta_index[s] = (uint32_t)(i + 1);
-    }
-    return true;
-}
-
-static lc_kv *find_kv(const lc_model *m, const char *key) {
-    if (!m->meta_index_cap)
+static lc_kv *find_kv(const lc_model *m, const char *key, uint32_t h) {
+    if (!m->meta_index.cap)
         return NULL;
     bool found;
-    size_t s = find_meta_slot(m, key, &found);
-    return found ? &m->meta[m->meta_index[s] - 1] : NULL;
+    size_t s = index_find(m, &m->meta_index, meta_key, key, h, &found);
+    return found ? &m->meta[slot_item(m->meta_index.slot[s])] : NULL;
 }
 
 static lc_code put_meta(lc_model *m, const char *key, lc_value *val, bool replace,
                         lc_error *err) {
     lc_code rc = LC_OK;
-    lc_kv *kv = find_kv(m, key);
+    const uint32_t h = (uint32_t)lc_hash_str(key);
+    lc_kv *kv = find_kv(m, key, h);
     if (kv) {
         if (!replace) {
             rc = lc_fail(err, LC_E_MALFORMED, LC_NO_OFFSET, "duplicate metadata key");
@@ -221,18 +215,18 @@ static lc_code put_meta(lc_model *m, const char *key, lc_value *val, bool replac
         goto done;
     }
     char *k = NULL;
-    if (((m->n_meta + 1) * 2 > m->meta_index_cap &&
-         !rehash_meta(m, m->meta_index_cap ? m->meta_index_cap * 2 : 64)) ||
+    if (!index_reserve(&m->meta_index, m->n_meta) ||
         !grow((void **)&m->meta, &m->cap_meta, m->n_meta + 1, sizeof *m->meta) ||
         !(k = lc_strdup(key))) {
         rc = lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory adding metadata");
         goto done;
     }
+    bool found;
+    const size_t slot = index_find(m, &m->meta_index, meta_key, k, h, &found);
+    m->meta_index.slot[slot] = slot_make(h, m->n_meta);
     m->meta[m->n_meta].key = k;
     m->meta[m->n_meta].val = *val;
     m->n_meta++;
-    bool found;
-    m->meta_index[find_meta_slot(m, k, &found)] = (uint32_t)m->n_meta;
     memset(val, 0, sizeof *val);
     return LC_OK;
 done:
@@ -261,7 +255,7 @@ const lc_kv *lc_model_meta(const lc_model *m, size_t i) {
 }
 
 const lc_value *lc_model_find_meta(const lc_model *m, const char *key) {
-    lc_kv *kv = find_kv(m, key);
+    lc_kv *kv = find_kv(m, key, (uint32_t)lc_hash_str(key));
     return kv ? &kv->val : NULL;
 }
 
@@ -274,4 +268,39 @@ lc_code lc_model_own(lc_model *m, void *res, void (*free_fn)(void *), lc_error *
     m->owned[m->n_owned].free_fn = free_fn;
     m->n_owned++;
     return LC_OK;
+}
+
+lc_code lc_model_warn(lc_model *m, const char *rule, bool refused, const lc_error *e,
+                      lc_error *err) {
+    const bool first_refusal = refused && !m->refusal_kept;
+    if (m->n_warn >= LC_MODEL_MAX_WARNINGS && !first_refusal) {
+        m->dropped_warn++;
+        return LC_OK;
+    }
+    if (!grow((void **)&m->warn, &m->cap_warn, m->n_warn + 1, sizeof *m->warn)) {
+        lc_fail(err, LC_E_NOMEM, e->offset, "out of memory recording a warning");
+        lc_err_context(err, NULL, rule);
+        return LC_E_NOMEM;
+    }
+    lc_warning *w = &m->warn[m->n_warn++];
+    w->rule = rule;
+    w->refused = refused;
+    w->e = *e;
+    w->e.path[0] = '\0';
+    m->refusal_kept |= refused;
+    return LC_OK;
+}
+
+size_t lc_model_warning_count(const lc_model *m) { return m->n_warn; }
+size_t lc_model_warnings_dropped(const lc_model *m) { return m->dropped_warn; }
+
+const lc_warning *lc_model_warning(const lc_model *m, size_t i) {
+    return i < m->n_warn ? &m->warn[i] : NULL;
+}
+
+const lc_warning *lc_model_first_refusal(const lc_model *m) {
+    for (size_t i = 0; i < m->n_warn; i++)
+        if (m->warn[i].refused)
+            return &m->warn[i];
+    return NULL;
 }

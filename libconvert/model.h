@@ -55,6 +55,33 @@ const lc_value *lc_model_find_meta(const lc_model *m, const char *key);
 /* Convenience: a string value for KEY. */
 lc_code lc_model_set_meta_str(lc_model *m, const char *key, const char *s, lc_error *err);
 
+/* ---- rule violations a lenient reader found (model-inspect) ----
+ *
+ * A reader opened leniently does not stop at a rule the file breaks when it can go on
+ * (a name too long for ggml, a duplicate key, an offset off the running sum): it
+ * records a warning here and shows what it read. `refused` says the normal (strict)
+ * reader refuses the file for it; otherwise the rule is one the spec or llama.cpp
+ * holds and we do not (arrays of arrays, a non-ASCII key). e.code, e.offset, e.where
+ * and e.msg say what and where, as an error would; e.path stays empty (the caller
+ * knows the file). At most LC_MODEL_MAX_WARNINGS are kept, plus the first refusal
+ * when it comes later; the rest are counted. */
+#define LC_MODEL_MAX_WARNINGS 256
+
+typedef struct lc_warning {
+    const char *rule;    /* static, stable: "gguf.key-duplicate" */
+    bool        refused;
+    lc_error    e;
+} lc_warning;
+
+/* Records a warning; LC_E_NOMEM when it cannot (then err names the rule). */
+lc_code lc_model_warn(lc_model *m, const char *rule, bool refused, const lc_error *e,
+                      lc_error *err);
+size_t lc_model_warning_count(const lc_model *m);       /* kept */
+size_t lc_model_warnings_dropped(const lc_model *m);    /* beyond the cap */
+const lc_warning *lc_model_warning(const lc_model *m, size_t i);   /* NULL out of range */
+/* The first warning with `refused` set, or NULL: the error a strict open reports. */
+const lc_warning *lc_model_first_refusal(const lc_model *m);
+
 /* Hands a resource to the model: free_fn(res) runs at lc_model_free, after the
  * tensors, in reverse order of handing. Takes ownership even on failure (then
  * free_fn(res) runs at once). */

@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "libconvert/alloc.h"
+#include "libconvert/escape.h"
 
 struct lc_progress {
     bool            enabled, printed;
@@ -44,7 +45,7 @@ void lc_progress_begin(lc_progress *p, const char *label, uint64_t total) {
     if (!p)
         return;
     pthread_mutex_lock(&p->mu);
-    snprintf(p->label, sizeof p->label, "%s", label);
+    lc_escape(p->label, sizeof p->label, label, strlen(label)); /* a shard's name, say */
     p->total = total;
     p->done = 0;
     p->start = now_s();

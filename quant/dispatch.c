@@ -15,10 +15,11 @@
 #define QUANTIZE_REF(T, stem)   [LC_DT_##T] = lc_##stem##_quantize_ref,
 #define DEQUANTIZE_REF(T, stem) [LC_DT_##T] = lc_##stem##_dequantize_ref,
 
+/* The dequantize-only types leave their quantize entry NULL. */
 const lc_qkernels lc_qk_ref = {
     .name = "ref",
     .quantize = { LC_QUANT_TYPES(QUANTIZE_REF) },
-    .dequantize = { LC_QUANT_TYPES(DEQUANTIZE_REF) },
+    .dequantize = { LC_QUANT_TYPES(DEQUANTIZE_REF) LC_DEQUANT_TYPES(DEQUANTIZE_REF) },
 };
 
 /* Fastest first. `needs`: the CPU features the variant's folder is compiled for
@@ -27,8 +28,14 @@ static const struct variant {
     const lc_qkernels *k;
     lc_cpu_set needs;
 } VARIANTS[] = {
+#ifdef LC_HAVE_AVX512
+    { &lc_qk_avx512, LC_QK_AVX512_NEEDS },
+#endif
 #ifdef LC_HAVE_AVX2
     { &lc_qk_avx2, LC_QK_AVX2_NEEDS },
+#endif
+#ifdef LC_HAVE_NEON
+    { &lc_qk_neon, LC_QK_NEON_NEEDS },
 #endif
     { &lc_qk_ref, 0 },
 };
@@ -75,12 +82,16 @@ bool lc_quant_supported(lc_dtype t) {
     return (unsigned)t < LC_DT_COUNT && lc_qk_ref.quantize[t] && lc_qk_ref.dequantize[t];
 }
 
-/* Validates a rows request and returns the bytes of one quantized row. */
-static lc_code check_rows(lc_dtype t, size_t nrows, size_t ncols, uint64_t *row_bytes,
-                          lc_error *err) {
-    if (!lc_quant_supported(t))
-        return lc_fail(err, LC_E_UNSUPPORTED, LC_NO_OFFSET, "no quantizer for dtype %s",
-                       lc_dtype_name(t));
+bool lc_dequant_supported(lc_dtype t) {
+    return (unsigned)t < LC_DT_COUNT && lc_qk_ref.dequantize[t];
+}
+
+/* Validates a rows request (quantize or not) and returns the bytes of one quantized row. */
+static lc_code check_rows(lc_dtype t, bool quantize, size_t nrows, size_t ncols,
+                          uint64_t *row_bytes, lc_error *err) {
+    if (quantize ? !lc_quant_supported(t) : !lc_dequant_supported(t))
+        return lc_fail(err, LC_E_UNSUPPORTED, LC_NO_OFFSET, "no %s for dtype %s",
+                       quantize ? "quantizer" : "dequantizer", lc_dtype_name(t));
     const lc_dtype_info *info = lc_dtype_get(t);
     if (ncols % info->block_size != 0)
         return lc_fail(err, LC_E_ARG, LC_NO_OFFSET,
@@ -98,7 +109,7 @@ static lc_code check_rows(lc_dtype t, size_t nrows, size_t ncols, uint64_t *row_
 lc_code lc_quantize_rows(lc_dtype to, const float *x, void *y, size_t nrows, size_t ncols,
                          lc_error *err) {
     uint64_t row_bytes;
-    LC_TRY(check_rows(to, nrows, ncols, &row_bytes, err));
+    LC_TRY(check_rows(to, true, nrows, ncols, &row_bytes, err));
     const lc_quantize_fn f = lc_qk_quantize(lc_qkernels_best(), to);
     uint8_t *out = y;
     for (size_t r = 0; r < nrows; r++, x += ncols, out += row_bytes)
@@ -109,7 +120,7 @@ lc_code lc_quantize_rows(lc_dtype to, const float *x, void *y, size_t nrows, siz
 lc_code lc_dequantize_rows(lc_dtype from, const void *x, float *y, size_t nrows, size_t ncols,
                            lc_error *err) {
     uint64_t row_bytes;
-    LC_TRY(check_rows(from, nrows, ncols, &row_bytes, err));
+    LC_TRY(check_rows(from, false, nrows, ncols, &row_bytes, err));
     const lc_dequantize_fn f = lc_qk_dequantize(lc_qkernels_best(), from);
     const uint8_t *in = x;
     for (size_t r = 0; r < nrows; r++, in += row_bytes, y += ncols)

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "quant/quant.h"
+#include "quant/mix.h"
 
 #define MIX LC_FTYPE_MIX
 #define OUT LC_FTYPE_OUTTYPE
@@ -48,9 +48,9 @@ static const lc_ftype ROWS[] = {
     { 36, "TQ1_0", LC_DT_TQ1_0, 0 },
     { 37, "TQ2_0", LC_DT_TQ2_0, 0 },
     { 38, "MXFP4_MOE", LC_DT_MXFP4, MIX },      /* MXFP4 for the expert tensors */
-    { 39, "NVFP4", LC_DT_INVALID, 0 },          /* no lc_dtype yet */
-    { 40, "Q1_0", LC_DT_INVALID, 0 },
-    { 41, "Q2_0", LC_DT_INVALID, 0 },
+    { 39, "NVFP4", LC_DT_NVFP4, 0 },
+    { 40, "Q1_0", LC_DT_Q1_0, 0 },
+    { 41, "Q2_0", LC_DT_Q2_0, 0 },
 };
 #define NROWS (sizeof ROWS / sizeof ROWS[0])
 
@@ -69,6 +69,7 @@ static const struct { lc_dtype t; uint32_t id; } GUESS[] = {
     { LC_DT_IQ2_XXS, 19 }, { LC_DT_IQ2_XS, 20 },  { LC_DT_IQ2_S, 28 },
     { LC_DT_IQ3_XXS, 23 }, { LC_DT_IQ1_S, 24 },   { LC_DT_IQ1_M, 31 },
     { LC_DT_IQ4_NL, 25 },  { LC_DT_IQ4_XS, 30 },  { LC_DT_IQ3_S, 26 },
+    { LC_DT_NVFP4, 39 },   { LC_DT_Q1_0, 40 },    { LC_DT_Q2_0, 41 },
 };
 
 size_t lc_ftype_count(void) { return NROWS; }
@@ -102,10 +103,7 @@ const lc_ftype *lc_ftype_for_dtype(lc_dtype t) {
 }
 
 bool lc_ftype_available(const lc_ftype *f) {
-    if (!f || (f->flags & LC_FTYPE_MIX))
-        return false;
-    return f->base == LC_DT_F32 || f->base == LC_DT_F16 || f->base == LC_DT_BF16 ||
-           lc_quant_supported(f->base);
+    return f && lc_mix_ftype_writable(f->id, f->base);
 }
 
 /* Appends n bytes of s at *len, as far as cap - 1 allows; *len counts them all. */

@@ -11,8 +11,9 @@
  * without MOSTLY_/ALL_.
  *
  * Some file types are one block type for (almost) every weight (Q8_0); the K-quant
- * "mixes" (Q4_K_M, ...) give some tensors other types by role and layer, in rules that
- * live in llama.cpp's llama_tensor_get_type (not implemented here yet). */
+ * "mixes" (Q4_K_M, ...) give some tensors other types by role and layer, in the rules of
+ * llama.cpp's llama_tensor_get_type (quant/mix.h); even the plain ones give output.weight
+ * Q6_K. */
 #ifndef LC_QUANT_FTYPE_H
 #define LC_QUANT_FTYPE_H
 
@@ -54,8 +55,9 @@ const lc_ftype *lc_ftype_by_name(const char *name);
 const lc_ftype *lc_ftype_for_dtype(lc_dtype t);
 
 /* True when libconvert can write every tensor this file type asks for today: its base
- * is F32, F16 or BF16, or has kernels (lc_quant_supported), and it is no mix (their
- * rules are not implemented yet). */
+ * is F32, F16 or BF16, or it is a block type whose rules (quant/mix.h) give a dense model
+ * only types that have kernels (lc_quant_supported), fallbacks included, and need no
+ * importance matrix (lc_mix_ftype_writable). */
 bool lc_ftype_available(const lc_ftype *f);
 
 /* Writes the names of the rows that have every flag in `flags` (and, with

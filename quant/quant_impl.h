@@ -23,13 +23,26 @@ extern const lc_qkernels lc_qk_ref;
 #ifdef LC_HAVE_AVX2
 #include "quant/avx2/kernels.h"
 #endif
+#ifdef LC_HAVE_AVX512
+#include "quant/avx512/kernels.h"
+#endif
+#ifdef LC_HAVE_NEON
+#include "quant/neon/kernels.h"
+#endif
 
 /* ---- binary16 conversion ----
  * The project's one converter (libconvert/convert.h, round to nearest even, the same
  * as numpy and ggml on every non-NaN input). Its NaN rule follows numpy; ggml stores a
- * NaN scale as sign|0x7e00, so scales go through lc_q_scale_f16() below. */
+ * NaN scale as sign|0x7e00, so scales go through lc_q_scale_f16() below.
+ * Widening is exact, except that ggml's ggml_compute_fp16_to_fp32 goes through a float
+ * multiply, which quiets a signalling NaN (sets bit 22): so do we, for the types that
+ * store a scale without multiplying it (Q1_0 writes +-d). */
 static inline uint16_t lc_q_f32_to_f16(float f) { return lc_f32_to_f16(f); }
-static inline float lc_q_f16_to_f32(uint16_t h) { return lc_f16_to_f32(h); }
+static inline float lc_q_f16_to_f32(uint16_t h) {
+    if ((h & 0x7c00u) == 0x7c00u && (h & 0x03ffu))
+        h |= 0x0200u;                           /* the f16 quiet bit becomes f32's bit 22 */
+    return lc_f16_to_f32(h);
+}
 
 /* The f16 bits ggml stores for a scale: NaN of either sign becomes sign|0x7e00. */
 static inline uint16_t lc_q_scale_f16(float f) {
@@ -55,6 +68,16 @@ static inline int lc_q_trunc_i8(float v) {      /* (int8_t)v */
 }
 static inline unsigned lc_q_trunc_u8(float v) { /* (uint8_t)v */
     return (uint32_t)lc_q_trunc_i32(v) & 0xffu;
+}
+
+/* ggml's nearest_int, the K-quants' rounding (quant/ref_k.c keeps its own copy, the
+ * spec; the vector kernels' scalar steps use this one): add 1.5*2^23 and read the
+ * mantissa. Ties to even for |v| <= 2^22; beyond, and for NaN, whatever the bits give. */
+static inline int lc_q_nearest_int(float v) {
+    const float t = v + 12582912.0f;
+    int32_t i;
+    memcpy(&i, &t, sizeof i);
+    return (i & 0x007fffff) - 0x00400000;
 }
 
 #endif

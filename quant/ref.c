@@ -33,7 +33,12 @@
  *   - a NaN element, or an infinite one once id is 0, quantizes to q = 0;
  *   - an infinite amax gives d = inf (0x7c00) and id = 1/inf = 0.
  * Scales that are binary32 subnormals cannot push x*id out of range: below
- * 2^-128 the reciprocal is already infinite, above it the scale keeps 21 bits. */
+ * 2^-128 the reciprocal is already infinite, above it the scale keeps 21 bits.
+ * Where two NaNs with different payloads meet in one operation (x86 returns the first
+ * operand's), the result depends on the operand order the compiler picks: ggml's bytes
+ * are gcc's, and so are ours when gcc builds us. A clang build agrees on every other
+ * input, the default NaN included, but may store other scale bytes for blocks holding
+ * NaNs with payloads (seen in Q6_K, whose scale search sums such NaNs). */
 #include <float.h>
 #include <math.h>
 #include <string.h>

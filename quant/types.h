@@ -1,14 +1,24 @@
 /* quant/types.h: the one list of block types quant/ implements.
  *
- * LC_QUANT_TYPES(X) expands X(TYPE, stem) once per type, in a fixed order: TYPE is the
- * lc_dtype suffix (LC_DT_Q8_0) and stem the lower-case prefix of the type's kernels
- * (lc_q8_0_quantize_ref). From this list come the _ref prototypes (quant/quant.h), the
- * reference kernel table and lc_quant_supported() (quant/dispatch.c), which file types
- * are available (quant/ftype.c), and the type lists of the variant tests and the fuzz
- * harness. Per-type facts (name, block size, bytes per block, GGUF id) stay in
+ * LC_QUANT_TYPES(X) expands X(TYPE, stem) once per type quant/ can both quantize and
+ * dequantize, in a fixed order: TYPE is the lc_dtype suffix (LC_DT_Q8_0) and stem the
+ * lower-case prefix of the type's kernels (lc_q8_0_quantize_ref). From this list come
+ * the _ref prototypes (quant/quant.h), the reference kernel table and
+ * lc_quant_supported() (quant/dispatch.c), which file types are available
+ * (quant/ftype.c), and the type lists of the variant tests and the fuzz harness.
+ *
+ * LC_DEQUANT_TYPES(X) lists, the same way, the types quant/ can only read: every other
+ * block type the pinned ggml defines, so that any GGUF llama.cpp writes can be
+ * dequantized. Their quantize slot in every kernel table is NULL; lc_dequant_supported()
+ * is true for both lists. (ggml quantizes IQ2_XXS, IQ2_XS and IQ1_S only with an
+ * importance matrix; the others have ggml quantizers that could move them to the first
+ * list one day. Q8_1 and Q8_K are ggml's activation types, never in a file llama.cpp
+ * writes, decoded here for completeness.)
+ *
+ * Per-type facts (name, block size, bytes per block, GGUF id) stay in
  * libconvert/dtype.c, which already knows every ggml type.
  *
- * A type joins the list together with its reference kernels and their tests: see
+ * A type joins a list together with its reference kernels and their tests: see
  * "Adding a type" in quant/quant.h. */
 #ifndef LC_QUANT_TYPES_H
 #define LC_QUANT_TYPES_H
@@ -19,8 +29,31 @@
     X(Q4_1, q4_1)         \
     X(Q5_0, q5_0)         \
     X(Q5_1, q5_1)         \
+    X(Q2_K, q2_K)         \
+    X(Q3_K, q3_K)         \
     X(Q4_K, q4_K)         \
+    X(Q5_K, q5_K)         \
     X(Q6_K, q6_K)
+
+/* In ggml's type order (ggml.h enum ggml_type). */
+#define LC_DEQUANT_TYPES(X) \
+    X(Q8_1, q8_1)           \
+    X(Q8_K, q8_K)           \
+    X(IQ2_XXS, iq2_xxs)     \
+    X(IQ2_XS, iq2_xs)       \
+    X(IQ3_XXS, iq3_xxs)     \
+    X(IQ1_S, iq1_s)         \
+    X(IQ4_NL, iq4_nl)       \
+    X(IQ3_S, iq3_s)         \
+    X(IQ2_S, iq2_s)         \
+    X(IQ4_XS, iq4_xs)       \
+    X(IQ1_M, iq1_m)         \
+    X(TQ1_0, tq1_0)         \
+    X(TQ2_0, tq2_0)         \
+    X(MXFP4, mxfp4)         \
+    X(NVFP4, nvfp4)         \
+    X(Q1_0, q1_0)           \
+    X(Q2_0, q2_0)
 
 /* The prototypes of one variant's kernels for one type, e.g.
  *   LC_QUANT_DECLARE(q8_0, avx2) declares lc_q8_0_quantize_avx2, lc_q8_0_dequantize_avx2.
@@ -31,7 +64,12 @@
     void lc_##stem##_dequantize_##variant(const void *restrict x, float *restrict y,       \
                                           size_t n);
 
-/* For LC_QUANT_TYPES: `LC_DT_TYPE,` (an initialiser list of lc_dtype). */
+/* The same for a dequantize-only type: lc_iq2_xxs_dequantize_ref and no quantizer. */
+#define LC_DEQUANT_DECLARE(stem, variant)                                                  \
+    void lc_##stem##_dequantize_##variant(const void *restrict x, float *restrict y,       \
+                                          size_t n);
+
+/* For either list: `LC_DT_TYPE,` (an initialiser list of lc_dtype). */
 #define LC_QUANT_DTYPE(T, stem) LC_DT_##T,
 
 #endif

@@ -15,7 +15,8 @@
 #include "libconvert/tensor.h"
 
 /* dst's data/ops/ctx are replaced. LC_E_ARG when the rows are not whole blocks of
- * qtype, LC_E_UNSUPPORTED when qtype has no (de)quantizer, LC_E_NOMEM. Reads report
+ * qtype, LC_E_UNSUPPORTED when qtype has no quantizer (quantize: lc_quant_supported) or
+ * no dequantizer (otherwise: lc_dequant_supported), LC_E_NOMEM. Reads report
  * LC_E_NOMEM for the batch buffers and whatever src reports. */
 lc_code lc_quant_view(lc_tensor *dst, const lc_tensor *src, lc_dtype qtype, bool quantize,
                       lc_error *err);

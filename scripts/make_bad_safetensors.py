@@ -43,6 +43,11 @@ CASES = {
     "malformed-string-header": st('"abc"   '),
     "malformed-empty-header": st(""),
     "malformed-trailing-json": st("{} {}   "),
+    # the README's MUSTs, which serde_json (so the reference) does not hold files to
+    "malformed-header-leading-space": st("  {}    "),
+    "malformed-header-leading-newline": st("\n{}     "),
+    "malformed-header-tab-padding": st("{}\t\t\t\t\t\t"),
+    "malformed-header-newline-padding": st("{}    \n\n"),
     "malformed-unterminated": st('{"a":{  '),
     "malformed-control-char": st('{"a\x01":{}}'),
     "unsupported-nul-escape": st('{"a\\u0000b":{}}'),

@@ -339,6 +339,23 @@ def bad_cases():
     add("malformed", "offset-first-not-zero", g, g.at["off0"])
     g = base(tinfos=[("t0", [4, 2], 0, 0), ("t1", [4, 2**20], 0, 32)])
     add("truncated", "offset-past-eof", g, g.at["off1"])
+    # Rules of ggml's loader and of the spec (formats/gguf.c RULES).
+    g = base(kvs=[("", 4, ("I", 1))])
+    add("malformed", "key-empty", g, g.at["key0"])
+    g = base(kvs=[("a\nall checks passed\x1b[32m", 4, ("I", 1))])
+    add("malformed", "key-control", g, g.at["key0"])
+    g = base(kvs=[("general..name", 8, "x")])
+    add("malformed", "key-empty-segment", g, g.at["key0"])
+    g = base(kvs=[("general.alignment", 4, ("I", 4))])
+    add("malformed", "alignment-4", g, g.at["val0"])
+    g = base(tinfos=[("t0", [4, 2], 0, 0), ("n" * 64, [4], 0, 32)])
+    add("malformed", "name-64-bytes", g, g.at["name1"])
+    g = base()
+    end = g.at["pad"]
+    g.b[end] = 0xEE
+    add("malformed", "padding-not-zero", g, end)
+    g = base(tinfos=[("t0", [2**63 - 1], 24, 0), ("t1", [4], 0, 32)])
+    add("overflow", "ne-int64-max", g, g.at["ne0"])
     return cases
 
 

@@ -4,7 +4,11 @@
 Run with the separate venv that has transformers, tokenizers and sentencepiece:
     python3 -m venv build/hf-venv
     build/hf-venv/bin/pip install -r scripts/hf/requirements.txt
-    build/hf-venv/bin/python scripts/make_hf_fixtures.py [fixtures/hf]
+    build/hf-venv/bin/python scripts/make_hf_fixtures.py [fixtures/hf [NAME...]]
+
+With NAMEs, only those folders are made (and only their MANIFEST rows printed):
+sentencepiece's trainer does not give the same tokenizer.model on every machine, so
+remaking everything would churn llama-spm for nothing.
 
 What is made by which producer:
   - config.json, generation_config.json: transformers' own config classes (save_pretrained).
@@ -86,7 +90,8 @@ def tensor_entry(x, dtype, keep):
 def llama_weights(rng, cfg, biases, tied):
     """HF tensor names and float32 values for a llama-family decoder."""
     h, inter, v = cfg.hidden_size, cfg.intermediate_size, cfg.vocab_size
-    hd = h // cfg.num_attention_heads
+    hd = getattr(cfg, "head_dim", None) or h // cfg.num_attention_heads
+    q = cfg.num_attention_heads * hd
     kv = cfg.num_key_value_heads * hd
     w = {"model.embed_tokens.weight": rng.standard_normal((v, h)) * 0.02,
          "model.norm.weight": 1.0 + rng.standard_normal(h) * 0.1}
@@ -96,12 +101,12 @@ def llama_weights(rng, cfg, biases, tied):
         p = f"model.layers.{i}."
         w[p + "input_layernorm.weight"] = 1.0 + rng.standard_normal(h) * 0.1
         w[p + "post_attention_layernorm.weight"] = 1.0 + rng.standard_normal(h) * 0.1
-        w[p + "self_attn.q_proj.weight"] = rng.standard_normal((h, h)) * 0.1
+        w[p + "self_attn.q_proj.weight"] = rng.standard_normal((q, h)) * 0.1
         w[p + "self_attn.k_proj.weight"] = rng.standard_normal((kv, h)) * 0.1
         w[p + "self_attn.v_proj.weight"] = rng.standard_normal((kv, h)) * 0.1
-        w[p + "self_attn.o_proj.weight"] = rng.standard_normal((h, h)) * 0.1
+        w[p + "self_attn.o_proj.weight"] = rng.standard_normal((h, q)) * 0.1
         if biases:
-            w[p + "self_attn.q_proj.bias"] = rng.standard_normal(h) * 0.1
+            w[p + "self_attn.q_proj.bias"] = rng.standard_normal(q) * 0.1
             w[p + "self_attn.k_proj.bias"] = rng.standard_normal(kv) * 0.1
             w[p + "self_attn.v_proj.bias"] = rng.standard_normal(kv) * 0.1
         w[p + "mlp.gate_proj.weight"] = rng.standard_normal((inter, h)) * 0.1
@@ -251,22 +256,75 @@ def make_qwen2(out):
     save_shards(out, w, "float32", [sorted(w)])
 
 
+def make_llama_q9(out):
+    """(d) for gguf-quantize's mixes: llama, 10 layers (use_more_bits reaches its i < n/8
+    case and two-digit layers sort by number), tied embeddings (token_embd.weight takes
+    output.weight's rules), 6 heads over 1 KV head (GQA 6 >= 4), hidden 256 (whole K
+    blocks), head_dim 8 (attn_output rows of 48 values: not even whole 32-blocks, so
+    every type falls back to F16), intermediate 32 (ffn_down rows of 32: the K types fall
+    back to 32-blocks), bf16, llama3-style BPE."""
+    specials = ["<|begin_of_text|>", "<|end_of_text|>", "<|eot_id|>"]
+    tok = train_bpe(LLAMA3_REGEX, specials, [], 360, bos_template=True)
+    fast = PreTrainedTokenizerFast(tokenizer_object=tok, bos_token=specials[0],
+                                   eos_token=specials[1], model_max_length=256)
+    fast.save_pretrained(out)
+    n = tok.get_vocab_size(with_added_tokens=True)
+    cfg = LlamaConfig(vocab_size=n, hidden_size=256, intermediate_size=32, num_hidden_layers=10,
+                      num_attention_heads=6, num_key_value_heads=1, head_dim=8,
+                      max_position_embeddings=256, rope_theta=500000.0, rms_norm_eps=1e-5,
+                      bos_token_id=tok.token_to_id(specials[0]),
+                      eos_token_id=tok.token_to_id(specials[1]), tie_word_embeddings=True,
+                      torch_dtype="bfloat16", architectures=["LlamaForCausalLM"])
+    cfg.save_pretrained(out)
+    w = llama_weights(np.random.default_rng(4004), cfg, biases=False, tied=True)
+    save_shards(out, w, "bfloat16", [sorted(w)])
+
+
+def make_qwen2_k(out):
+    """(e) for gguf-quantize: qwen2, hidden and intermediate 256 (every weight row whole
+    K blocks: real Q4_K/Q6_K everywhere, ffn_down's use_more_bits visible), 4 heads over
+    1 KV head (GQA 4), 2 layers, untied output, q/k/v biases, f16."""
+    specials = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
+    tok = train_bpe(QWEN2_REGEX, specials, [], 340, bos_template=False)
+    fast = PreTrainedTokenizerFast(tokenizer_object=tok, eos_token="<|im_end|>",
+                                   pad_token="<|endoftext|>", model_max_length=256)
+    fast.save_pretrained(out)
+    n = tok.get_vocab_size(with_added_tokens=True)
+    cfg = Qwen2Config(vocab_size=(n + 63) // 64 * 64, hidden_size=256, intermediate_size=256,
+                      num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=1,
+                      max_position_embeddings=512, rope_theta=1000000.0, rms_norm_eps=1e-6,
+                      bos_token_id=tok.token_to_id("<|endoftext|>"),
+                      eos_token_id=tok.token_to_id("<|im_end|>"), tie_word_embeddings=False,
+                      torch_dtype="float16", architectures=["Qwen2ForCausalLM"])
+    cfg.save_pretrained(out)
+    w = llama_weights(np.random.default_rng(5005), cfg, biases=True, tied=False)
+    save_shards(out, w, "float16", [sorted(w)])
+
+
 def main():
     root = sys.argv[1] if len(sys.argv) > 1 else "fixtures/hf"
-    makers = {"llama-spm": make_llama_spm, "llama-bpe": make_llama_bpe, "qwen2": make_qwen2}
+    makers = {"llama-spm": make_llama_spm, "llama-bpe": make_llama_bpe, "qwen2": make_qwen2,
+              "llama-q9": make_llama_q9, "qwen2-k": make_qwen2_k}
+    only = sys.argv[2:]
     versions = (f"transformers={transformers.__version__};tokenizers={tokenizers.__version__};"
                 f"sentencepiece={spm.__version__};safetensors={safetensors.__version__}")
+    walked = []
     for name, make in makers.items():
+        if only and name not in only:
+            continue
         out = os.path.join(root, name)
         shutil.rmtree(out, ignore_errors=True)
         os.makedirs(out)
         make(out)
+        walked += list(os.walk(out))
     seed = os.path.join(os.path.dirname(root.rstrip("/")), "spm")
-    shutil.rmtree(seed, ignore_errors=True)
-    os.makedirs(seed)
-    make_spm_seed(seed)
+    if not only:
+        shutil.rmtree(seed, ignore_errors=True)
+        os.makedirs(seed)
+        make_spm_seed(seed)
+        walked += list(os.walk(seed))
     # MANIFEST.tsv rows (file, producer, producer_version, sha256) for fixtures/MANIFEST.tsv.
-    for dirpath, _, files in sorted(list(os.walk(root)) + list(os.walk(seed))):
+    for dirpath, _, files in sorted(walked):
         for fn in sorted(files):
             path = os.path.join(dirpath, fn)
             with open(path, "rb") as f:

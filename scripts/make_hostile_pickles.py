@@ -1,6 +1,9 @@
 #!/usr/bin/env python3
 """Writes the pickle corpora: fixtures/pickle/rich-p<N>.pkl (CPython's pickle, protocols
-0-5, of rich_object() below) and the hostile and malformed corpus in fixtures/bad/pickle/.
+0-5, of rich_object() below) and the hostile and malformed corpus in fixtures/bad/pickle/;
+and the checkpoints whose pickle costs more than its bytes can justify (memo-shared
+graphs, expanded views, no tensors at all) in fixtures/bad/pth/ (see CHECKPOINTS below;
+the other files there come from scripts/make_torch_fixtures.py --hostile).
 
 Every file is named <code>-<what>.bin, <code> being the lc_code name our loader must
 return. Hostile payloads ("forbidden-*") are real pickle.dumps() of objects whose
@@ -21,6 +24,7 @@ Run from the repo root with the project venv:
 """
 import collections
 import hashlib
+import io
 import os
 import pickle
 import platform
@@ -29,9 +33,11 @@ import shutil
 import struct
 import subprocess
 import webbrowser
+import zipfile
 
 OUT = "fixtures/bad/pickle"
 GOOD = "fixtures/pickle"
+PTH_OUT = "fixtures/bad/pth"
 
 
 def rich_object():
@@ -99,6 +105,105 @@ def sb(s):
 
 def touch(what):
     return ("touch " + marker(what)).encode()
+
+
+# ---- checkpoints whose pickle asks for more than its bytes can justify ----
+#
+# Each is a torch.save-shaped zip (archive/data.pkl, archive/data/0) whose data.pkl is
+# assembled here from opcodes as torch's pickler writes them. Named <code>-<what>.bin,
+# <code> being the lc_code name lc_pth_load must return; tests/integration/
+# test_pth_budgets.py checks the code, the budget named in the message, the peak memory
+# and that nothing is written.
+
+def bu(s):
+    """BINUNICODE."""
+    b = s.encode()
+    return b"X" + struct.pack("<I", len(b)) + b
+
+
+def pint(v):
+    """BININT for what fits in 32 bits, else LONG1 with 8 bytes (as torch writes big sizes)."""
+    if -2**31 <= v < 2**31:
+        return b"J" + struct.pack("<i", v)
+    return b"\x8a\x08" + struct.pack("<q", v)
+
+
+def tensor_call(shape, stride, numel=4, offset=0):
+    """torch._utils._rebuild_tensor_v2(storage "0" (FloatStorage of numel), offset, shape,
+    stride, False, OrderedDict()): one tensor, as torch pickles it."""
+    dims = lambda t: b"(" + b"".join(pint(d) for d in t) + b"t"
+    p = b"ctorch._utils\n_rebuild_tensor_v2\n("
+    p += b"(" + bu("storage") + b"ctorch\nFloatStorage\n" + bu("0") + bu("cpu") + pint(numel)
+    p += b"tQ" + pint(offset) + dims(shape) + dims(stride) + b"\x89"
+    p += b"ccollections\nOrderedDict\n)RtR"
+    return p
+
+
+def checkpoint(pkl, deflate_pkl=False):
+    """archive/data.pkl (stored, or DEFLATE as re-zipping tools write it) and a 16-byte
+    storage archive/data/0, with fixed dates so the bytes are the same every run."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        for name, data, deflate in (("archive/data.pkl", pkl, deflate_pkl),
+                                    ("archive/data/0", struct.pack("<4f", 1, 2, 3, 4), False),
+                                    ("archive/version", b"3\n", False)):
+            info = zipfile.ZipInfo(name, date_time=(2020, 1, 1, 0, 0, 0))
+            info.compress_type = zipfile.ZIP_DEFLATED if deflate else zipfile.ZIP_STORED
+            z.writestr(info, data)
+    return buf.getvalue()
+
+
+def dag(levels, kind, key_len=0):
+    """One tensor (memo 0) and `levels` containers each holding the one below twice
+    through the memo: a pickle of ~levels x (2 x key_len + 8) bytes that is a tree of
+    2^levels tensors once walked. kind "dict" uses two key_len-byte keys per level (long
+    names), "tuple" uses TUPLE2 (names "0.1.1.0...")."""
+    put = lambda i: b"r" + struct.pack("<I", i) + b"0"   # LONG_BINPUT, POP
+    get = lambda i: b"j" + struct.pack("<I", i)          # LONG_BINGET
+    p = b"\x80\x02" + tensor_call((4,), (1,)) + put(0)
+    for i in range(1, levels + 1):
+        if kind == "tuple":
+            p += get(i - 1) + get(i - 1) + b"\x86"
+        else:
+            p += b"}(" + bu(chr(97 + i % 26) * key_len) + get(i - 1)
+            p += bu(chr(65 + i % 26) * key_len) + get(i - 1) + b"u"
+        p += put(i)
+    return p + get(levels) + b"."
+
+
+# name -> data.pkl bytes, and whether data.pkl is deflated
+CHECKPOINTS = {
+    # A 2^34-element view with stride 0 over a 16-byte storage: 64 GiB to write.
+    "overflow-expand-stride0":
+        (b"\x80\x02}" + bu("w") + tensor_call((2**34,), (0,)) + b"s.", False),
+    # 20 levels of dicts with 200-byte keys: 2^20 names of 4 KB each (4 GB) from 8 KB.
+    "overflow-dag-dicts": (dag(20, "dict", 200), False),
+    # 19 levels of pairs: 2^19 tensors (a 58 MB safetensors) from under 1 KB.
+    "overflow-dag-tuples": (dag(19, "tuple"), False),
+    # 60 levels: 2^60 paths; only a cap stops the walk.
+    "overflow-dag-60-levels": (dag(60, "tuple"), False),
+    # 4 million BININT1+APPEND (12 MB of pickle) deflated to a few KB: a value each.
+    "overflow-deflated-tiny-opcodes":
+        (b"\x80\x02}(" + bu("w") + tensor_call((4,), (1,)) + bu("x") + b"]"
+         + b"K\x01a" * 4_000_000 + b"u.", True),
+    # No tensor anywhere: a top-level int, a list of strings.
+    "notfound-no-tensor-int": (b"\x80\x02K\x05.", False),
+    "notfound-no-tensor-strings": (b"\x80\x02](" + bu("a") + bu("b") + b"e.", False),
+    # {"a.b": T, "a": {"b": T}}: two tensors that flatten to one name.
+    "malformed-duplicate-name":
+        (b"\x80\x02}(" + bu("a.b") + tensor_call((4,), (1,)) + bu("a") + b"}" + bu("b")
+         + tensor_call((2,), (1,), offset=2) + b"su.", False),
+}
+
+
+def write_checkpoints(manifest, producer):
+    os.makedirs(PTH_OUT, exist_ok=True)
+    for name, (pkl, deflate) in CHECKPOINTS.items():
+        data = checkpoint(pkl, deflate)
+        with open(os.path.join(PTH_OUT, name + ".bin"), "wb") as f:
+            f.write(data)
+        manifest.append(("bad/pth/" + name + ".bin", "scripts/make_hostile_pickles.py",
+                         producer, hashlib.sha256(data).hexdigest()))
 
 
 def main():
@@ -224,21 +329,36 @@ def main():
     put("unsupported-protocol-6", b"\x80\x06N.", "unsupported", 0)
     put("unsupported-next-buffer", b"\x80\x05\x97.", "unsupported", 2)
 
+    write_checkpoints(manifest, producer[1])
+
     with open(os.path.join(OUT, "EXPECT.tsv"), "w") as f:
         f.write("file\tcode\toffset\tglobal\tprovable\n")
         for r in rows:
             f.write("\t".join(r) + "\n")
-    # fixtures/MANIFEST.tsv is shared: replace only our rows.
+    # fixtures/MANIFEST.tsv is shared: replace only our rows (in bad/pth/, only the
+    # files named in CHECKPOINTS), each where it stands; a new row goes after the last
+    # row of its folder, so that regenerating moves nothing.
     path = "fixtures/MANIFEST.tsv"
-    keep = ["file\tproducer\tproducer_version\tsha256\n"]
+    lines = ["file\tproducer\tproducer_version\tsha256\n"]
     if os.path.exists(path):
         with open(path) as f:
-            keep = [line for line in f if not line.startswith(("pickle/", "bad/pickle/"))]
+            lines = f.readlines()
+    ours = {r[0] for r in manifest}
+    mine = lambda f: f.startswith(("pickle/", "bad/pickle/")) or f in ours
+    new = {r[0]: "\t".join(r) + "\n" for r in manifest}
+    out = []
+    for line in lines:
+        f = line.split("\t", 1)[0]
+        if not mine(f):
+            out.append(line)
+        elif f in new:
+            out.append(new.pop(f))
+    for f, line in new.items():
+        folder = f.rsplit("/", 1)[0] + "/"
+        at = max((i + 1 for i, ln in enumerate(out) if ln.startswith(folder)), default=len(out))
+        out.insert(at, line)
     with open(path, "w") as f:
-        f.writelines(keep)
-        for r in manifest:
-            f.write("\t".join(r) + "\n")
-
+        f.writelines(out)
 
 if __name__ == "__main__":
     main()

@@ -64,3 +64,12 @@ done
 for s in fixtures/pth/*/sharded; do
     run "pth $s" "$work/shards" pth2safetensors "$s" "$work/shards"
 done
+
+# gguf-quantize: llama.cpp's reference GGUFs and two HF folders in one pass, every TYPE
+# it can write today (a TYPE not offered prints FAILED, so one that appears shows up).
+for in in fixtures/hf-ref/llama-spm-bf16.gguf fixtures/hf-ref/qwen2-f32.gguf \
+          fixtures/hf/llama-q9 fixtures/hf/qwen2-k; do
+    for t in F32 F16 BF16 Q8_0 Q4_0 Q4_1 Q5_0 Q5_1 Q6_K Q4_K_M; do
+        run "quantize $in $t" "$work/q.gguf" gguf-quantize "$in" "$work/q.gguf" "$t"
+    done
+done

@@ -35,3 +35,33 @@ else
 fi
 grep -q '@ 0x2b' err.txt
 grep -q 'duplicate metadata key' err.txt
+# A file llama.cpp refuses is still shown, with the rule it breaks; exit 1 and the
+# error line a normal open gives.
+long=$LC_ROOT/fixtures/bad/gguf/malformed-name-64-bytes.bin
+if model-inspect "$long" > out.txt 2> err.txt; then
+    echo "a name of 64 bytes passed as clean"; exit 1
+else
+    test $? -eq 1
+fi
+grep -q 'refused gguf.name-too-long: nnnn*' out.txt
+grep -q '"nnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnn"' out.txt
+test "$(wc -l < err.txt)" -eq 1
+grep -q "malformed-name-64-bytes.bin: nnn* @ 0x[0-9a-f]*: tensor name of 64 bytes" err.txt
+model-inspect --json "$long" > out.json 2> /dev/null || true
+"$py" - out.json <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+refused = [w for w in j["warnings"] if w["refused"]]
+assert [w["rule"] for w in refused] == ["gguf.name-too-long"], j["warnings"]
+assert len(j["tensors"]) == 2
+PY
+# The good fixture holds only notes (gguf-py writes nested arrays and a UTF-8 key):
+# exit 0, and the notes say so.
+model-inspect --json "$f" > out.json
+"$py" - out.json <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+rules = sorted({w["rule"] for w in j["warnings"]})
+assert not any(w["refused"] for w in j["warnings"]), j["warnings"]
+assert rules == ["gguf.array-nested", "gguf.key-ascii", "gguf.quantization-version"], rules
+PY

@@ -1,5 +1,6 @@
 /* tests/fuzz/fuzz_quant.c: every reference kernel on arbitrary bytes, read both as
- * floats (NaN, infinities, subnormals, any payload) and as blocks (any scale bits).
+ * floats (NaN, infinities, subnormals, any payload) and as blocks (any scale bits, grid
+ * index and sign pattern; the dequantize-only types get the second half only).
  * Kernels cannot fail, so this hunts undefined behaviour (clang's UBSan includes
  * float-cast-overflow, which ggml's plain casts would trip) and out-of-bounds
  * access on odd lengths. Seeds: fixtures/quant/. */
@@ -10,8 +11,10 @@
 #include "libconvert/dtype.h"
 #include "quant/quant.h"
 
-/* Every type of quant/types.h, in its order (the first input byte picks one). */
-static const lc_dtype types[] = { LC_QUANT_TYPES(LC_QUANT_DTYPE) };
+/* Every type of quant/types.h, in its order (the first input byte picks one): those we
+ * quantize, then those we only dequantize. */
+static const lc_dtype types[] = { LC_QUANT_TYPES(LC_QUANT_DTYPE)
+                                  LC_DEQUANT_TYPES(LC_QUANT_DTYPE) };
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -27,8 +30,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (!x || !y || !q)
         goto done;
     memcpy(x, data, n * sizeof *x);
-    lc_qk_quantize(lc_qkernels_best(), t)(x, q, n);
-    lc_qk_dequantize(lc_qkernels_best(), t)(q, y, n);
+    if (lc_quant_supported(t)) {
+        lc_qk_quantize(lc_qkernels_best(), t)(x, q, n);
+        lc_qk_dequantize(lc_qkernels_best(), t)(q, y, n);
+    }
 
     /* The same bytes as blocks: exact-size copy so ASan sees any overread. */
     const size_t nb2 = size / info->type_size;

@@ -343,3 +343,66 @@ def test_pytorch_model_bin_folder(outtype, tmp):
     assert ra.fields["general.name"].contents() == "Llama Pth"
     assert [(t.name, t.tensor_type, t.data.tobytes()) for t in ra.tensors] == \
            [(t.name, t.tensor_type, t.data.tobytes()) for t in rb.tensors]
+
+
+# Tensors of a model GGUF recast as types we only dequantize (rows of 64 or 128 values
+# fit their blocks; none of them is Q/K-permuted), with seeded random block bytes. (Q2_0
+# would fit too, but gguf-py 0.19.0's writer does not know it.)
+BACK_TYPES = {
+    "blk.0.attn_v.weight": ("model.layers.0.self_attn.v_proj.weight", "IQ4_NL"),
+    "blk.0.attn_output.weight": ("model.layers.0.self_attn.o_proj.weight", "MXFP4"),
+    "blk.0.ffn_gate.weight": ("model.layers.0.mlp.gate_proj.weight", "NVFP4"),
+    "blk.0.ffn_down.weight": ("model.layers.0.mlp.down_proj.weight", "Q1_0"),
+}
+
+
+def test_dequantize_only_types_back(tmp):
+    """gguf2safetensors reads a model GGUF holding types we cannot write (llama.cpp can):
+    each comes back as F32 equal to gguf-py's dequantizer, or, where gguf-py has none
+    (Q1_0), to lc-quant-raw's (checked against ggml's goldens in test_quant.py)."""
+    g32, g, back = tmp / "f32.gguf", tmp / "mixed.gguf", tmp / "mixed.safetensors"
+    run(BIN / "safetensors2gguf", "-q", "--outtype", "f32", HF / "llama-spm", g32)
+    r = gguf.GGUFReader(g32)
+    arch = r.fields["general.architecture"].contents()
+    w = gguf.GGUFWriter(g, arch)
+    for f in r.fields.values():
+        if f.name.startswith("GGUF.") or f.name == "general.architecture":
+            continue
+        sub = f.types[1] if f.types[0] == gguf.GGUFValueType.ARRAY else None
+        w.add_key_value(f.name, f.contents(), f.types[0], sub)
+    rng = np.random.default_rng(99)
+    blocks = {}
+    for t in r.tensors:
+        if t.name in BACK_TYPES:
+            qt = getattr(gguf.GGMLQuantizationType, BACK_TYPES[t.name][1])
+            bs, ts = gguf.constants.GGML_QUANT_SIZES[qt]
+            rows, cols = int(t.shape[1]), int(t.shape[0])
+            b = rng.integers(0, 256, (rows, cols // bs * ts), dtype=np.uint8)
+            blocks[t.name] = b
+            w.add_tensor(t.name, b, raw_dtype=qt)
+        else:
+            w.add_tensor(t.name, np.asarray(t.data), raw_dtype=t.tensor_type)
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+    types = {t.name: t.tensor_type.name for t in gguf.GGUFReader(g).tensors}
+    assert all(types[n] == v[1] for n, v in BACK_TYPES.items()), types
+    run(BIN / "gguf2safetensors", "-q", g, back)
+    d = back.read_bytes()
+    n = int.from_bytes(d[:8], "little")
+    hdr = json.loads(d[8:8 + n])
+    for name, (hf_name, qtype) in BACK_TYPES.items():
+        e = hdr[hf_name]
+        assert e["dtype"] == "F32", hf_name
+        got = np.frombuffer(d[8 + n + e["data_offsets"][0]:8 + n + e["data_offsets"][1]], "<u4")
+        b = blocks[name]
+        if qtype == "Q1_0":
+            (tmp / "b.bin").write_bytes(b.tobytes())
+            run(TBIN / "lc-quant-raw", "dequantize", qtype, tmp / "b.bin", tmp / "y.f32")
+            want = np.fromfile(tmp / "y.f32", "<u4")
+        else:
+            with np.errstate(all="ignore"):
+                want = gguf.quants.dequantize(b, getattr(gguf.GGMLQuantizationType, qtype))
+            want = want.astype(np.float32).reshape(-1).view("<u4")
+        assert np.array_equal(got, want), f"{qtype}: {np.count_nonzero(got != want)} differ"

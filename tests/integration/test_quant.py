@@ -1,18 +1,25 @@
 """Oracle tests for quant/: our scalar reference against the real producers.
 
 1. Golden blocks made by ggml's own quantize_row_<type>_ref (fixtures/quant/; producer
-   and commit in fixtures/MANIFEST.tsv) for all seven types, on hard and non-finite inputs.
-   The inputs come from scripts/make_quant_inputs.py. The goldens were made once by
-   calling ggml's reference functions; the project keeps no script that builds ggml.
-   This is the only oracle for Q4_K and Q6_K quantization.
+   and version in fixtures/MANIFEST.tsv) for all ten types we quantize, on hard and
+   non-finite inputs. The inputs come from scripts/make_quant_inputs.py; the goldens of
+   Q2_K, Q3_K and Q5_K were made by scripts/make_quant_goldens.py with the pinned ggml
+   (build/llama-venv), which also confirms the older ones (ggml@d99724f2b141). This and
+   tests/llama/test_quant_ggml.py (ggml itself on millions of values, `make check-llama`)
+   are the oracles for the K types' quantization.
 2. gguf-py's numpy port (gguf.quants.quantize) on hard inputs for Q8_0 Q4_0 Q4_1
    Q5_0 Q5_1. It matches ggml bit for bit except for the sign of a zero scale or
    minimum (see test_signed_zero_scale_follows_ggml); NaN inputs are not compared
    with it (numpy's max/argmax propagate NaN where ggml's comparisons skip it).
-3. gguf.quants.dequantize for all seven types, on golden and on random blocks.
+3. gguf.quants.dequantize for every type it decodes (ours and the dequantize-only IQ,
+   TQ, MXFP4 and NVFP4 types), on golden and on random blocks; ggml's own dequantizer
+   output (fixtures/quant/deq.<TYPE>.f32) for every dequantize-only type, which covers
+   Q8_K, Q1_0 and Q2_0 that gguf-py lacks.
+4. quant/iq_tables.h is what scripts/gen_iq_tables.py makes from the installed gguf-py.
 All go through tests/tools/lc-quant-raw (LC_TEST_BIN)."""
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -25,8 +32,17 @@ ROOT = Path(__file__).resolve().parents[2]
 FIX = ROOT / "fixtures" / "quant"
 RAW = Path(os.environ.get("LC_TEST_BIN", ROOT / "build" / "test-bin")) / "lc-quant-raw"
 
-ALL = ["Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q4_K", "Q6_K"]
+ALL = ["Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K"]
 LEGACY = ["Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1"]
+# quant/types.h LC_DEQUANT_TYPES, and the ones gguf-py can decode too.
+DEQ_ONLY = ["Q8_1", "Q8_K", "IQ2_XXS", "IQ2_XS", "IQ3_XXS", "IQ1_S", "IQ4_NL", "IQ3_S",
+            "IQ2_S", "IQ4_XS", "IQ1_M", "TQ1_0", "TQ2_0", "MXFP4", "NVFP4", "Q1_0", "Q2_0"]
+DEQ_PY = [t for t in DEQ_ONLY if t not in ("Q8_1", "Q8_K", "Q1_0", "Q2_0")]
+DEQ_GGML = [t for t in DEQ_ONLY if t != "Q8_1"]          # ggml has no Q8_1 dequantizer
+# Types whose values ggml forms as v * (sign ? -1.f : 1.f), compiled by gcc to a negation:
+# a NaN scale comes out with its sign flipped where gguf-py's multiply keeps it. Against
+# gguf-py only, those NaNs compare as NaN whatever their sign (ggml's goldens: exactly).
+SIGNED_GRID = {"IQ2_XXS", "IQ2_XS", "IQ2_S", "IQ3_XXS", "IQ3_S"}
 
 
 def lc(op, qtype, data: bytes, tmp_path) -> bytes:
@@ -197,5 +213,92 @@ def test_round_trip_error_is_small(qtype, tmp_path):
     y = lc_dequantize(qtype, blocks, tmp_path).view(np.float32)
     rmse = float(np.sqrt(np.mean((y - x) ** 2)))
     limit = {"Q8_0": 0.006, "Q4_0": 0.095, "Q4_1": 0.085, "Q5_0": 0.046, "Q5_1": 0.042,
-             "Q4_K": 0.078, "Q6_K": 0.019}[qtype]   # measured: 0.0053 .086 .078 .042 .039 .071 .017
+             "Q2_K": 0.31, "Q3_K": 0.16, "Q4_K": 0.078, "Q5_K": 0.039,
+             "Q6_K": 0.019}[qtype]   # measured: .0053 .086 .078 .042 .039 .30 .15 .071 .037 .017
     assert 0 < rmse < limit, f"{qtype} rmse {rmse}"
+
+
+# ---- 3b. the dequantize-only types ----
+
+def blocks_of(qtype, n, seed):
+    _, size = GGML_QUANT_SIZES[getattr(Q, qtype)]
+    return np.random.default_rng(seed).integers(0, 256, (n, size), dtype=np.uint8)
+
+
+def equal_to_gguf_py(qtype, got, want):
+    """Bit equality, except that NaNs of SIGNED_GRID types may differ in sign."""
+    same = got == want
+    if qtype in SIGNED_GRID:
+        nan = lambda u: (u & 0x7F800000) == 0x7F800000 and (u & 0x007FFFFF) != 0  # noqa: E731
+        same |= np.vectorize(nan, otypes=[bool])(got) & ((got ^ want) == 0x80000000)
+    return same
+
+
+@pytest.mark.parametrize("qtype", DEQ_PY)
+def test_dequantize_only_random_blocks_match_gguf_py(qtype, tmp_path):
+    # A million values of random bytes per type: every grid entry, sign pattern and
+    # scale bit pattern (NaN, infinite and subnormal scales included) occurs.
+    block, _ = GGML_QUANT_SIZES[getattr(Q, qtype)]
+    blocks = blocks_of(qtype, (1 << 20) // block, 17)
+    got = lc_dequantize(qtype, blocks, tmp_path)
+    want = py_dequantize_bits(qtype, blocks)
+    assert got.size == want.size
+    same = equal_to_gguf_py(qtype, got, want)
+    assert same.all(), f"{qtype}: {np.count_nonzero(~same)} values differ"
+
+
+@pytest.mark.parametrize("qtype", DEQ_GGML)
+def test_dequantize_only_matches_ggml_golden(qtype, tmp_path):
+    blocks = np.fromfile(FIX / f"deq.{qtype}.bin", np.uint8)
+    want = np.fromfile(FIX / f"deq.{qtype}.f32", "<u4")
+    got = lc_dequantize(qtype, blocks, tmp_path)
+    assert got.size == want.size == 4096
+    bad = np.nonzero(got != want)[0]
+    assert bad.size == 0, (f"{qtype}: {bad.size} values differ from ggml, first at {bad[0]}: "
+                           f"{got[bad[0]]:08x}, want {want[bad[0]]:08x}")
+    if qtype in DEQ_PY:
+        assert equal_to_gguf_py(qtype, py_dequantize_bits(qtype, blocks), want).all()
+
+
+def test_dequantize_only_goldens_are_not_degenerate():
+    # Many distinct finite values (a ternary type has few per scale, many scales), and
+    # the special scales made it in: NaNs wherever a scale can be one (the FP4 scales
+    # cannot; MXFP4's largest, 2^127, overflows to infinity instead).
+    for qtype in DEQ_GGML:
+        y = np.fromfile(FIX / f"deq.{qtype}.f32", "<f4")
+        assert np.unique(y[np.isfinite(y)]).size > 12, qtype
+        assert np.isnan(y).any() == (qtype not in ("MXFP4", "NVFP4")), qtype
+        assert np.isinf(y).any() == (qtype != "NVFP4"), qtype
+
+
+def test_quantize_refuses_dequantize_only_types(tmp_path):
+    src, dst = tmp_path / "in.f32", tmp_path / "out.bin"
+    np.ones(256, np.float32).tofile(src)
+    r = subprocess.run([str(RAW), "quantize", "IQ2_XXS", str(src), str(dst)],
+                       capture_output=True, text=True)
+    assert r.returncode == 2 and "unsupported" in r.stderr
+    assert not dst.exists()
+
+
+def test_type_table_lists_every_ggml_block_type():
+    # lc-quant-raw types: NAME GGUF_ID BLOCK TYPE_SIZE QUANTIZE DEQUANTIZE, from
+    # libconvert/dtype.c and the kernel table; gguf-py's sizes as the second opinion.
+    out = subprocess.run([str(RAW), "types"], check=True, capture_output=True, text=True)
+    rows = {f[0]: tuple(int(v) for v in f[1:]) for f in map(str.split, out.stdout.splitlines())}
+    assert sorted(t for t, r in rows.items() if r[3]) == sorted(ALL)
+    assert sorted(t for t, r in rows.items() if r[4]) == sorted(ALL + DEQ_ONLY)
+    for name, (gid, block, size, _, _) in rows.items():
+        if hasattr(Q, name):
+            assert getattr(Q, name) == gid, name
+            # gguf-py 0.19.0 still sizes Q8_1 as 40 bytes (f32 d and s); ggml's block_q8_1
+            # has been two binary16 values, 36 bytes, for years (tests/llama checks ggml).
+            if name != "Q8_1":
+                assert GGML_QUANT_SIZES[getattr(Q, name)] == (block, size), name
+
+
+# ---- 4. the generated tables ----
+
+def test_iq_tables_are_generated_from_gguf_py():
+    r = subprocess.run([sys.executable, str(ROOT / "scripts" / "gen_iq_tables.py"), "--check"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr

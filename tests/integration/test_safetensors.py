@@ -27,7 +27,10 @@ TBIN = os.environ.get("LC_TEST_BIN", os.path.join(ROOT, "build", "test-bin"))
 FIXTURES = sorted(glob.glob(os.path.join(FIX, "*.safetensors")))
 # Inputs the reference accepts and we refuse, on purpose (see formats/safetensors.h).
 STRICTER = {"malformed-meta-duplicate-key", "malformed-meta-null", "malformed-unknown-field",
-            "unsupported-dtype-f4", "unsupported-rank-9"}
+            "unsupported-dtype-f4", "unsupported-rank-9",
+            # the README's MUSTs: the header begins with '{', is padded with 0x20 only
+            "malformed-header-leading-space", "malformed-header-leading-newline",
+            "malformed-header-tab-padding", "malformed-header-newline-padding"}
 
 
 def run(*args, check=True):

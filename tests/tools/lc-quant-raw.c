@@ -1,8 +1,11 @@
 /* tests/tools/lc-quant-raw.c: test-only driver for the oracle tests.
  *   lc-quant-raw quantize TYPE IN OUT     IN: raw little-endian f32, OUT: blocks
  *   lc-quant-raw dequantize TYPE IN OUT   IN: blocks, OUT: raw f32
- * TYPE is a ggml type name (Q8_0, q4_k, ...). Uses lc_quantize_rows with one row,
- * i.e. the kernel lc_qkernels_best() picks (LC_QUANT=ref forces the reference).
+ *   lc-quant-raw types                    one line per block type: NAME GGUF_ID
+ *                                         BLOCK_SIZE TYPE_SIZE Q D (Q, D: 1 when it can
+ *                                         be quantized, dequantized)
+ * TYPE is a ggml type name (Q8_0, q4_k, iq2_xxs, ...). Uses lc_quantize_rows with one
+ * row, i.e. the kernel lc_qkernels_best() picks (LC_QUANT=ref forces the reference).
  * Exit 0 ok, 1 failure, 2 usage. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,14 +26,27 @@ static int write_all(const char *path, const void *p, size_t n) {
     return 0;
 }
 
+static int list_types(void) {
+    for (int t = 1; t < LC_DT_COUNT; t++) {
+        const lc_dtype_info *info = lc_dtype_get((lc_dtype)t);
+        if (lc_dtype_is_quant((lc_dtype)t))
+            printf("%s %d %u %u %d %d\n", info->name, info->gguf_id, (unsigned)info->block_size,
+                   (unsigned)info->type_size, lc_quant_supported((lc_dtype)t),
+                   lc_dequant_supported((lc_dtype)t));
+    }
+    return 0;
+}
+
 int main(int argc, char **argv) {
+    if (argc == 2 && strcmp(argv[1], "types") == 0)
+        return list_types();
     if (argc != 5 || (strcmp(argv[1], "quantize") && strcmp(argv[1], "dequantize"))) {
-        fprintf(stderr, "usage: lc-quant-raw quantize|dequantize TYPE IN OUT\n");
+        fprintf(stderr, "usage: lc-quant-raw quantize|dequantize TYPE IN OUT | types\n");
         return 2;
     }
     const bool quant = strcmp(argv[1], "quantize") == 0;
     const lc_dtype t = lc_dtype_from_name(argv[2]);
-    if (!lc_quant_supported(t)) {
+    if (quant ? !lc_quant_supported(t) : !lc_dequant_supported(t)) {
         fprintf(stderr, "lc-quant-raw: unsupported type %s\n", argv[2]);
         return 2;
     }

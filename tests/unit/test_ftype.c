@@ -28,8 +28,8 @@ static const struct { const char *name; uint32_t id; lc_dtype base; } LLAMA[] = 
     { "IQ2_M", 29, LC_DT_IQ2_S },     { "IQ4_XS", 30, LC_DT_IQ4_XS },
     { "IQ1_M", 31, LC_DT_IQ1_M },     { "BF16", 32, LC_DT_BF16 },
     { "TQ1_0", 36, LC_DT_TQ1_0 },     { "TQ2_0", 37, LC_DT_TQ2_0 },
-    { "MXFP4_MOE", 38, LC_DT_MXFP4 }, { "NVFP4", 39, LC_DT_INVALID },
-    { "Q1_0", 40, LC_DT_INVALID },    { "Q2_0", 41, LC_DT_INVALID },
+    { "MXFP4_MOE", 38, LC_DT_MXFP4 }, { "NVFP4", 39, LC_DT_NVFP4 },
+    { "Q1_0", 40, LC_DT_Q1_0 },       { "Q2_0", 41, LC_DT_Q2_0 },
 };
 #define NLLAMA (sizeof LLAMA / sizeof LLAMA[0])
 
@@ -80,6 +80,7 @@ Test(ftype, for_dtype_is_llama_cpp_guess) {
         { LC_DT_Q4_0, 2 },  { LC_DT_Q4_1, 3 },  { LC_DT_Q5_0, 8 },   { LC_DT_Q5_1, 9 },
         { LC_DT_Q2_K, 10 }, { LC_DT_Q3_K, 12 }, { LC_DT_Q4_K, 15 },  { LC_DT_Q5_K, 17 },
         { LC_DT_Q6_K, 18 }, { LC_DT_IQ2_S, 28 }, { LC_DT_IQ3_S, 26 }, { LC_DT_TQ2_0, 37 },
+        { LC_DT_NVFP4, 39 }, { LC_DT_Q1_0, 40 }, { LC_DT_Q2_0, 41 },
     };
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
         const lc_ftype *f = lc_ftype_for_dtype(want[i].t);
@@ -92,12 +93,16 @@ Test(ftype, for_dtype_is_llama_cpp_guess) {
         cr_assert_null(lc_ftype_for_dtype(none[i]), "%d", (int)none[i]);
 }
 
-/* What we can write: plain floats and single-type files whose base has kernels. */
+/* What we can write: plain floats, and file types whose rules (quant/mix.c) give a dense
+ * model only types with kernels: Q4_K_M needs Q4_K, Q6_K and their fallbacks Q5_0, Q8_0;
+ * Q4_K_S also needs Q5_K; Q2_K_S needs an importance matrix. */
 Test(ftype, available_rows_follow_the_kernels) {
     static const char *yes[] = { "F32", "F16", "BF16", "Q8_0", "Q4_0", "Q4_1", "Q5_0",
-                                 "Q5_1", "Q6_K" };
-    static const char *no[] = { "Q2_K", "Q3_K_M", "Q4_K_S", "Q4_K_M", "Q5_K_M", "Q2_K_S",
-                                "IQ2_XXS", "IQ3_XS", "TQ1_0", "MXFP4_MOE", "NVFP4" };
+                                 "Q5_1", "Q6_K", "Q4_K_M", "Q4_K", "Q2_K", "Q3_K_S",
+                                 "Q3_K_M", "Q3_K_L", "Q4_K_S", "Q5_K_S", "Q5_K_M" };
+    /* Dequantize-only bases (IQ*, TQ*, FP4, Q1_0) cannot be written. */
+    static const char *no[] = { "Q2_K_S", "IQ2_XXS", "IQ3_XS", "TQ1_0", "MXFP4_MOE", "NVFP4",
+                                "Q1_0", "Q2_0", "IQ4_NL" };
     for (size_t i = 0; i < sizeof yes / sizeof yes[0]; i++)
         cr_assert(lc_ftype_available(lc_ftype_by_name(yes[i])), "%s", yes[i]);
     for (size_t i = 0; i < sizeof no / sizeof no[0]; i++)
@@ -123,7 +128,8 @@ Test(ftype, outtype_names) {
         cr_assert_eq(!!(f->flags & LC_FTYPE_OUTTYPE), out, "%s", f->name);
     }
     lc_ftype_names(0, true, false, ", ", buf, sizeof buf);
-    cr_assert_str_eq(buf, "F32, F16, BF16, Q4_0, Q4_1, Q8_0, Q5_0, Q5_1, Q6_K");
+    cr_assert_str_eq(buf, "F32, F16, BF16, Q4_0, Q4_1, Q8_0, Q5_0, Q5_1, Q2_K, Q3_K_S, Q3_K_M, "
+                          "Q3_K_L, Q4_K_S, Q4_K_M, Q5_K_S, Q5_K_M, Q6_K");
     lc_ftype_names(LC_FTYPE_MIX, false, false, " ", buf, sizeof buf);
     cr_assert_str_eq(buf, "Q3_K_S Q3_K_M Q3_K_L Q4_K_S Q4_K_M Q5_K_S Q5_K_M Q2_K_S IQ3_XS "
                           "IQ3_M IQ2_S IQ2_M MXFP4_MOE");

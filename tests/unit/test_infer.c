@@ -14,6 +14,7 @@
 #include "infer/matmul_impl.h"
 #include "libconvert/alloc.h"
 #include "libconvert/model.h"
+#include "quant/quant.h"
 
 #define near(a, b, tol, ...) cr_assert(fabs((double)(a) - (double)(b)) <= (tol), __VA_ARGS__)
 
@@ -235,6 +236,32 @@ Test(infer_matmul, same_bits_for_any_thread_count_and_dtype_rows) {
     near(y1[2 * ROWS + 50], s, 1e-4 * fabs(s) + 1e-5, "y = x w^T + b");
     lc_infer_mm_free(&one);
     lc_infer_mm_free(&three);
+    lc_model_free(m);
+}
+
+/* Weights of a type quant/ can only dequantize (IQ4_NL here) are read like any other:
+ * their rows are the reference dequantizer's floats. */
+Test(infer_matmul, dequantize_only_weights_are_read) {
+    enum { ROWS = 2, COLS = 64, BLK = 18 };
+    static uint8_t q[ROWS * COLS / 32 * BLK];
+    for (size_t i = 0; i < sizeof q; i++)
+        q[i] = (uint8_t)(i * 37 + 5);
+    for (size_t b = 0; b < sizeof q / BLK; b++)
+        q[b * BLK] = 0x00, q[b * BLK + 1] = 0x3c;             /* d = 1.0 */
+    lc_model *m = lc_model_new();
+    lc_tensor *t;
+    lc_error err = { 0 };
+    const uint64_t shape[2] = { ROWS, COLS };
+    cr_assert_eq(lc_model_add_tensor(m, "w", LC_DT_IQ4_NL, 2, shape, &t, &err), LC_OK);
+    t->data = q;
+    lc_infer_mat w;
+    cr_assert_eq(lc_infer_mat_init(&w, t, &err), LC_OK, "%s", err.msg);
+    float row[COLS], want[COLS];
+    uint8_t raw[COLS / 32 * BLK];
+    cr_assert_eq(lc_infer_mat_rows(&w, 1, 1, row, raw, &err), LC_OK);
+    lc_iq4_nl_dequantize_ref(q + COLS / 32 * BLK, want, COLS);
+    cr_assert_eq(memcmp(row, want, sizeof row), 0);
+    cr_assert_eq(row[0], -65.0f, "byte 38 = 0x83: level 3 of kvalues_iq4nl, times d = 1");
     lc_model_free(m);
 }
 

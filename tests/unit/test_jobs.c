@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "jobs/gguf2safetensors.h"
+#include "jobs/gguf_quantize.h"
 #include "jobs/model_inspect.h"
 #include "jobs/pth2safetensors.h"
 #include "jobs/safetensors2gguf.h"
@@ -122,6 +123,40 @@ Test(jobs, gguf2st_model_or_container) {
     cr_assert_eq(lc_job_gguf2safetensors(&o, NULL, &err), LC_E_ARG, "a dtype for a container");
     cr_assert_str_eq(err.path, o.in);
     cr_assert_eq(access(o.out, F_OK), -1);
+}
+
+Test(jobs, gguf_quantize_plans_types_and_checks_options) {
+    cr_assert_str_eq(lc_job_quantize_type("q4_k")->name, "Q4_K_M");
+    cr_assert_str_eq(lc_job_quantize_type("7")->name, "Q8_0");
+    cr_assert_null(lc_job_quantize_type("4"));          /* removed from llama.cpp */
+    cr_assert_null(lc_job_quantize_type("Q9"));
+    static const char *const bad[] = { "attn_v" };
+    lc_job_quantize_opts o = { .in = fx("hf-ref/llama-spm-bf16.gguf"),
+                               .ftype = lc_job_quantize_type("Q4_K_M"), .tensor_types = bad,
+                               .n_tensor_types = 1 };
+    lc_error err = { 0 };
+    cr_assert_eq(lc_job_gguf_quantize_check(&o, &err), LC_E_ARG, "PATTERN=TYPE");
+    o.n_tensor_types = 0;
+    o.ftype = lc_job_quantize_type("IQ4_XS");
+    cr_assert_eq(lc_job_gguf_quantize_check(&o, NULL), LC_E_ARG, "no IQ4_XS quantizer");
+    o.dry_run = true;
+    cr_assert_eq(lc_job_gguf_quantize_check(&o, NULL), LC_OK, "a dry run plans it");
+
+    capture c;
+    capture_open(&c);
+    o.ftype = lc_job_quantize_type("Q4_K_M");
+    o.print = c.f;
+    o.out = "never.gguf";
+    memset(&err, 0, sizeof err);
+    cr_assert_eq(lc_job_gguf_quantize(&o, NULL, &err), LC_OK, "%s", err.msg);
+    char *text = capture_close(&c);
+    /* 64 columns: Q4_K falls back to Q5_0; the untied output.weight gets Q8_0 */
+    cr_assert(strstr(text, "blk.0.attn_q.weight"), "%s", text);
+    cr_assert(strstr(text, "BF16  -> Q5_0  base"), "%s", text);
+    cr_assert(strstr(text, "output.weight"), "%s", text);
+    cr_assert(strstr(text, "would write never.gguf as Q4_K_M: 39 tensors"), "%s", text);
+    cr_assert_eq(access(o.out, F_OK), -1);
+    free(text);
 }
 
 Test(jobs, inspect_and_rewrite_report_the_reader_code) {

@@ -25,10 +25,9 @@ Test(error, first_failure_wins) {
 Test(error, message_is_one_line) {
     lc_error err = {0};
     lc_fail(&err, LC_E_MALFORMED, LC_NO_OFFSET, "name 'a\nb'");
-    cr_assert_null(strchr(err.msg, '\n'));
     char line[512];
     lc_err_format(&err, line, sizeof line);
-    cr_assert_str_eq(line, "name 'a b'");
+    cr_assert_str_eq(line, "name 'a\\nb'");
 }
 
 Test(error, null_err_is_allowed) {

@@ -57,6 +57,18 @@ Test(pickle, overflow_marks) {
     expect_fail(b, sizeof b, LC_E_OVERFLOW, LC_PICKLE_MAX_MARKS);
 }
 Test(pickle, overflow_memo_index) { expect_fail(B("K\x01r\xff\xff\xff\xff."), LC_E_OVERFLOW, 2); }
+/* A memo index past the pickle's length is no pickler's (entries are numbered from 0,
+ * one opcode each) and would cost a memo array that large: 8 bytes asked for 32 MB. */
+Test(pickle, overflow_memo_index_past_the_pickle) {
+    expect_fail(B("K\x01r\xff\xff\x3f\x00."), LC_E_OVERFLOW, 2);
+    expect_fail(B("K\x01q\x09."), LC_E_OVERFLOW, 2);          /* 9 in a 5-byte pickle */
+    expect_fail(B("K\x01p100\n."), LC_E_OVERFLOW, 2);
+    lc_pickle *p;
+    lc_error err;
+    cr_assert_eq(load(B("K\x01q\x04."), &p, &err), LC_OK, "%s", err.msg);   /* 4 < 5 */
+    lc_pickle_free(p);
+    cr_assert_eq(lc_pickle_scan(B("K\x01q\x09."), NULL, NULL, NULL, &err), LC_E_OVERFLOW);
+}
 Test(pickle, overflow_digits) {
     uint8_t b[LC_PICKLE_MAX_DIGITS + 4];
     memset(b, '9', sizeof b);
@@ -238,6 +250,35 @@ Test(pickle, max_values_option) {
     lc_error err = {0};
     cr_assert_eq(lc_pickle_load(B("(K\x01K\x02l."), &o, &p, &err), LC_E_OVERFLOW);
     cr_assert_eq(err.offset, 5);
+}
+
+/* A compressed pickle may build LC_PICKLE_VALUES_PER_BYTE values per stored byte (+
+ * a base): 4 million one-byte opcodes deflate to a few KB (issue 11, item 11). */
+Test(pickle, stored_size_budgets_values) {
+    const uint64_t n = LC_PICKLE_VALUES_BASE + 2 * LC_PICKLE_VALUES_PER_BYTE + 8;
+    const size_t len = 3 + 3 * (size_t)n + 1;
+    uint8_t *b = malloc(len);
+    cr_assert_not_null(b);
+    memcpy(b, "\x80\x02]", 3);                     /* PROTO 2, EMPTY_LIST */
+    for (uint64_t i = 0; i < n; i++)
+        memcpy(b + 3 + 3 * i, "K\x01" "a", 3);      /* BININT1 1, APPEND: one value each */
+    b[len - 1] = '.';
+    lc_pickle *p = NULL;
+    lc_error err = {0};
+    lc_pickle_opts o = { .stored_size = 2 };        /* budget: base + 32 values */
+    cr_assert_eq(lc_pickle_load(b, len, &o, &p, &err), LC_E_OVERFLOW, "%s", err.msg);
+    /* value 1 is the list; the one past the budget is BININT1 number base + 32 */
+    cr_assert_eq(err.offset, 3 + 3 * (LC_PICKLE_VALUES_BASE + 2 * LC_PICKLE_VALUES_PER_BYTE - 1));
+    cr_assert_not_null(strstr(err.msg, "16 per byte"), "%s", err.msg);
+    cr_assert_null(p);
+    o.stored_size = 0;                              /* stored as it is: no such budget */
+    memset(&err, 0, sizeof err);
+    cr_assert_eq(lc_pickle_load(b, len, &o, &p, &err), LC_OK, "%s", err.msg);
+    lc_pickle_free(p);
+    o.stored_size = 3;                              /* three bytes buy 16 more values */
+    cr_assert_eq(lc_pickle_load(b, len, &o, &p, &err), LC_OK, "%s", err.msg);
+    lc_pickle_free(p);
+    free(b);
 }
 
 Test(pickle, cycle_loads) {

@@ -3,6 +3,7 @@
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include "formats/pth.h"
@@ -394,4 +395,317 @@ Test(pth, out_of_memory_everywhere) {
         cr_assert_eq(rc, LC_E_NOMEM, "allocation %ld: %s", nth, err.msg);
         cr_assert_null(m);
     }
+}
+
+/* ---- issue 11: budgets, expanded views, no tensors, names, errors after loading ---- */
+
+static void plong(buf *b, int64_t v) {      /* LONG1 with 8 bytes, as torch writes sizes */
+    raw(b, "\x8a\x08");
+    le64(b, (uint64_t)v);
+}
+
+/* _rebuild_tensor_v2(FloatStorage "0" of 4 floats, offset, size, stride, False, {}); the
+ * REDUCE's offset (within b) goes to *reduce when not NULL. */
+static void tcall(buf *b, int32_t offset, int ndim, const int64_t *size, const int64_t *stride,
+                  size_t *reduce) {
+    raw(b, "ctorch._utils\n_rebuild_tensor_v2\n((");
+    pstr(b, "storage");
+    raw(b, "ctorch\nFloatStorage\n");
+    pstr(b, "0");
+    pstr(b, "cpu");
+    pint(b, 4);
+    raw(b, "tQ");
+    pint(b, offset);
+    raw(b, "(");
+    for (int d = 0; d < ndim; d++)
+        plong(b, size[d]);
+    raw(b, "t(");
+    for (int d = 0; d < ndim; d++)
+        plong(b, stride[d]);
+    raw(b, "t\x89}t");
+    if (reduce)
+        *reduce = b->n;
+    raw(b, "R");
+}
+
+static const int64_t one4[1] = { 4 }, unit[1] = { 1 };
+
+/* The pickle p as archive/data.pkl beside the 16-byte storage archive/data/0; returns
+ * the file offset of the pickle's byte 0. */
+static size_t ckpt(buf *b, const buf *p) {
+    entry e[] = { { "archive/data.pkl", p->d, p->n },
+                  { "archive/data/0", (const uint8_t *)four, sizeof four } };
+    return zip(b, e, 2).data_off[0];
+}
+
+/* Item 10: a view with stride 0 may not turn 16 bytes into 64 GiB unless asked. */
+Test(pth, expanded_view_is_overflow_at_its_call) {
+    buf p = { .n = 0 }, b = { .n = 0 };
+    const int64_t huge[1] = { INT64_C(1) << 34 }, zero[1] = { 0 };
+    size_t at;
+    raw(&p, "\x80\x02}");
+    pstr(&p, "w");
+    tcall(&p, 0, 1, huge, zero, &at);
+    raw(&p, "s.");
+    size_t base = ckpt(&b, &p);
+    EXPECT(&b, NULL, LC_E_OVERFLOW, base + at);
+    lc_pth_opts o = { .allow_expand = true };
+    lc_model *m;
+    lc_error err;
+    cr_assert_eq(load(&b, &o, &m, &err), LC_OK, "%s", err.msg);
+    cr_assert_eq(lc_model_tensor(m, 0)->nbytes, UINT64_C(1) << 36);
+    lc_model_free(m);
+}
+
+/* Within 16 x the storage + 4096 bytes in all, an expanded view is kept; past it, the
+ * tensor that crosses the line is named, whichever view of the storage it is. */
+Test(pth, expanded_views_of_one_storage_share_the_budget) {
+    const int64_t n1024[1] = { 1024 }, n1100[1] = { 1100 }, zero[1] = { 0 };
+    buf p = { .n = 0 }, b = { .n = 0 };
+    raw(&p, "\x80\x02}(");
+    pstr(&p, "a");
+    tcall(&p, 0, 1, n1024, zero, NULL);        /* 4096 bytes: inside */
+    raw(&p, "u.");
+    ckpt(&b, &p);
+    lc_model *m;
+    lc_error err;
+    cr_assert_eq(load(&b, NULL, &m, &err), LC_OK, "%s", err.msg);
+    lc_model_free(m);
+    buf p2 = { .n = 0 }, b2 = { .n = 0 };
+    size_t at;
+    raw(&p2, "\x80\x02}(");
+    pstr(&p2, "a");
+    tcall(&p2, 0, 1, one4, unit, NULL);        /* the whole storage: 16 bytes */
+    pstr(&p2, "b");
+    tcall(&p2, 0, 1, n1100, zero, &at);        /* 4400 more: 4416 > 16 x 16 + 4096 */
+    raw(&p2, "u.");
+    size_t base = ckpt(&b2, &p2);
+    EXPECT(&b2, NULL, LC_E_OVERFLOW, base + at);
+}
+
+/* Item 17: nothing to convert is an error, not an empty file. */
+Test(pth, no_tensor_is_notfound_at_the_object) {
+    buf p = { .n = 0 }, b = { .n = 0 };
+    raw(&p, "\x80\x02K\x05.");
+    size_t base = ckpt(&b, &p);
+    EXPECT(&b, NULL, LC_E_NOTFOUND, base + 2);
+    buf p2 = { .n = 0 }, b2 = { .n = 0 };
+    raw(&p2, "\x80\x02}(");
+    pstr(&p2, "w");
+    tcall(&p2, 0, 1, one4, unit, NULL);
+    pstr(&p2, "m");
+    size_t empty = p2.n;
+    raw(&p2, "}u.");
+    base = ckpt(&b2, &p2);
+    lc_pth_opts o = { .key = "m" };
+    EXPECT(&b2, &o, LC_E_NOTFOUND, base + empty);
+}
+
+/* Item 17: a tensor beside the only dict of tensors is kept, with its full path. */
+Test(pth, tensors_beside_a_dict_keep_full_names) {
+    buf p = { .n = 0 }, b = { .n = 0 };
+    raw(&p, "\x80\x02}(");
+    pstr(&p, "a.b");
+    tcall(&p, 0, 1, one4, unit, NULL);
+    pstr(&p, "a");
+    raw(&p, "}");
+    pstr(&p, "c");
+    tcall(&p, 0, 1, one4, unit, NULL);
+    raw(&p, "su.");
+    ckpt(&b, &p);
+    lc_model *m;
+    lc_error err;
+    cr_assert_eq(load(&b, NULL, &m, &err), LC_OK, "%s", err.msg);
+    cr_assert_eq(lc_model_tensor_count(m), 2);
+    cr_assert_str_eq(lc_model_tensor(m, 0)->name, "a.b");
+    cr_assert_str_eq(lc_model_tensor(m, 1)->name, "a.c");
+    lc_model_free(m);
+}
+
+/* Items 15 and 17: two paths that flatten to one name are refused at the second call,
+ * and the message says where the first was made. */
+Test(pth, duplicate_names_are_malformed_at_the_second_call) {
+    buf p = { .n = 0 }, b = { .n = 0 };
+    size_t first, second;
+    raw(&p, "\x80\x02}(");
+    pstr(&p, "a.b");
+    tcall(&p, 0, 1, one4, unit, &first);
+    pstr(&p, "a");
+    raw(&p, "}");
+    pstr(&p, "b");
+    tcall(&p, 0, 1, one4, unit, &second);
+    raw(&p, "su.");
+    size_t base = ckpt(&b, &p);
+    EXPECT(&b, NULL, LC_E_MALFORMED, base + second);
+    lc_model *m;
+    lc_error err;
+    load(&b, NULL, &m, &err);
+    char want[32];
+    snprintf(want, sizeof want, "0x%zx", base + first);
+    cr_assert_not_null(strstr(err.msg, want), "%s", err.msg);
+    cr_assert_str_eq(err.where, "archive/data.pkl");
+}
+
+typedef struct notes {
+    int     n;
+    lc_error last;
+} notes;
+
+static void take_note(void *ctx, const lc_error *note) {
+    notes *ns = ctx;
+    ns->n++;
+    ns->last = *note;
+}
+
+/* Item 17: a training checkpoint converts its "model"; what stays behind is said. */
+Test(pth, known_key_leaves_the_rest_out_with_a_note) {
+    buf p = { .n = 0 }, b = { .n = 0 };
+    raw(&p, "\x80\x02}(");
+    pstr(&p, "model");
+    size_t model = p.n;
+    raw(&p, "}");
+    pstr(&p, "w");
+    tcall(&p, 0, 1, one4, unit, NULL);
+    raw(&p, "s");
+    pstr(&p, "optimizer");
+    raw(&p, "}");
+    pstr(&p, "m");
+    tcall(&p, 0, 1, one4, unit, NULL);
+    raw(&p, "su.");
+    size_t base = ckpt(&b, &p);
+    notes ns = { 0 };
+    lc_pth_opts o = { .note = take_note, .note_ctx = &ns };
+    lc_model *m;
+    lc_error err;
+    cr_assert_eq(load(&b, &o, &m, &err), LC_OK, "%s", err.msg);
+    cr_assert_eq(lc_model_tensor_count(m), 1);
+    cr_assert_str_eq(lc_model_tensor(m, 0)->name, "w");
+    cr_assert_eq(ns.n, 1);
+    cr_assert_eq(ns.last.offset, base + model);
+    cr_assert_str_eq(ns.last.where, "archive/data.pkl");
+    cr_assert_not_null(strstr(ns.last.msg, "1 tensor beside it (under \"optimizer\")"), "%s",
+                       ns.last.msg);
+    lc_model_free(m);
+    lc_pth_opts all = { .key = ".", .note = take_note, .note_ctx = &ns };
+    cr_assert_eq(load(&b, &all, &m, &err), LC_OK, "%s", err.msg);
+    cr_assert_eq(lc_model_tensor_count(m), 2);
+    cr_assert_eq(ns.n, 1);   /* nothing left out: nothing said */
+    lc_model_free(m);
+}
+
+/* Item 11: a tensor held twice by each of 30 nested tuples is 2^30 names from a few
+ * hundred bytes; the walk stops within the budget of those bytes, naming it. */
+Test(pth, memo_shared_graph_stops_at_its_budget) {
+    buf p = { .n = 0 }, b = { .n = 0 };
+    raw(&p, "\x80\x02");
+    tcall(&p, 0, 1, one4, unit, NULL);
+    raw(&p, "q");                               /* BINPUT 0, POP */
+    u8(&p, 0);
+    raw(&p, "0");
+    for (int i = 1; i <= 30; i++) {
+        raw(&p, "h"); u8(&p, (uint8_t)(i - 1)); /* BINGET i-1 twice, TUPLE2 */
+        raw(&p, "h"); u8(&p, (uint8_t)(i - 1));
+        raw(&p, "\x86q"); u8(&p, (uint8_t)i);
+        raw(&p, "0");
+    }
+    raw(&p, "h\x1e.");
+    ckpt(&b, &p);
+    lc_model *m;
+    lc_error err;
+    cr_assert_eq(load(&b, NULL, &m, &err), LC_E_OVERFLOW, "%s", err.msg);
+    cr_assert_not_null(strstr(err.msg, "budget"), "%s", err.msg);
+    cr_assert_not_null(strstr(err.msg, "per stored byte"), "%s", err.msg);
+}
+
+/* A checkpoint written to a temporary file; returns its path (static buffer). */
+static const char *to_file(const buf *b) {
+    static char path[64];
+    snprintf(path, sizeof path, "/tmp/lc-test-pth-XXXXXX");
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    cr_assert_eq(write(fd, b->d, b->n), (ssize_t)b->n);
+    close(fd);
+    return path;
+}
+
+/* Item 15: running out of memory anywhere in a load names the file. */
+Test(pth, out_of_memory_names_the_file) {
+    buf b = { .n = 0 };
+    tpick at;
+    legacy_file(&b, &at, "FloatStorage", 4, 1, 3, 4, four, sizeof four);
+    const char *path = to_file(&b);
+    for (long nth = 1;; nth++) {
+        lc_model *m;
+        lc_error err = { 0 };
+        lc_alloc_fail_after(nth);
+        lc_code rc = lc_pth_load(path, NULL, &m, &err);
+        lc_alloc_fail_after(0);
+        if (rc == LC_OK) {
+            lc_model_free(m);
+            break;
+        }
+        cr_assert_eq(rc, LC_E_NOMEM, "allocation %ld: %s", nth, err.msg);
+        cr_assert_str_eq(err.path, path, "allocation %ld: %s", nth, err.msg);
+    }
+    unlink(path);
+}
+
+/* Item 15: listing the shards of a folder names the index when memory runs out. */
+Test(pth, out_of_memory_listing_shards_names_the_index) {
+    char dir[] = "/tmp/lc-test-shards-XXXXXX", index[64];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(index, sizeof index, "%s/pytorch_model.bin.index.json", dir);
+    FILE *f = fopen(index, "w");
+    cr_assert_not_null(f);
+    fputs("{\"weight_map\": {\"a\": \"one.bin\", \"b\": \"two.bin\"}}", f);
+    fclose(f);
+    for (long nth = 1;; nth++) {
+        char **files = NULL;
+        size_t n = 0;
+        lc_error err = { 0 };
+        lc_alloc_fail_after(nth);
+        lc_code rc = lc_pth_index_shards(dir, &files, &n, &err);
+        lc_alloc_fail_after(0);
+        if (rc == LC_OK) {
+            cr_assert_eq(n, 2);
+            for (size_t i = 0; i < n; i++)
+                lc_free(files[i]);
+            lc_free(files);
+            break;
+        }
+        cr_assert_eq(rc, LC_E_NOMEM, "allocation %ld: %s", nth, err.msg);
+        cr_assert(strncmp(err.path, dir, strlen(dir)) == 0, "allocation %ld: path \"%s\"", nth,
+                  err.path);
+    }
+    unlink(index);
+    rmdir(dir);
+}
+
+/* Item 16: errors met while a writer reads a tensor (no memory for a strided view, the
+ * file cut short) name the checkpoint they come from, before any output is named. */
+Test(pth, read_errors_name_the_checkpoint) {
+    buf p = { .n = 0 }, b = { .n = 0 };
+    const int64_t s22[2] = { 2, 2 }, st12[2] = { 1, 2 };
+    raw(&p, "\x80\x02}");
+    pstr(&p, "w");
+    tcall(&p, 0, 2, s22, st12, NULL);           /* a transposed view: gathered, cached */
+    raw(&p, "s.");
+    ckpt(&b, &p);
+    const char *path = to_file(&b);
+    lc_model *m;
+    lc_error err = { 0 };
+    cr_assert_eq(lc_pth_load(path, NULL, &m, &err), LC_OK, "%s", err.msg);
+    const lc_tensor *t = lc_model_tensor(m, 0);
+    float got[4];
+    lc_alloc_fail_after(1);
+    lc_code rc = lc_tensor_read(t, 0, got, sizeof got, &err);
+    lc_alloc_fail_after(0);
+    cr_assert_eq(rc, LC_E_NOMEM, "%s", err.msg);
+    cr_assert_str_eq(err.path, path);
+    cr_assert_eq(truncate(path, (off_t)(b.n / 2)), 0);   /* the storage is gone */
+    memset(&err, 0, sizeof err);
+    cr_assert_neq(lc_tensor_read(t, 0, got, sizeof got, &err), LC_OK);
+    cr_assert_str_eq(err.path, path, "%s", err.msg);
+    lc_model_free(m);
+    unlink(path);
 }

@@ -93,7 +93,29 @@ Test(st_read, json_syntax_error_offset) {
     expect_json_fail(j, NULL, 0, LC_E_MALFORMED, at(j, "1}"), NULL);
 }
 Test(st_read, empty_header_is_not_json) { expect_json_fail("", NULL, 0, LC_E_MALFORMED, 8, NULL); }
-Test(st_read, not_an_object) { expect_json_fail("  [1, 2]", NULL, 0, LC_E_MALFORMED, 10, NULL); }
+Test(st_read, not_an_object) { expect_json_fail("[1, 2]  ", NULL, 0, LC_E_MALFORMED, 8, NULL); }
+/* The README: "The header data MUST begin with a `{` character" and "MAY be trailing
+ * padded with whitespace (0x20)"; serde_json, and so the reference, takes any JSON
+ * whitespace in both places. */
+Test(st_read, header_must_begin_with_brace) {
+    expect_json_fail("  {}    ", NULL, 0, LC_E_MALFORMED, 8, NULL);
+    expect_json_fail("\n{}     ", NULL, 0, LC_E_MALFORMED, 8, NULL);
+    expect_json_fail("\t{}", NULL, 0, LC_E_MALFORMED, 8, NULL);
+}
+Test(st_read, padding_is_spaces_only) {
+    expect_json_fail("{}  \t   ", NULL, 0, LC_E_MALFORMED, 12, NULL);
+    expect_json_fail("{}\n\n", NULL, 0, LC_E_MALFORMED, 10, NULL);
+    expect_json_fail("{}   \r  ", NULL, 0, LC_E_MALFORMED, 13, NULL);
+}
+Test(st_read, whitespace_inside_the_object_is_json) {
+    lc_model *m = NULL;
+    lc_error err = {0};
+    const char *j = "{\n  \"a\" :\t{\"dtype\": \"U8\", \"shape\": [2], \"data_offsets\": [0, 2]}\n}   ";
+    cr_assert_eq(lc_safetensors_load_mem(g_file, make(j, zeros, 2), &m, &err), LC_OK, "%s",
+                 err.msg);
+    cr_assert_eq(lc_model_tensor_count(m), 1);
+    lc_model_free(m);
+}
 Test(st_read, text_after_json) {
     const char *j = "{} {}";
     expect_json_fail(j, NULL, 0, LC_E_MALFORMED, 11, NULL);

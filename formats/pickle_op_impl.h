@@ -1,8 +1,11 @@
-/* formats/pickle_impl.h: what the pickle loader (pickle.c) and scanner (pickle_scan.c)
- * share, so that both decode every opcode and argument the same way: one reader for
- * opcodes, one set of text decoders, one arena, one allowlist (pickle_op.c). */
-#ifndef LC_FORMATS_PICKLE_IMPL_H
-#define LC_FORMATS_PICKLE_IMPL_H
+/* formats/pickle_op_impl.h: pickle_op.c, private to formats/pickle (not installed).
+ *
+ * What the pickle loader (pickle.c) and scanner (pickle_scan.c) share, so that both
+ * decode every opcode and argument the same way: one reader for opcodes, one set of
+ * text decoders, one arena, one allowlist. pickle_op.c sits below both and includes
+ * neither's header: the limits it enforces while decoding are its own, here. */
+#ifndef LC_FORMATS_PICKLE_OP_IMPL_H
+#define LC_FORMATS_PICKLE_OP_IMPL_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -10,6 +13,11 @@
 
 #include "libconvert/error.h"
 #include "libconvert/rd.h"
+
+/* Limits checked while decoding an argument (LC_E_OVERFLOW). pickle.h publishes the
+ * same numbers as LC_PICKLE_MAX_MEMO / LC_PICKLE_MAX_DIGITS (pickle.c checks they agree). */
+#define LC_PICKLE_OP_MAX_MEMO   (1u << 22) /* highest memo index + 1 */
+#define LC_PICKLE_OP_MAX_DIGITS 4300u      /* decimal digits of a protocol-0 int, as CPython */
 
 /* Opcodes, named as in CPython's pickletools. */
 enum {

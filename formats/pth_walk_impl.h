@@ -1,11 +1,12 @@
-/* formats/pth_impl.h: what the pth reader's files share (not installed).
+/* formats/pth_walk_impl.h: the walk's output, private to formats/pth (not installed).
  *
- *   pth.c        containers: zip and legacy files, load/scan entry points
- *   pth_walk.c   the pickle tree -> storages and tensor descriptions -> the model
- *   pth_source.c the lazy source: strides, byte order, negation, DEFLATE
- *   pth_index.c  Hugging Face sharded folders (pytorch_model.bin.index.json) */
-#ifndef LC_FORMATS_PTH_IMPL_H
-#define LC_FORMATS_PTH_IMPL_H
+ * Owned by pth_walk.c: the pickle tree of one checkpoint file becomes an lc_pth_found,
+ * a table of storages and tensor descriptions that nothing has checked against bytes
+ * yet. The files above it read these types: pth_file.c binds each storage to its
+ * bytes, pth_commit.c checks the views and adds the tensors to the model, and
+ * pth_source.c reads them. */
+#ifndef LC_FORMATS_PTH_WALK_IMPL_H
+#define LC_FORMATS_PTH_WALK_IMPL_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -19,10 +20,26 @@
 
 /* Walks deeper than this are refused (pickles can build cycles through the memo). */
 #define LC_PTH_MAX_DEPTH 64u
-/* Values one walk may visit (memo references can make a small pickle a huge tree). */
-#define LC_PTH_MAX_VISITS (1u << 22)
 /* Tensors one file may name (the largest real checkpoints have ~10^5). */
 #define LC_PTH_MAX_TENSORS (1u << 20)
+
+/* The walk's budgets. Memo references let a few pickle bytes stand for a tree of any
+ * size (a container holding the one below it twice, 60 times over), so what the walk
+ * may do is proportional to the bytes the pickle takes in its file: a deflated
+ * data.pkl counts its compressed bytes, since those are what the file paid for.
+ *   work:  values visited (every pass: choosing the state dict, then the walk)
+ *   names: bytes of the tensor names made, NUL included
+ * torch's pickler spends ~60 bytes on a tensor and a few on each container, so a real
+ * checkpoint uses a small fraction of either (a tied weight is a 2-byte memo
+ * reference, and stays far inside); past a budget the load stops with
+ * LC_E_OVERFLOW, naming it. The hard caps hold whatever the size. */
+#define LC_PTH_WORK_PER_BYTE  8u
+#define LC_PTH_WORK_BASE      4096u
+#define LC_PTH_MAX_VISITS     (1u << 22)
+#define LC_PTH_NAME_PER_BYTE  32u
+#define LC_PTH_NAME_BASE      (64u << 10)
+#define LC_PTH_MAX_NAME_BYTES ((uint64_t)256 << 20)
+
 
 /* One storage of a checkpoint, as the pickle declares it and the container binds it. */
 typedef struct lc_pth_storage {
@@ -38,6 +55,9 @@ typedef struct lc_pth_storage {
     const lc_zip  *zip;         /* for deflated entries */
     const lc_zip_entry *entry;
     uint64_t       file_offset; /* of byte 0 in the file, LC_NO_OFFSET when deflated */
+    const char    *path;        /* the file, for messages (owned by the model); or NULL */
+    /* Kept by pth_commit.c: bytes its tensors write (see LC_PTH_EXPAND_FACTOR). */
+    uint64_t       out_bytes;
 } lc_pth_storage;
 
 /* A tensor found in the pickle, before it joins the model. */
@@ -61,33 +81,22 @@ typedef struct lc_pth_found {
     size_t           index_cap; /* power of two or 0 */
     lc_pth_tensor   *t;
     size_t           n_t, cap_t;
+    /* Set by the walk when the automatic choice left tensors out (msg and offset;
+     * code stays LC_OK); pth_file.c adds the file and entry and tells the caller. */
+    lc_error         note;
 } lc_pth_found;
 
 /* Finds the tensors under the object opts->key chooses (see lc_pth_opts) and
  * records them and their storages in f; top-level scalars of the root become
- * metadata of m. LC_E_NOTFOUND for a missing key, LC_E_MALFORMED / LC_E_UNSUPPORTED
- * for rebuild calls we cannot read, LC_E_OVERFLOW past the walk limits. */
-lc_code lc_pth_walk(const lc_pickle_val *root, const lc_pth_opts *o, lc_pth_found *f,
-                    lc_model *m, lc_error *err);
+ * metadata of m. stored_bytes is what the pickle takes in its file (the compressed
+ * size of a deflated entry) and sets the budgets above. LC_E_NOTFOUND for a missing
+ * key or no tensor at all, LC_E_MALFORMED / LC_E_UNSUPPORTED for rebuild calls we
+ * cannot read, LC_E_OVERFLOW past a budget or limit. */
+lc_code lc_pth_walk(const lc_pickle_val *root, uint64_t stored_bytes, const lc_pth_opts *o,
+                    lc_pth_found *f, lc_model *m, lc_error *err);
 /* The storage with this key, or NULL. */
 lc_pth_storage *lc_pth_found_storage(const lc_pth_found *f, const char *key);
-/* After the container bound every storage: checks each view against its storage,
- * applies opts->dedupe, and adds the tensors to m with their sources. The storage
- * table moves to m (lc_model_own) even on failure; f is emptied either way. */
-lc_code lc_pth_commit(lc_pth_found *f, const lc_pth_opts *o, lc_model *m, lc_error *err);
+/* Frees what f holds and empties it; f itself is the caller's. */
 void lc_pth_found_free(lc_pth_found *f);
-
-/* Gives t its data: a zero-copy view when possible, else a lazy source. */
-lc_code lc_pth_source_attach(lc_tensor *t, const lc_pth_tensor *pt, lc_error *err);
-
-/* Loads one checkpoint (zip or legacy) from buf into m. With fd >= 0 (the same file,
- * open) and !o->zero_copy, stored storages are read with pread instead of viewed. */
-lc_code lc_pth_load_into(const uint8_t *buf, uint64_t size, int fd, const lc_pth_opts *o,
-                         lc_model *m, lc_error *err);
-/* Maps PATH (the map, owned by m, keeps the descriptor pread uses) and loads it. */
-lc_code lc_pth_load_file(const char *path, const lc_pth_opts *o, lc_model *m, lc_error *err);
-
-/* Reads the sharded checkpoint at PATH (see lc_pth_is_index) into m. */
-lc_code lc_pth_index_load(const char *path, const lc_pth_opts *o, lc_model *m, lc_error *err);
 
 #endif

@@ -1,0 +1,76 @@
+/* cmd/gguf-quantize.c: a GGUF model (or a Hugging Face folder) into the file llama.cpp's
+ * llama-quantize writes for TYPE, byte for byte (jobs/gguf_quantize.h). */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "jobs/gguf_quantize.h"
+#include "libconvert/cli.h"
+
+int main(int argc, char **argv) {
+    lc_job_quantize_opts o = { .print = stdout };
+    lc_cli_list tensor_types = { .n = 0 }, overrides = { .n = 0 };
+    char types[512];
+    lc_ftype_names(0, true, false, " ", types, sizeof types);
+    char about[1024];
+    snprintf(about, sizeof about,
+             "Writes what llama.cpp's llama-quantize writes for TYPE (without an importance "
+             "matrix), byte for byte: the same tensor types (the mixes' per-tensor rules, "
+             "the fallbacks for rows that are not whole blocks), order, metadata and "
+             "alignment. IN is a GGUF model or a Hugging Face folder (converted as "
+             "safetensors2gguf does, in the same pass). OUT defaults to "
+             "ggml-model-TYPE.gguf beside IN; NTHREADS is -t.\n"
+             "TYPE (case-insensitive, or llama.cpp's numeric id): %s; Q3_K, Q4_K, Q5_K are the _M mixes.", types);
+    const lc_cli_opt opts[] = {
+        { "pure", 0, NULL, "no per-tensor rules: every quantized tensor gets TYPE's base type",
+          .flag = &o.pure },
+        { "leave-output-tensor", 0, NULL, "copy output.weight as it is", .flag = &o.leave_output },
+        { "output-tensor-type", 0, "T", "the type of output.weight (a ggml type name)",
+          .str = &o.output_type },
+        { "token-embedding-type", 0, "T", "the type of token_embd.weight",
+          .str = &o.token_embd_type },
+        { "tensor-type", 0, "PATTERN=T", "tensors whose name matches the regular expression "
+          "get type T (first match wins); repeatable", .list = &tensor_types },
+        { "allow-requantize", 0, NULL, "quantize tensors that are quantized already",
+          .flag = &o.allow_requantize },
+        { "override-kv", 0, "KEY=TYPE:VALUE", "set a key in OUT (TYPE int, float, bool, str); "
+          "repeatable", .list = &overrides },
+        { "dry-run", 0, NULL, "print each tensor's type and size and the totals; write nothing",
+          .flag = &o.dry_run },
+        { NULL },
+    };
+    const lc_cli_tool tool = {
+        .synopsis = "[options] IN [OUT] TYPE [NTHREADS]",
+        .about = about, .opts = opts, .common = LC_CLI_WRITER | LC_CLI_JSON,
+        .min_args = 2, .max_args = 4,
+    };
+    lc_cli cli;
+    int status = lc_cli_parse(&cli, &tool, argc, argv);
+    if (status >= 0)
+        return status;
+    /* IN TYPE [N] or IN OUT TYPE [N]: the second operand is TYPE when it names one. */
+    int k = 1;
+    o.in = cli.args[0];
+    if (!lc_job_quantize_type(cli.args[1]) && cli.nargs >= 3)
+        o.out = cli.args[k++];
+    o.ftype = lc_job_quantize_type(cli.args[k]);
+    o.threads = cli.threads;
+    char *end = NULL;
+    if (cli.nargs > k + 1)
+        o.threads = (int)strtol(cli.args[k + 1], &end, 10);
+    o.tensor_types = tensor_types.items, o.n_tensor_types = tensor_types.n;
+    o.overrides = overrides.items, o.n_overrides = overrides.n;
+    o.json = cli.json;
+    o.summary = cli.quiet || cli.json ? NULL : stderr;
+    lc_error err = { 0 };
+    if (!o.ftype || cli.nargs > k + 2 || (end && (*end || o.threads < 0 || o.threads > 1024))) {
+        fprintf(stderr, "%s: %s '%s' (see --help)\n", cli.prog, !o.ftype ? "unknown TYPE" :
+                "bad NTHREADS", !o.ftype ? cli.args[k] : cli.args[cli.nargs - 1]);
+        return LC_EXIT_USAGE;
+    }
+    if (lc_job_gguf_quantize_check(&o, &err) != LC_OK) {
+        lc_cli_report(&cli, &err);
+        return LC_EXIT_USAGE;
+    }
+    lc_cli_start(&cli);
+    return lc_cli_end(&cli, lc_job_gguf_quantize(&o, cli.progress, &err), &err);
+}

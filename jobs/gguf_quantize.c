@@ -1,0 +1,343 @@
+/* jobs/gguf_quantize.c: GGUF (or HF folder) -> the GGUF llama-quantize writes (see
+ * gguf_quantize.h). The options and the metadata are here; which type each tensor gets
+ * is quant/mix.c's, and the lazy sources that read, check and convert each tensor are
+ * built in gguf_quantize_plan.c. */
+#include "jobs/gguf_quantize.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "arch/arch.h"
+#include "formats/gguf.h"
+#include "hf/hf.h"
+#include "jobs/gguf_quantize_impl.h"
+#include "libconvert/alloc.h"
+
+const lc_ftype *lc_job_quantize_type(const char *arg) {
+    const lc_ftype *f = lc_ftype_by_name(arg);
+    if (f || !arg || !*arg)
+        return f;
+    char *end;
+    errno = 0;
+    const long id = strtol(arg, &end, 10);
+    return *end == '\0' && errno == 0 && id >= 0 && id <= UINT32_MAX ?
+           lc_ftype_by_id((uint32_t)id) : NULL;
+}
+
+/* A type an option names: any ggml type name (case-insensitive), if libconvert writes it. */
+static lc_code option_type(const char *opt, const char *name, lc_dtype *t, lc_error *err) {
+    *t = lc_dtype_from_name(name);
+    if (*t == LC_DT_INVALID || lc_dtype_get(*t)->gguf_id < 0)
+        return lc_fail(err, LC_E_ARG, LC_NO_OFFSET, "%s: %.40s is not a ggml type", opt, name);
+    if (!lc_job_quantize_writable(*t))
+        return lc_fail(err, LC_E_ARG, LC_NO_OFFSET, "%s: libconvert cannot write %s yet",
+                       opt, lc_dtype_name(*t));
+    return LC_OK;
+}
+
+/* --tensor-type PATTERN=TYPE, split at the first '=' as llama-quantize does. */
+static lc_code parse_tensor_type(const char *arg, lc_mix_pattern *p, char **pattern,
+                                 lc_error *err) {
+    const char *sep = strchr(arg, '=');
+    if (!sep || sep == arg || sep[1] == '\0')
+        return lc_fail(err, LC_E_ARG, LC_NO_OFFSET, "--tensor-type %.80s: want PATTERN=TYPE",
+                       arg);
+    LC_TRY(option_type("--tensor-type", sep + 1, &p->type, err));
+    if (pattern) {
+        if (!(*pattern = lc_malloc((size_t)(sep - arg) + 1)))
+            return lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory");
+        memcpy(*pattern, arg, (size_t)(sep - arg));
+        (*pattern)[sep - arg] = '\0';
+        p->pattern = *pattern;
+    }
+    return LC_OK;
+}
+
+/* --override-kv KEY=TYPE:VALUE, as llama.cpp's string_parse_kv_override reads it, into
+ * the value llama_model_quantize writes: int -> u32 of |value|, float -> f32. */
+lc_code lc_job_quantize_override(const char *arg, char *key, size_t cap, lc_value *v,
+                                 lc_error *err) {
+    const char *sep = strchr(arg, '=');
+    if (!sep || sep == arg || (size_t)(sep - arg) >= 128 || (size_t)(sep - arg) >= cap)
+        return lc_fail(err, LC_E_ARG, LC_NO_OFFSET, "--override-kv %.80s: want KEY=TYPE:VALUE "
+                       "with a key shorter than 128 bytes", arg);
+    memcpy(key, arg, (size_t)(sep - arg));
+    key[sep - arg] = '\0';
+    const char *val = strchr(sep, ':');
+    const size_t tlen = val ? (size_t)(val - sep - 1) : 0;
+    char *end = NULL;
+    errno = 0;
+    if (val && tlen == 3 && strncmp(sep + 1, "int", 3) == 0) {
+        const long long i = strtoll(val + 1, &end, 10);
+        if (val[1] && !*end && !errno) {
+            *v = lc_value_uint(LC_VT_U32, (uint32_t)(i < 0 ? -(unsigned long long)i :
+                                                    (unsigned long long)i));
+            return LC_OK;
+        }
+    } else if (val && tlen == 5 && strncmp(sep + 1, "float", 5) == 0) {
+        const double f = strtod(val + 1, &end);
+        if (val[1] && !*end) {
+            *v = lc_value_float(LC_VT_F32, (double)(float)f);
+            return LC_OK;
+        }
+    } else if (val && tlen == 4 && strncmp(sep + 1, "bool", 4) == 0) {
+        if (strcmp(val + 1, "true") == 0 || strcmp(val + 1, "false") == 0) {
+            *v = lc_value_bool(val[1] == 't');
+            return LC_OK;
+        }
+    } else if (val && tlen == 3 && strncmp(sep + 1, "str", 3) == 0 && strlen(val + 1) <= 127) {
+        return lc_value_string(v, val + 1, strlen(val + 1), err);
+    }
+    return lc_fail(err, LC_E_ARG, LC_NO_OFFSET, "--override-kv %.80s: want KEY=int:N, "
+                   "KEY=float:X, KEY=bool:true|false or KEY=str:TEXT (at most 127 bytes)", arg);
+}
+
+lc_code lc_job_gguf_quantize_check(const lc_job_quantize_opts *o, lc_error *err) {
+    if (!o->ftype)
+        return lc_fail(err, LC_E_ARG, LC_NO_OFFSET, "no TYPE");
+    if (!lc_ftype_available(o->ftype) && !o->dry_run)
+        return lc_fail(err, LC_E_ARG, LC_NO_OFFSET, "TYPE %s is not available yet: libconvert "
+                       "lacks a kernel or an importance matrix it needs", o->ftype->name);
+    lc_dtype t;
+    if (o->output_type)
+        LC_TRY(option_type("--output-tensor-type", o->output_type, &t, err));
+    if (o->token_embd_type)
+        LC_TRY(option_type("--token-embedding-type", o->token_embd_type, &t, err));
+    for (size_t i = 0; i < o->n_tensor_types; i++) {
+        lc_mix_pattern p;
+        LC_TRY(parse_tensor_type(o->tensor_types[i], &p, NULL, err));
+    }
+    for (size_t i = 0; i < o->n_overrides; i++) {
+        char key[128];
+        lc_value v = { 0 };
+        LC_TRY(lc_job_quantize_override(o->overrides[i], key, sizeof key, &v, err));
+        lc_value_clear(&v);
+    }
+    return LC_OK;
+}
+
+/* ---- metadata ---- */
+
+/* One key of the output, in order; llama.cpp's gguf_set_* remove a key and append it. */
+typedef struct kv {
+    char key[128];
+    const char *name;       /* key, or the input's own spelling */
+    const lc_value *val;    /* the input's value, or &own */
+    lc_value own;
+    bool gone;
+} kv;
+
+static void set_key(kv *list, size_t *n, const char *key, lc_value *v) {
+    for (size_t i = 0; i < *n; i++)
+        if (!list[i].gone && strcmp(list[i].name, key) == 0)
+            list[i].gone = true;
+    kv *k = &list[(*n)++];
+    snprintf(k->key, sizeof k->key, "%s", key);
+    k->name = k->key;
+    k->own = *v;
+    *v = (lc_value){ 0 };
+    k->val = &k->own;
+}
+
+/* The input's keys, then general.quantization_version and general.file_type, without
+ * the split keys, then the overrides: llama_model_quantize_impl's order. */
+static lc_code copy_meta(job *j, lc_error *err) {
+    const lc_model *in = j->in;
+    const size_t n_in = lc_model_meta_count(in), cap = n_in + 2 + j->o->n_overrides;
+    kv *list = lc_calloc(cap ? cap : 1, sizeof *list);
+    if (!list)
+        return lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory");
+    size_t n = 0;
+    lc_code rc = LC_OK;
+    for (size_t i = 0; i < n_in; i++) {
+        const lc_kv *m = lc_model_meta(in, i);
+        list[n].name = m->key;
+        list[n++].val = &m->val;
+    }
+    lc_value v = lc_value_uint(LC_VT_U32, 2);   /* GGML_QNT_VERSION */
+    set_key(list, &n, "general.quantization_version", &v);
+    v = lc_value_uint(LC_VT_U32, j->o->ftype->id);
+    set_key(list, &n, "general.file_type", &v);
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(list[i].name, "split.no") == 0 || strcmp(list[i].name, "split.count") == 0 ||
+            strcmp(list[i].name, "split.tensors.count") == 0)
+            list[i].gone = true;
+    for (size_t i = 0; rc == LC_OK && i < j->o->n_overrides; i++) {
+        char key[128];
+        if ((rc = lc_job_quantize_override(j->o->overrides[i], key, sizeof key, &v, err)) == LC_OK)
+            set_key(list, &n, key, &v);
+    }
+    for (size_t i = 0; rc == LC_OK && i < n; i++) {
+        if (list[i].gone)
+            continue;
+        lc_value copy;
+        if ((rc = lc_value_copy(&copy, list[i].val, err)) == LC_OK)
+            rc = lc_model_add_meta(j->out, list[i].name, &copy, err);
+    }
+    for (size_t i = 0; i < n; i++)
+        lc_value_clear(&list[i].own);
+    lc_free(list);
+    return rc;
+}
+
+/* What the rules read: the family and its hyperparameters, from the output's keys (so
+ * an override counts, as it does for llama.cpp's loader). */
+static lc_code read_model(job *j, lc_mix_model *mm, lc_error *err) {
+    const lc_value *split = lc_model_find_meta(j->in, "split.count");
+    if (split && split->type == LC_VT_U16 && split->u > 1)
+        return lc_fail(err, LC_E_UNSUPPORTED, LC_NO_OFFSET, "a split GGUF (%" PRIu64 " files): "
+                       "merge it first (llama-gguf-split --merge)", split->u);
+    const lc_arch *a;
+    lc_hparams hp;
+    LC_TRY(lc_arch_read_keys(j->out, &a, &hp, err));
+    char key[96];
+    snprintf(key, sizeof key, "%s.expert_count", a->name);
+    const lc_value *e = lc_model_find_meta(j->out, key);
+    *mm = (lc_mix_model){ .arch = a, .n_layer = hp.block_count, .n_head = hp.head_count,
+                          .n_head_kv = hp.head_count_kv,
+                          .n_expert = e && e->type == LC_VT_U32 ? (uint32_t)e->u : 0 };
+    return LC_OK;
+}
+
+/* ---- the job ---- */
+
+static bool is_dir(const char *p) {
+    struct stat st;
+    return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* llama-quantize's name when OUT is not given: ggml-model-<TYPE>.gguf in IN's folder. */
+static void default_out(const lc_job_quantize_opts *o, char *buf, size_t cap) {
+    if (is_dir(o->in)) {
+        snprintf(buf, cap, "%s/ggml-model-%s.gguf", o->in, o->ftype->name);
+        return;
+    }
+    const char *slash = strrchr(o->in, '/');
+    snprintf(buf, cap, "%.*sggml-model-%s.gguf", slash ? (int)(slash - o->in + 1) : 0, o->in,
+             o->ftype->name);
+}
+
+/* A GGUF is parsed from its map, and its tensors are read with pread (QJ_SOURCE): pages
+ * read through a map stay in the process's RSS when threads read ahead of each other. */
+static lc_code load_input(job *j, lc_error *err) {
+    if (j->in)          /* the caller's model (lc_job_quantize_opts.model) */
+        return LC_OK;
+    if (is_dir(j->o->in)) {
+        const lc_hf_opts ho = { .outtype = LC_DT_INVALID };     /* safetensors2gguf's auto */
+        return lc_hf_to_gguf(j->o->in, &ho, &j->in, err);
+    }
+    LC_TRY(lc_gguf_load(j->o->in, &j->in, err));
+    if ((j->fd = open(j->o->in, O_RDONLY | O_CLOEXEC)) < 0)
+        return lc_fail(err, LC_E_IO, LC_NO_OFFSET, "cannot open it again: %s",
+                       strerror(errno));
+    return LC_OK;
+}
+
+static void free_job(job *j) {
+    lc_model_free(j->out);          /* owns in and the stages once handed */
+    if (!j->handed) {
+        for (size_t i = 0; i < LC_QJ_STAGES; i++)
+            lc_model_free(j->stage[i]);
+        lc_model_free(j->in);
+    }
+    if (j->fd >= 0)
+        close(j->fd);
+    for (size_t i = 0; i < j->n_patterns; i++)
+        lc_free(j->pattern_text[i]);
+    lc_free(j->pattern_text);
+    lc_free(j->patterns);
+    lc_free(j->rows);
+}
+
+/* The model's pieces, handed to out so that out's lifetime covers every view. */
+static lc_code new_models(job *j, lc_error *err) {
+    if (!(j->out = lc_model_new()))
+        return lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory");
+    for (size_t i = 0; i < LC_QJ_STAGES; i++)
+        if (!(j->stage[i] = lc_model_new()))
+            return lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory");
+    j->handed = true;
+    lc_code rc = lc_model_own(j->out, j->in, (void (*)(void *))lc_model_free, err);
+    for (size_t i = 0; i < LC_QJ_STAGES; i++) {   /* freed in reverse: last stage first */
+        const lc_code r = lc_model_own(j->out, j->stage[i], (void (*)(void *))lc_model_free,
+                                       err);
+        rc = rc != LC_OK ? rc : r;
+    }
+    return rc;
+}
+
+static lc_code options(job *j, lc_error *err) {
+    const lc_job_quantize_opts *o = j->o;
+    j->mo = (lc_mix_opts){ .ftype = o->ftype->id, .base = o->ftype->base, .pure = o->pure,
+                           .leave_output = o->leave_output, .output_type = LC_DT_INVALID,
+                           .token_embd_type = LC_DT_INVALID };
+    if (o->output_type)
+        LC_TRY(option_type("--output-tensor-type", o->output_type, &j->mo.output_type, err));
+    if (o->token_embd_type)
+        LC_TRY(option_type("--token-embedding-type", o->token_embd_type,
+                           &j->mo.token_embd_type, err));
+    if (o->n_tensor_types) {
+        j->patterns = lc_calloc(o->n_tensor_types, sizeof *j->patterns);
+        j->pattern_text = lc_calloc(o->n_tensor_types, sizeof *j->pattern_text);
+        if (!j->patterns || !j->pattern_text)
+            return lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory");
+    }
+    for (; j->n_patterns < o->n_tensor_types; j->n_patterns++)
+        LC_TRY(parse_tensor_type(o->tensor_types[j->n_patterns], &j->patterns[j->n_patterns],
+                                 &j->pattern_text[j->n_patterns], err));
+    j->mo.patterns = j->patterns;
+    j->mo.n_patterns = j->n_patterns;
+    return LC_OK;
+}
+
+lc_code lc_job_gguf_quantize(const lc_job_quantize_opts *o, lc_progress *p, lc_error *err) {
+    job j = { .o = o, .fd = -1 };
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    j.started = (double)t0.tv_sec + (double)t0.tv_nsec * 1e-9;
+    char path[4096];
+    const char *out = o->out;
+    lc_mix_model mm;
+    lc_code rc = lc_job_gguf_quantize_check(o, err);
+    if (rc != LC_OK) {
+        lc_model_free(o->model);        /* taken over, even on failure */
+        return rc;
+    }
+    if (!out) {
+        default_out(o, path, sizeof path);
+        out = path;
+    }
+    struct stat a, b;
+    if (!o->dry_run && stat(o->in, &a) == 0 && stat(out, &b) == 0 && a.st_dev == b.st_dev &&
+        a.st_ino == b.st_ino) {
+        lc_model_free(o->model);
+        return lc_fail(err, LC_E_ARG, LC_NO_OFFSET, "OUT %.200s is IN", out);
+    }
+    j.in = o->model;    /* ours from here: free_job frees it */
+    rc = options(&j, err);
+    if (rc == LC_OK && (rc = load_input(&j, err)) != LC_OK)
+        lc_err_context(err, o->in, NULL);
+    if (rc == LC_OK)
+        rc = new_models(&j, err);
+    if (rc == LC_OK)
+        rc = copy_meta(&j, err);
+    if (rc == LC_OK && (rc = read_model(&j, &mm, err)) != LC_OK)
+        lc_err_context(err, o->in, NULL);
+    if (rc == LC_OK && (rc = lc_job_quantize_plan(&j, &mm, err)) != LC_OK)
+        lc_err_context(err, o->in, NULL);
+    if (rc == LC_OK && !o->dry_run) {
+        const lc_gguf_write_opts wo = { .threads = o->threads };
+        if ((rc = lc_gguf_write(j.out, out, &wo, p, err)) != LC_OK)
+            lc_err_context(err, o->in, NULL);   /* a failed read or check: the input */
+    }
+    if (rc == LC_OK)
+        rc = lc_job_quantize_report(&j, out, err);
+    free_job(&j);
+    return rc;
+}

@@ -1,0 +1,89 @@
+/* jobs/gguf_quantize.h: the gguf-quantize job. A GGUF model (or a Hugging Face folder,
+ * converted in the same pass) becomes the file llama.cpp's llama-quantize writes for a
+ * file type (Q8_0, Q4_K_M, ...): llama_model_quantize of the llama.cpp that
+ * llama-cpp-python 0.3.36 vendors, without an importance matrix, byte for byte.
+ *
+ * What the output holds, as llama-quantize writes it:
+ *  1. every metadata key of the input in its order, without split.no / split.count /
+ *     split.tensors.count, then general.quantization_version = 2 and general.file_type
+ *     (both moved to the end), then each --override-kv (moved to the end too; int
+ *     values become u32 of their absolute value, float f32);
+ *  2. every tensor, in llama.cpp's loader order (quant/mix.h lc_mix_order: by layer,
+ *     then by name), with trailing dimensions of 1 dropped (ggml_n_dims), each of the
+ *     type quant/mix.h picks: a tensor whose type does not change is copied; the others
+ *     are read as F32 (F16/BF16 widened, blocks dequantized) and converted with the
+ *     scalar-reference-identical kernels of quant/;
+ *  3. 32-byte alignment (or the input's general.alignment), version 3.
+ * ggml's data checks run on everything read and written (quant/validate.h): a NaN or an
+ * infinity in the input, or a scale that overflows f16, fails the job naming the tensor
+ * and the row. A Hugging Face folder is first built as safetensors2gguf builds it with
+ * its default out type (the source's 16-bit type; F16 for other sources), so the result
+ * equals converting and then quantizing.
+ *
+ * Deliberate differences from llama-quantize:
+ *  - An explicit type a tensor's rows cannot hold (--output-tensor-type,
+ *    --token-embedding-type, --tensor-type) is refused; llama-quantize falls back for a
+ *    pattern and aborts mid-file for the others.
+ *  - --tensor-type patterns are POSIX extended regular expressions (\d accepted), not
+ *    ECMAScript; --override-kv int/float values must be whole numbers (no atol/atof
+ *    leniency).
+ *  - Every error is found before OUT is created when it can be (types, requantizing, row
+ *    lengths, importance matrices); OUT appears atomically or not at all.
+ *  - Not supported: importance matrices (so IQ1/IQ2/IQ3_XXS and Q2_K_S), split inputs
+ *    and --keep-split, --prune-layers, COPY. Models of families arch/ does not describe
+ *    are refused (the rules need each tensor's role). */
+#ifndef LC_JOBS_GGUF_QUANTIZE_H
+#define LC_JOBS_GGUF_QUANTIZE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "libconvert/dtype.h"
+#include "libconvert/error.h"
+#include "libconvert/model.h"
+#include "libconvert/progress.h"
+#include "quant/ftype.h"
+
+typedef struct lc_job_quantize_opts {
+    const char     *in;             /* a GGUF model, or a Hugging Face (or Meta) folder */
+    lc_model       *model;          /* or the input already built (safetensors2gguf's
+                                     * folder): the job takes it over and frees it, and
+                                     * `in` only names it in messages */
+    const char     *out;            /* NULL: ggml-model-<TYPE>.gguf beside IN (in IN for a
+                                     * folder), as llama-quantize names it */
+    const lc_ftype *ftype;          /* TYPE */
+    bool            pure;           /* --pure */
+    bool            leave_output;   /* --leave-output-tensor */
+    bool            allow_requantize;   /* --allow-requantize */
+    bool            dry_run;        /* print the plan; write nothing */
+    const char     *output_type;    /* --output-tensor-type: a ggml type name, or NULL */
+    const char     *token_embd_type;    /* --token-embedding-type, or NULL */
+    const char *const *tensor_types;    /* --tensor-type PATTERN=TYPE, in order */
+    size_t          n_tensor_types;
+    const char *const *overrides;   /* --override-kv KEY=int|float|bool|str:VALUE */
+    size_t          n_overrides;
+    int             threads;        /* 0: one per core (at most 8) */
+    bool            json;           /* the plan and summary as one JSON object */
+    FILE           *print;          /* where the plan (dry run) and JSON go; NULL: nowhere */
+    FILE           *summary;        /* where the one-line text summary goes; NULL: nowhere */
+} lc_job_quantize_opts;
+
+/* The file type named ARG: a llama-quantize TYPE name, case-insensitive, or its numeric
+ * id (as llama-quantize accepts); NULL when there is none. */
+const lc_ftype *lc_job_quantize_type(const char *arg);
+
+/* Checks what can be checked before anything is read: a TYPE libconvert can write
+ * (lc_ftype_available), known ggml type names, well-formed PATTERN=TYPE and
+ * KEY=TYPE:VALUE. LC_E_ARG saying which is wrong: a usage error. */
+lc_code lc_job_gguf_quantize_check(const lc_job_quantize_opts *o, lc_error *err);
+
+/* Runs the job (checking first). Codes: the readers' (lc_gguf_load, lc_hf_to_gguf),
+ * LC_E_UNSUPPORTED (a family without a table, split inputs, a type without kernels, one
+ * that needs an importance matrix), LC_E_ARG (requantizing without allow_requantize, an
+ * explicit type a tensor cannot take; where = the tensor), LC_E_MALFORMED (NaN or
+ * infinity in a row: where = the tensor, the message names the row), the writer's.
+ * p may be NULL. */
+lc_code lc_job_gguf_quantize(const lc_job_quantize_opts *o, lc_progress *p, lc_error *err);
+
+#endif

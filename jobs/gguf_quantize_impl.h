@@ -1,0 +1,64 @@
+/* jobs/gguf_quantize_impl.h: what the gguf-quantize job's files share (private to
+ * jobs/gguf_quantize*.c). */
+#ifndef LC_JOBS_GGUF_QUANTIZE_IMPL_H
+#define LC_JOBS_GGUF_QUANTIZE_IMPL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "jobs/gguf_quantize.h"
+#include "libconvert/model.h"
+#include "quant/mix.h"
+
+/* The lazy tensors between an input tensor and an output tensor live in one model per
+ * stage, named as the tensor (so every error names the tensor a person knows). */
+enum { QJ_SOURCE = 0,   /* pread views of a GGUF input's tensors */
+       QJ_CHECKED,      /* the input as read, checked as ggml's loader checks it */
+       QJ_F32,          /* widened or dequantized to F32 */
+       QJ_CONVERTED,    /* quantized or cast to the output type */
+       LC_QJ_STAGES };
+
+/* One tensor of the output. */
+typedef struct qj_row {
+    const lc_tensor *in;
+    lc_tensor       *out;
+    lc_mix_choice    c;
+} qj_row;
+
+typedef struct job {
+    const lc_job_quantize_opts *o;
+    lc_model *in;                   /* the input; owned by out once handed */
+    lc_model *stage[LC_QJ_STAGES];  /* owned by out once handed */
+    lc_model *out;
+    int       fd;                   /* IN opened again for pread, or -1 (an HF folder) */
+    bool      handed;
+    lc_mix_opts     mo;
+    lc_mix_pattern *patterns;       /* --tensor-type, parsed */
+    char          **pattern_text;   /* their PATTERN parts (owned) */
+    size_t          n_patterns;
+    qj_row   *rows;                 /* in output order */
+    size_t    n_rows;
+    uint64_t  bytes_in, bytes_out, elements;
+    size_t    fallbacks;
+    double    started;              /* seconds, CLOCK_MONOTONIC */
+} job;
+
+/* F32, F16, BF16, or a block type with kernels. */
+bool lc_job_quantize_writable(lc_dtype t);
+
+/* Parses one --override-kv into key (cap >= 128) and the value llama_model_quantize
+ * writes. LC_E_ARG when malformed. */
+lc_code lc_job_quantize_override(const char *arg, char *key, size_t cap, lc_value *v,
+                                 lc_error *err);
+
+/* Picks every tensor's type (quant/mix.h) in llama-quantize's order and adds it to j->out
+ * with its lazy source; fills j->rows and the totals. Checks every choice first:
+ * LC_E_UNSUPPORTED for a type without kernels or data that cannot be converted,
+ * LC_E_ARG for requantizing without allow_requantize (where = tensor). */
+lc_code lc_job_quantize_plan(job *j, const lc_mix_model *mm, lc_error *err);
+
+/* Prints the plan (dry run), the JSON object (--json) and the summary line, as o asks. */
+lc_code lc_job_quantize_report(const job *j, const char *out, lc_error *err);
+
+#endif
