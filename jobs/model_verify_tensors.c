@@ -35,7 +35,7 @@
 _Static_assert(JOB_ELEMS % 256 == 0, "a multiple of every block size quant/ reads");
 
 static bool readable(lc_dtype dt) {
-    return lc_dtype_is_quant(dt) ? lc_quant_supported(dt) : lc_convert_supported(dt, LC_DT_F32);
+    return lc_dtype_is_quant(dt) ? lc_dequant_supported(dt) : lc_convert_supported(dt, LC_DT_F32);
 }
 
 /* ---- pairing ---- */

@@ -3,9 +3,8 @@ is an error.
 
 Subjects are built from the fixtures by our tools (safetensors2gguf, gguf2safetensors)
 and by gguf-py (GGUFReader + GGUFWriter rewrite a GGUF with one thing changed; gguf.quants
-quantizes Q4_0, Q4_1, Q5_0, Q5_1, Q8_0 as ggml's reference does). The K types, which
-gguf-py cannot quantize, go through tests/tools/lc-quant-raw (quant/'s reference
-quantizers, byte-identical to ggml's quantize_row_*_ref).
+quantizes Q4_0, Q4_1, Q5_0, Q5_1, Q8_0 as ggml's reference does), and every type and mix
+gguf-quantize writes (llama-quantize's rules, byte-identical to its files).
 
 Planted defects (each on a GGUF of fixtures/hf/llama-spm, compared with the HF folder):
   - the Q/K permutation skipped for one layer's attn_q (its rows left in transformers'
@@ -41,7 +40,9 @@ VERIFY = BIN / "model-verify"
 MODELS = ["llama-spm", "llama-bpe", "qwen2", "llama-tf"]
 OUTTYPES = ["f32", "f16", "bf16", "q8_0"]
 PY_QUANTS = ["Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q8_0"]
-K_QUANTS = ["Q4_K", "Q6_K"]
+# Every TYPE gguf-quantize writes (llama-quantize's file types), mixes included.
+GQ_TYPES = ["Q4_0", "Q4_1", "Q8_0", "Q5_0", "Q5_1", "Q2_K", "Q3_K_S", "Q3_K_M", "Q3_K_L",
+            "Q4_K_S", "Q4_K_M", "Q5_K_S", "Q5_K_M", "Q6_K"]
 
 
 def run(*args):
@@ -90,23 +91,13 @@ class Gguf:
         return path
 
 
-def quantize_k(x, qt, tmp):
-    """x (float32 rows) through lc-quant-raw: quant/'s reference quantizer."""
-    src, dst = tmp / "k.f32", tmp / "k.bin"
-    np.ascontiguousarray(x, dtype=np.float32).tofile(src)
-    r = run(TBIN / "lc-quant-raw", "quantize", qt.name, src, dst)
-    assert r.returncode == 0, r.stderr
-    return np.fromfile(dst, dtype=np.uint8).reshape(x.shape[0], -1)
-
-
-def quantized(f32_gguf, qt, out, tmp):
-    """Every 2-D F32 tensor of f32_gguf (rows a multiple of the block) as qt."""
+def quantized(f32_gguf, qt, out):
+    """Every 2-D F32 tensor of f32_gguf (rows a multiple of the block) as qt, by gguf-py."""
     g = Gguf(f32_gguf)
     block = quants.GGML_QUANT_SIZES[qt][0]
     for t in g.tensors:
         if t[2] == QT.F32 and t[1].ndim == 2 and t[1].shape[1] % block == 0:
-            t[1] = quantize_k(t[1], qt, tmp) if qt in (QT.Q4_K, QT.Q6_K) else \
-                quants.quantize(t[1].astype(np.float32), qt)
+            t[1] = quants.quantize(t[1].astype(np.float32), qt)
             t[2] = qt
     return g.write(out)
 
@@ -194,13 +185,10 @@ def wide(tmp_path_factory):
     return d, out
 
 
-@pytest.mark.parametrize("qt", PY_QUANTS + K_QUANTS)
-def test_quantized_types_pass(made, wide, qt, tmp_path):
-    subjects = [(HF / m, made(m, "f32")) for m in ("llama-spm", "qwen2")] + [wide]
-    if qt in K_QUANTS:
-        subjects = [wide]           # the fixtures' rows (64, 128) are shorter than a block
-    for folder, f32 in subjects:
-        q = quantized(f32, QT[qt], tmp_path / f"{folder.name}-{qt}.gguf", tmp_path)
+@pytest.mark.parametrize("qt", PY_QUANTS)
+def test_gguf_py_quantized_types_pass(made, wide, qt, tmp_path):
+    for folder, f32 in [(HF / m, made(m, "f32")) for m in ("llama-spm", "qwen2")] + [wide]:
+        q = quantized(f32, QT[qt], tmp_path / f"{folder.name}-{qt}.gguf")
         j = assert_pass(folder, q, "--layers")
         assert j["class"] == qt
         # every matrix within the type's bound, its SNR in the type's range
@@ -208,6 +196,22 @@ def test_quantized_types_pass(made, wide, qt, tmp_path):
         assert mats and all(t["worst"] <= 1 and not t["snr_low"] for t in mats)
         # and GGUF vs GGUF the same
         assert_pass(f32, q)
+
+
+@pytest.mark.parametrize("pure", [False, True])
+@pytest.mark.parametrize("qtype", GQ_TYPES)
+def test_gguf_quantize_types_pass(made, wide, qtype, pure, tmp_path):
+    """Every type and mix of gguf-quantize; on the wide model the mix's own base type is
+    the lossiest (the class), on llama-spm the rows fall back to 32-element types."""
+    base = re.sub(r"_[SML]$", "", qtype)
+    for folder, f32 in ((wide[0], wide[1]), (HF / "llama-spm", made("llama-spm", "f32"))):
+        q = tmp_path / f"{folder.name}-{qtype}.gguf"
+        r = run(BIN / "gguf-quantize", "-q", *(["--pure"] if pure else []), f32, q, qtype)
+        assert r.returncode == 0, r.stderr
+        j = assert_pass(folder, q, "--layers")
+        if folder == wide[0]:
+            assert j["class"] == base
+        assert all(t["worst"] <= 1 and not t["snr_low"] for t in j["tensors"]["items"])
 
 
 def test_round_trips_pass(made, tmp_path):

@@ -11,9 +11,10 @@ second half of each window and stores the base log-probabilities in 16 bits; bot
 refinements this comparison does without.
 
 Subjects: the base is our f32 GGUF; the quantized files are ours (safetensors2gguf q8_0)
-and llama.cpp's own quantizer's (llama_model_quantize: Q4_0, Q5_1, Q4_K_M, Q6_K) from
-that base, for llama-spm, qwen2 and a generated llama with 256- and 512-wide rows (so the
-K types apply; the fixtures' 64-wide rows make llama.cpp fall back to Q5_0/Q8_0).
+and llama.cpp's own quantizer's (llama_model_quantize: Q4_0, Q5_1, Q2_K, Q3_K_M, Q4_K_M,
+Q5_K_M, Q6_K, and IQ4_NL, IQ4_XS, which quant/ reads but does not write) from that base,
+for llama-spm, qwen2 and a generated llama with 256- and 512-wide rows (so the K and IQ
+types apply; the fixtures' 64-wide rows make llama.cpp fall back to Q4_0..Q8_0).
 model-verify must pass each (its per-tensor bounds hold for llama.cpp's quantizer too).
 
 Agreement (llama.cpp on one thread, f32 KV cache, no flash attention):
@@ -38,7 +39,8 @@ import pytest
 from conftest import BIN, HF, ROOT
 
 VERIFY = BIN / "model-verify"
-LLAMA_FTYPE = {"Q4_0": 2, "Q5_1": 9, "Q4_K_M": 15, "Q6_K": 18}
+LLAMA_FTYPE = {"Q4_0": 2, "Q5_1": 9, "Q2_K": 10, "Q3_K_M": 12, "Q4_K_M": 15, "Q5_K_M": 17,
+               "Q6_K": 18, "IQ4_NL": 25, "IQ4_XS": 30}
 ACTIVATION_Q8 = {"Q8_0", "Q6_K"}     # llama.cpp's activations rounded like the weights
 
 

@@ -47,6 +47,8 @@ Test(verify_expect, float_rounding_and_block_bounds) {
     cr_assert(e.cls == LC_DT_Q8_0 && e.block == 32 && e.rel == 0.006);
     e = lc_vf_expect_pair(LC_DT_F16, LC_DT_Q4_K);
     cr_assert(e.cls == LC_DT_Q4_K && e.block == 256);
+    e = lc_vf_expect_pair(LC_DT_F32, LC_DT_IQ4_NL);    /* read-only type: a loose bound */
+    cr_assert(e.cls == LC_DT_IQ4_NL && e.block == 32 && e.rel == 1.0);
     /* requantized: both roundings */
     const lc_vf_expect a = lc_vf_expect_pair(LC_DT_F32, LC_DT_Q4_0);
     e = lc_vf_expect_pair(LC_DT_Q8_0, LC_DT_Q4_0);
@@ -56,7 +58,7 @@ Test(verify_expect, float_rounding_and_block_bounds) {
 Test(verify_expect, classes_order_by_loss) {
     const lc_dtype order[] = { LC_DT_INVALID, LC_DT_F32, LC_DT_F16, LC_DT_BF16, LC_DT_Q8_0,
                                LC_DT_Q6_K, LC_DT_Q5_1, LC_DT_Q5_0, LC_DT_Q4_K, LC_DT_Q4_1,
-                               LC_DT_Q4_0 };
+                               LC_DT_Q4_0, LC_DT_Q3_K, LC_DT_Q2_K, LC_DT_IQ2_XS };
     for (size_t i = 1; i < sizeof order / sizeof *order; i++) {
         cr_assert_lt(lc_vf_class_rank(order[i - 1]), lc_vf_class_rank(order[i]), "%s < %s",
                      lc_vf_class_name(order[i - 1]), lc_vf_class_name(order[i]));
