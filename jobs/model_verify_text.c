@@ -158,8 +158,8 @@ static lc_code text_tensor(lc_json_buf *b, const lc_vf_tensor *t, lc_error *err)
 static lc_code text_tensors(lc_json_buf *b, const lc_vf_tensors *r, lc_error *err) {
     LC_TRY(lc_json_printf(b, err, "tensors: %zu pairs compared", r->n));
     if (r->n_skipped)
-        LC_TRY(lc_json_printf(b, err, " (%zu computed or dropped by the family, not compared: "
-                              "%s)", r->n_skipped, r->skipped));
+        LC_TRY(lc_json_printf(b, err, " (%zu skipped: the family computes or drops %s)",
+                              r->n_skipped, r->n_skipped == 1 ? "it" : "them"));
     LC_TRY(lc_json_printf(b, err, "; class %s; %zu outside the bound\n",
                           lc_vf_class_name(r->cls), r->n_bad));
     if (r->n_extra)
