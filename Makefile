@@ -9,6 +9,7 @@
 #   make bench      speed and memory against cp/memcpy and the Python peers
 #   make fuzz       every libFuzzer harness for FUZZ_SECONDS each
 #   make check-llama  llama.cpp (llama-cpp-python, built once) judges our GGUFs
+#   make check-neon   quant/'s tests cross-built for AArch64 (NEON), run under qemu-user
 #   make install PREFIX=/usr/local
 BUILD   ?= build
 OPT     ?= -O2 -g
@@ -63,12 +64,13 @@ TEST_TOOLS := $(patsubst tests/tools/%.c,$(BUILD)/test-bin/%,$(wildcard tests/to
 FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
 # Installed headers: every header but the private ones (*_impl.h, and those
 # scripts/check-layers.py lists as private to their folder).
-PRIVATE_H := quant/iq_tables.h arch/families.h hf/json.h hf/vocab.h hf/bpe.h hf/special.h \
+PRIVATE_H := quant/lanes.h quant/iq_tables.h arch/families.h hf/json.h hf/vocab.h \
+             hf/bpe.h hf/special.h \
              hf/naming.h hf/weights.h infer/matmul.h
 HEADERS := $(filter-out %_impl.h $(PRIVATE_H),$(wildcard libconvert/*.h arch/*.h formats/*.h quant/*.h hf/*.h infer/*.h jobs/*.h))
 
 .PHONY: all tools check test-unit test-cli test-py test-fuzz-short asan ubsan tsan demo bench fuzz \
-        install clean bootstrap check-llama check-clang check-layers
+        install clean bootstrap check-llama check-clang check-layers check-neon
 
 # Keep the objects of tools and test drivers: they are intermediates of pattern rules,
 # which make would otherwise delete (and rebuild on the next run).
@@ -132,6 +134,30 @@ check-llama: bootstrap
 	$(Q)LC_BIN=$(abspath $(BUILD)/bin) LC_TEST_BIN=$(abspath $(BUILD)/test-bin) \
 	    build/llama-venv/bin/python -m pytest -q -rs \
 	    -p no:cacheprovider tests/llama
+
+# quant/'s unit tests alone (the kernels and the variant comparisons), linked from the
+# library folders quant/ stands on, so that a cross build needs no cJSON or zlib.
+QUANT_TEST_SRC := $(wildcard tests/unit/test_quant*.c)
+QUANT_LIB_SRC  := $(sort $(wildcard libconvert/*.c arch/*.c quant/*.c))
+QUANT_TEST_LIBS ?= -lcriterion
+$(BUILD)/quant-tests: $(QUANT_TEST_SRC:%.c=$(O)/%.o) $(QUANT_LIB_SRC:%.c=$(O)/%.o) \
+                      $(ISA_SRC:%.c=$(O)/%.o)
+	$(Q)$(CC) $(XLDFLAGS) $(LDFLAGS) $^ $(QUANT_TEST_LIBS) -lpthread -lm -o $@
+
+# NEON: Debian's AArch64 cross gcc builds build/neon/quant-tests (quant/neon/ included, as
+# on any AArch64 target), qemu-user runs it with Criterion's arm64 runtime from
+# build/neon/sysroot (scripts/bootstrap-neon.sh). Every NEON kernel is compared with the
+# reference built for AArch64; none is skipped.
+NEON_CC      ?= aarch64-linux-gnu-gcc
+NEON_SYSROOT := build/neon/sysroot
+NEON_LIBDIRS := $(NEON_SYSROOT)/usr/lib/aarch64-linux-gnu:$(NEON_SYSROOT)/lib/aarch64-linux-gnu
+check-neon:
+	$(Q)scripts/bootstrap-neon.sh
+	$(Q)$(MAKE) --no-print-directory CC=$(NEON_CC) BUILD=build/neon \
+	    CFLAGS='-isystem build/neon/include' \
+	    QUANT_TEST_LIBS='-L$(NEON_SYSROOT)/usr/lib/aarch64-linux-gnu -l:libcriterion.so.3 -Wl,-rpath-link,$(NEON_LIBDIRS)' \
+	    build/neon/quant-tests
+	$(Q)LC_FIXTURES=fixtures scripts/run-neon-tests.sh build/neon/quant-tests --jobs 2
 
 # The sanitizer runs skip the short fuzz (check's own clang build covers it).
 asan: bootstrap

@@ -5,17 +5,19 @@
 
 #include "jobs/safetensors2gguf.h"
 #include "libconvert/cli.h"
-#include "quant/ftype.h"
 
 int main(int argc, char **argv) {
     lc_job_st2gguf_opts o = { .hf.outtype = LC_DT_INVALID, .print = stdout };
     lc_cli_list overrides = { .n = 0 };
-    char types[96];             /* "f32|f16|bf16|q8_0|auto": the file types offered */
-    size_t n = lc_ftype_names(LC_FTYPE_OUTTYPE, true, true, "|", types, sizeof types - 8);
-    snprintf(types + n, sizeof types - n, "|auto");
+    char types[512], help[768];  /* "f32|f16|bf16|q4_0|...|q6_k|auto" */
+    const char *outtype = NULL;
+    lc_job_st2gguf_outtypes(types, sizeof types);
+    snprintf(help, sizeof help, "weights type: f32, f16, bf16, q8_0 as convert_hf_to_gguf.py "
+             "writes them (1-D tensors and norms f32); any other TYPE as converting then "
+             "llama-quantize, in one pass; auto (default): the source's 16-bit type. TYPE: %s",
+             types);
     const lc_cli_opt opts[] = {   /* all of them for a folder only */
-        { "outtype", 0, types, "weights type (auto: the source's 16-bit "
-          "type); 1-D tensors and norms are always f32", .dtype = &o.hf.outtype },
+        { "outtype", 0, "TYPE", help, .str = &outtype },
         { "vocab-only", 0, NULL, "metadata and tokenizer only, no tensors",
           .flag = &o.hf.vocab_only },
         { "dry-run", 0, NULL, "print the keys and tensor plan, write nothing",
@@ -44,9 +46,13 @@ int main(int argc, char **argv) {
     o.in = cli.args[0], o.out = cli.nargs == 2 ? cli.args[1] : NULL;
     o.overrides = overrides.items, o.n_overrides = overrides.n;
     o.folder_options = cli.given != 0, o.threads = cli.threads;
-    if (lc_job_safetensors2gguf_check(&o, NULL) != LC_OK)
+    lc_error err = { 0 };
+    if (outtype && lc_job_st2gguf_outtype(outtype, &o, &err) != LC_OK) {
+        lc_cli_report(&cli, &err);
+        return LC_EXIT_USAGE;
+    }
+    if (lc_job_safetensors2gguf_check(&o, &err) != LC_OK)
         return lc_cli_usage(&cli);
     lc_cli_start(&cli);
-    lc_error err = { 0 };
     return lc_cli_end(&cli, lc_job_safetensors2gguf(&o, cli.progress, &err), &err);
 }

@@ -226,6 +226,8 @@ static void default_out(const lc_job_quantize_opts *o, char *buf, size_t cap) {
 /* A GGUF is parsed from its map, and its tensors are read with pread (QJ_SOURCE): pages
  * read through a map stay in the process's RSS when threads read ahead of each other. */
 static lc_code load_input(job *j, lc_error *err) {
+    if (j->in)          /* the caller's model (lc_job_quantize_opts.model) */
+        return LC_OK;
     if (is_dir(j->o->in)) {
         const lc_hf_opts ho = { .outtype = LC_DT_INVALID };     /* safetensors2gguf's auto */
         return lc_hf_to_gguf(j->o->in, &ho, &j->in, err);
@@ -302,16 +304,23 @@ lc_code lc_job_gguf_quantize(const lc_job_quantize_opts *o, lc_progress *p, lc_e
     char path[4096];
     const char *out = o->out;
     lc_mix_model mm;
-    LC_TRY(lc_job_gguf_quantize_check(o, err));
+    lc_code rc = lc_job_gguf_quantize_check(o, err);
+    if (rc != LC_OK) {
+        lc_model_free(o->model);        /* taken over, even on failure */
+        return rc;
+    }
     if (!out) {
         default_out(o, path, sizeof path);
         out = path;
     }
     struct stat a, b;
     if (!o->dry_run && stat(o->in, &a) == 0 && stat(out, &b) == 0 && a.st_dev == b.st_dev &&
-        a.st_ino == b.st_ino)
+        a.st_ino == b.st_ino) {
+        lc_model_free(o->model);
         return lc_fail(err, LC_E_ARG, LC_NO_OFFSET, "OUT %.200s is IN", out);
-    lc_code rc = options(&j, err);
+    }
+    j.in = o->model;    /* ours from here: free_job frees it */
+    rc = options(&j, err);
     if (rc == LC_OK && (rc = load_input(&j, err)) != LC_OK)
         lc_err_context(err, o->in, NULL);
     if (rc == LC_OK)

@@ -41,11 +41,15 @@
 
 #include "libconvert/dtype.h"
 #include "libconvert/error.h"
+#include "libconvert/model.h"
 #include "libconvert/progress.h"
 #include "quant/ftype.h"
 
 typedef struct lc_job_quantize_opts {
     const char     *in;             /* a GGUF model, or a Hugging Face (or Meta) folder */
+    lc_model       *model;          /* or the input already built (safetensors2gguf's
+                                     * folder): the job takes it over and frees it, and
+                                     * `in` only names it in messages */
     const char     *out;            /* NULL: ggml-model-<TYPE>.gguf beside IN (in IN for a
                                      * folder), as llama-quantize names it */
     const lc_ftype *ftype;          /* TYPE */

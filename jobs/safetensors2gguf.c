@@ -1,11 +1,14 @@
 /* jobs/safetensors2gguf.c: HF folder -> model GGUF, or safetensors file -> container. */
 #include "jobs/safetensors2gguf.h"
 
+#include <stdio.h>
+#include <strings.h>
 #include <sys/stat.h>
 
 #include "formats/gguf.h"
 #include "formats/gguf_bare.h"
 #include "hf/meta.h"
+#include "jobs/gguf_quantize.h"
 #include "formats/safetensors.h"
 #include "libconvert/escape.h"
 
@@ -25,21 +28,63 @@ lc_code lc_job_safetensors2gguf_check(const lc_job_st2gguf_opts *o, lc_error *er
     return LC_OK;
 }
 
+void lc_job_st2gguf_outtypes(char *buf, size_t cap) {
+    size_t n = lc_ftype_names(0, true, true, "|", buf, cap > 5 ? cap - 5 : 0);
+    snprintf(buf + (n < cap ? n : cap), n < cap ? cap - n : 0, "|auto");
+}
+
+lc_code lc_job_st2gguf_outtype(const char *name, lc_job_st2gguf_opts *o, lc_error *err) {
+    const lc_ftype *f = lc_ftype_by_name(name);
+    o->quantize = NULL;
+    o->hf.outtype = LC_DT_INVALID;
+    if (strcasecmp(name, "auto") == 0)
+        return LC_OK;
+    if (f && lc_ftype_available(f) && (f->flags & LC_FTYPE_OUTTYPE)) {
+        o->hf.outtype = f->base;
+        return LC_OK;
+    }
+    if (f && lc_ftype_available(f)) {
+        o->quantize = f;
+        return LC_OK;
+    }
+    char names[512];
+    lc_job_st2gguf_outtypes(names, sizeof names);
+    return lc_fail(err, LC_E_ARG, LC_NO_OFFSET, "--outtype wants one of %s, not '%.40s'", names,
+                   name);
+}
+
+/* A llama-quantize TYPE: the folder as converted (source dtype), named and overridden
+ * as any conversion, then quantized by the gguf-quantize job, which takes m. */
+static lc_code quantize_folder(const lc_job_st2gguf_opts *o, lc_model *m, const char *out,
+                               lc_progress *p, lc_error *err) {
+    const lc_job_quantize_opts q = { .in = o->in, .model = m, .out = out, .ftype = o->quantize,
+                                     .dry_run = o->dry_run, .threads = o->threads,
+                                     .print = o->print };
+    return lc_job_gguf_quantize(&q, p, err);
+}
+
 /* The folder: build, override, name OUT, then print the plan or write. */
 static lc_code from_folder(const lc_job_st2gguf_opts *o, lc_progress *p, lc_error *err) {
     lc_model *m = NULL;
     char name[512], path[4096];
     const char *out = o->out;
     lc_hf_opts ho = o->hf;
-    ho.plan = o->dry_run ? o->print : NULL;
+    const bool quantize = o->quantize && !ho.vocab_only;
+    ho.plan = o->dry_run && !quantize ? o->print : NULL;
     lc_code rc = lc_hf_to_gguf(o->in, &ho, &m, err);
     for (size_t i = 0; rc == LC_OK && i < o->n_overrides; i++)
         rc = lc_hf_meta_override(m, o->overrides[i], err);
+    if (rc == LC_OK && quantize) {      /* the default name says the TYPE */
+        lc_value ft = lc_value_uint(LC_VT_U32, o->quantize->id);
+        rc = lc_model_set_meta(m, "general.file_type", &ft, err);
+    }
     if (rc == LC_OK && (!out || is_dir(out))) {
         rc = lc_hf_default_name(m, ho.vocab_only, name, sizeof name, err);
         snprintf(path, sizeof path, "%s/%s", out ? out : o->in, name);
         out = path;
     }
+    if (rc == LC_OK && quantize)
+        return quantize_folder(o, m, out, p, err);     /* takes m */
     if (rc == LC_OK && o->dry_run && o->print) {
         lc_hf_meta_print(m, o->print);
         fputs("output ", o->print);

@@ -4,7 +4,12 @@
  * metadata overrides, a default output name from the naming convention, and a dry run
  * that prints the plan instead of writing. A bare .safetensors file becomes a GGUF
  * container instead: the same tensors, dtypes GGUF lacks widened losslessly and
- * recorded, no architecture; gguf2safetensors reverses it. */
+ * recorded, no architecture; gguf2safetensors reverses it.
+ * Out types: f32, f16, bf16 and q8_0 are convert_hf_to_gguf.py's own (every 2-D weight
+ * of that type); every other llama-quantize TYPE (q4_0, q4_k_m, q6_k, ...) converts
+ * with the source's 16-bit type and quantizes in the same streaming pass with
+ * llama-quantize's per-tensor rules (jobs/gguf_quantize.h), so the file equals
+ * converting and then running llama-quantize, with no intermediate file. */
 #ifndef LC_JOBS_SAFETENSORS2GGUF_H
 #define LC_JOBS_SAFETENSORS2GGUF_H
 
@@ -15,6 +20,7 @@
 #include "hf/hf.h"
 #include "libconvert/error.h"
 #include "libconvert/progress.h"
+#include "quant/ftype.h"
 
 typedef struct lc_job_st2gguf_opts {
     const char        *in;           /* a folder, or a bare .safetensors file */
@@ -23,6 +29,8 @@ typedef struct lc_job_st2gguf_opts {
                                       * (NULL: in IN) */
     lc_hf_opts         hf;           /* outtype, pre, vocab_only; hf.plan is set from
                                       * dry_run */
+    const lc_ftype    *quantize;     /* a llama-quantize TYPE beyond the converter's own
+                                      * (lc_job_st2gguf_outtype sets it), or NULL */
     const char *const *overrides;    /* "KEY=TYPE:VALUE" (hf/meta.h), applied in
                                       * order after the model is built */
     size_t             n_overrides;
@@ -32,6 +40,13 @@ typedef struct lc_job_st2gguf_opts {
     bool               folder_options; /* the caller gave options only a folder takes */
     int                threads;      /* 0: one per core (at most 8) */
 } lc_job_st2gguf_opts;
+
+/* Resolves --outtype NAME into o: "auto", a converter type (hf.outtype), or any other
+ * TYPE libconvert can write (quantize). LC_E_ARG listing the names otherwise. */
+lc_code lc_job_st2gguf_outtype(const char *name, lc_job_st2gguf_opts *o, lc_error *err);
+
+/* The --outtype names offered, '|'-separated, lower case, "auto" last, into buf. */
+void lc_job_st2gguf_outtypes(char *buf, size_t cap);
 
 /* Whether the options fit IN before anything is read: a folder takes everything; a
  * bare file needs OUT and no folder_options. LC_E_ARG saying which when not. */

@@ -116,6 +116,44 @@ static uint64_t total_bytes(const lc_model *m) {
     return sum;
 }
 
+/* Elements of every tensor; and bits per weight as llama.cpp prints a model's BPW: its
+ * tensors' bytes x 8 over their elements (0 for a model without elements). */
+static uint64_t total_weights(const lc_model *m) {
+    uint64_t sum = 0, k;
+    for (size_t i = 0; i < lc_model_tensor_count(m); i++)
+        if (lc_tensor_numel(lc_model_tensor(m, i), &k))
+            sum += k;
+    return sum;
+}
+
+static double bits_per_weight(const lc_model *m) {
+    const uint64_t w = total_weights(m);
+    return w ? (double)total_bytes(m) * 8.0 / (double)w : 0.0;
+}
+
+/* "Q8_0 x30, F32 x9": how many tensors of each dtype, in dtype order. */
+static lc_code put_type_counts(lc_json_buf *b, const lc_model *m, bool json, lc_error *err) {
+    size_t count[LC_DT_COUNT] = { 0 };
+    for (size_t i = 0; i < lc_model_tensor_count(m); i++) {
+        const lc_dtype t = lc_model_tensor(m, i)->dtype;
+        if ((unsigned)t < LC_DT_COUNT)
+            count[t]++;
+    }
+    bool first = true;
+    for (int t = 0; t < LC_DT_COUNT; t++) {
+        if (!count[t])
+            continue;
+        if (json)
+            LC_TRY(lc_json_printf(b, err, "%s\"%s\": %zu", first ? "" : ", ",
+                                  lc_dtype_name((lc_dtype)t), count[t]));
+        else
+            LC_TRY(lc_json_printf(b, err, "%s%s x%zu", first ? "" : ", ",
+                                  lc_dtype_name((lc_dtype)t), count[t]));
+        first = false;
+    }
+    return LC_OK;
+}
+
 /* Rules a lenient open found broken (lc_model_warning): "refused" ones make our
  * readers refuse the file, "note" ones the spec or llama.cpp. One escaped line each. */
 static lc_code text_warnings(lc_json_buf *b, const lc_model *m, lc_error *err) {
@@ -188,6 +226,12 @@ static lc_code text_report(FILE *f, const lc_model *m, const lc_inspect_info *in
     }
     LC_TRY(lc_json_printf(b, err, "tensors:  %zu (%" PRIu64 " bytes of data)\n", n,
                           total_bytes(m)));
+    if (n) {
+        LC_TRY(lc_json_printf(b, err, "weights:  %" PRIu64 " (%.2f bits per weight; ",
+                              total_weights(m), bits_per_weight(m)));
+        LC_TRY(put_type_counts(b, m, false, err));
+        LC_TRY(lc_json_put(b, ")\n", 2, err));
+    }
     /* Columns as wide as the longest quoted name, within reason. */
     int w = 4;
     for (size_t i = 0; i < n && w < 64; i++) {
@@ -243,6 +287,9 @@ static lc_code json_report(FILE *f, const lc_model *m, const lc_inspect_info *in
         LC_TRY(put_value(b, &kv->val, true, true, &out, err));
         LC_TRY(flush_buf(f, b, err));
     }
+    LC_TRY(lc_json_printf(b, err, "}, \"weights\": %" PRIu64 ", \"bits_per_weight\": %.6g, "
+                          "\"tensor_types\": {", total_weights(m), bits_per_weight(m)));
+    LC_TRY(put_type_counts(b, m, true, err));
     LC_TRY(lc_json_put(b, "}, \"tensors\": [", 15, err));
     for (size_t i = 0; i < lc_model_tensor_count(m); i++) {
         const lc_tensor *t = lc_model_tensor(m, i);

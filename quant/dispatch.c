@@ -28,8 +28,14 @@ static const struct variant {
     const lc_qkernels *k;
     lc_cpu_set needs;
 } VARIANTS[] = {
+#ifdef LC_HAVE_AVX512
+    { &lc_qk_avx512, LC_QK_AVX512_NEEDS },
+#endif
 #ifdef LC_HAVE_AVX2
     { &lc_qk_avx2, LC_QK_AVX2_NEEDS },
+#endif
+#ifdef LC_HAVE_NEON
+    { &lc_qk_neon, LC_QK_NEON_NEEDS },
 #endif
     { &lc_qk_ref, 0 },
 };

@@ -94,8 +94,8 @@ typedef struct lc_qkernels {
 
 /* The fastest variant this build and CPU support, chosen once (thread-safe). The
  * environment variable LC_QUANT=ref|avx2|neon|cuda forces one when it is available.
- * Built today: "ref" and, on x86-64 CPUs with AVX2+FMA+F16C, "avx2" (Q8_0 and Q4_0;
- * its other entries are the reference). LC_CPU_DISABLE (libconvert/cpu.h) hides a
+ * Built today: "ref" and, on x86-64 CPUs with AVX2+FMA+F16C, "avx2" (the types of
+ * quant/avx2/kernels.h; its other entries are the reference). LC_CPU_DISABLE (libconvert/cpu.h) hides a
  * variant whose features it names. Never NULL; valid for the life of the process. */
 const lc_qkernels *lc_qkernels_best(void);
 

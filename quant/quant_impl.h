@@ -23,6 +23,12 @@ extern const lc_qkernels lc_qk_ref;
 #ifdef LC_HAVE_AVX2
 #include "quant/avx2/kernels.h"
 #endif
+#ifdef LC_HAVE_AVX512
+#include "quant/avx512/kernels.h"
+#endif
+#ifdef LC_HAVE_NEON
+#include "quant/neon/kernels.h"
+#endif
 
 /* ---- binary16 conversion ----
  * The project's one converter (libconvert/convert.h, round to nearest even, the same
@@ -62,6 +68,16 @@ static inline int lc_q_trunc_i8(float v) {      /* (int8_t)v */
 }
 static inline unsigned lc_q_trunc_u8(float v) { /* (uint8_t)v */
     return (uint32_t)lc_q_trunc_i32(v) & 0xffu;
+}
+
+/* ggml's nearest_int, the K-quants' rounding (quant/ref_k.c keeps its own copy, the
+ * spec; the vector kernels' scalar steps use this one): add 1.5*2^23 and read the
+ * mantissa. Ties to even for |v| <= 2^22; beyond, and for NaN, whatever the bits give. */
+static inline int lc_q_nearest_int(float v) {
+    const float t = v + 12582912.0f;
+    int32_t i;
+    memcpy(&i, &t, sizeof i);
+    return (i & 0x007fffff) - 0x00400000;
 }
 
 #endif

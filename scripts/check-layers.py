@@ -57,6 +57,14 @@ PRIVATE_HEADERS = {
     "quant/iq_tables.h": "quant",   # generated IQ grids and FP4 levels, for every variant
     "quant/avx2/kernels.h": "quant",     # the AVX2 table and kernels, for dispatch.c
     "quant/avx2/simd.h": "quant/avx2",   # vector steps the AVX2 kernels share
+    "quant/lanes.h": "quant",            # the lane kernels every ISA folder compiles
+    "quant/avx2/lanes.h": "quant/avx2",  # the AVX2 lane vocabulary
+    "quant/avx2/transpose.h": "quant",   # transposes the x86 lane vocabularies share
+    "quant/avx512/kernels.h": "quant",   # the AVX-512 table and kernels, for dispatch.c
+    "quant/avx512/lanes.h": "quant/avx512",  # the AVX-512 lane vocabulary
+    "quant/neon/kernels.h": "quant",     # the NEON table and kernels, for dispatch.c
+    "quant/neon/simd.h": "quant/neon",   # vector steps the NEON kernels share
+    "quant/neon/lanes.h": "quant/neon",  # the NEON lane vocabulary
     "arch/families.h": "arch",      # what the family tables share
     "hf/json.h": "hf",              # the folder's small JSON files
     "hf/vocab.h": "hf",             # the vocabulary being built (tokenizer, bpe, special)

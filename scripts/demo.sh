@@ -63,4 +63,31 @@ kept = {k: v for k, v in ra.items() if "rotary_emb" not in k}
 assert kept == rb, sorted(set(kept) ^ set(rb))
 print(f"    {len(rb)} tensors identical (rotary_emb.inv_freq is dropped on the way in, as llama.cpp does)")
 PY
+echo "demo: 10. model-verify $hf tiny-q8_0.gguf: did the conversion keep the model intact?"
+model-verify -q "$hf" "$work/tiny-q8_0.gguf" >"$work/verify.txt" || {
+    cat "$work/verify.txt" >&2; echo "    model-verify failed on our own conversion" >&2; exit 1; }
+grep -E '^(metadata|tensors|  KL|  same top|verdict):?' "$work/verify.txt" | cut -c1-150 | sed 's/^/    /'
+echo "demo: 11. the same file with layer 2's attn_q rows left unpermuted (a converter bug):"
+cp "$work/tiny-q8_0.gguf" "$work/broken.gguf"
+model-inspect --json "$work/broken.gguf" | build/venv/bin/python -c '
+# Put blk.2.attn_q.weight rows back in transformers half-split order (4 heads of 16 rows),
+# as a converter that skipped the llama Q/K permutation for that layer would leave them.
+import json, sys
+import numpy as np
+t = next(t for t in json.load(sys.stdin)["tensors"] if t["name"] == "blk.2.attn_q.weight")
+rows, heads = t["shape"][0], 4
+with open(sys.argv[1], "r+b") as f:
+    f.seek(t["offset"])
+    w = np.frombuffer(f.read(t["nbytes"]), np.uint8).reshape(rows, -1)
+    w = w.reshape(heads, rows // heads // 2, 2, -1).swapaxes(1, 2).reshape(rows, -1)
+    f.seek(t["offset"])
+    f.write(w.tobytes())
+' "$work/broken.gguf"
+set +e
+model-verify -q --layers "$hf" "$work/broken.gguf" >"$work/verify.txt"
+status=$?
+set -e
+grep -E 'FAIL|^      |part ways|^verdict' "$work/verify.txt" | cut -c1-150 | sed 's/^/    /'
+echo "    exit status $status (0 pass, 1 fail, 2 error)"
+[ "$status" -eq 1 ] || { echo "    expected a located failure (exit 1)" >&2; exit 1; }
 echo "demo: done"

@@ -20,7 +20,15 @@
  * table (table.c) takes both kernels of every type listed; the reference does the rest. */
 #define LC_QUANT_AVX2_TYPES(X) \
     X(Q8_0, q8_0)              \
-    X(Q4_0, q4_0)
+    X(Q4_0, q4_0)              \
+    X(Q4_1, q4_1)              \
+    X(Q5_0, q5_0)              \
+    X(Q5_1, q5_1)              \
+    X(Q2_K, q2_K)              \
+    X(Q3_K, q3_K)              \
+    X(Q4_K, q4_K)              \
+    X(Q5_K, q5_K)              \
+    X(Q6_K, q6_K)
 
 /* The CPU features the folder's compiler flags assume (keep in step with the Makefile). */
 #define LC_QK_AVX2_NEEDS \

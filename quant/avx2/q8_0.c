@@ -11,11 +11,14 @@
  *          NaN restarts the reference's fold (ref.c "Non-finite inputs"), which
  *          lanes cannot mimic: blocks holding a NaN go to lc_q8_0_quantize_ref.
  *   d, id  computed in scalar f32 exactly as the reference does.
- *   round  roundf (ties away from zero) as t = trunc(v); if |v - t| >= 0.5 then
- *          t += copysign(1, v). v - trunc(v) is exact for every float, and t+-1 is
- *          exact where it can happen (|v| < 2^23; at or above, v is an integer and
- *          v - t = 0). NaN, infinities and -0 pass through unchanged, as in
- *          roundf; checked against roundf for all 2^32 floats when written.
+ *   round  (int)roundf(v) (ties away from zero) as trunc(v + copysign(0.49999997, v)),
+ *          0.49999997 being the float just below 0.5: below 2^23 a value at least
+ *          half-way to the next integer away from zero is carried past it by the add
+ *          (a tie k + 0.5 + 0.49999997 rounds up to k + 1) and anything less is not;
+ *          from 2^23 on, v is an integer and the add rounds back to v. Only the integer
+ *          is kept, so the sign of a zero does not matter. Checked for all 2^32 floats
+ *          against t = trunc(v), t += copysign(1, v) if |v - t| >= 0.5 (itself checked
+ *          against roundf), NaN and infinities included, when written.
  *   cast   vcvttps2dq gives INT32_MIN for NaN and out-of-range values, which is
  *          lc_q_trunc_i32 (gcc's cvttss2si); the low byte is kept as lc_q_trunc_i8.
  *   scale  lc_q_scale_f16, the shared converter. */
@@ -28,15 +31,12 @@
 #include "quant/quant.h"
 #include "quant/quant_impl.h"
 
-/* roundf on 8 lanes: round half away from zero (see the header comment). */
-static inline __m256 round_away(__m256 v) {
-    const __m256 sign = _mm256_set1_ps(-0.0f);
-    const __m256 t = _mm256_round_ps(v, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
-    const __m256 frac = _mm256_andnot_ps(sign, _mm256_sub_ps(v, t));       /* |v - t| */
-    const __m256 up = _mm256_cmp_ps(frac, _mm256_set1_ps(0.5f), _CMP_GE_OQ);
-    const __m256 one = _mm256_or_ps(_mm256_and_ps(v, sign), _mm256_set1_ps(1.0f));
-    /* A blend, not t + (up & one): adding +0 would turn roundf's -0 into +0. */
-    return _mm256_blendv_ps(t, _mm256_add_ps(t, one), up);
+/* (int32_t)roundf(v) on 8 lanes, as vcvttps2dq of the rounded value would give it (see
+ * the header comment). */
+static inline __m256i round_away_i32(__m256 v) {
+    const __m256 half = _mm256_or_ps(_mm256_and_ps(v, _mm256_set1_ps(-0.0f)),
+                                     _mm256_set1_ps(0.49999997f));
+    return _mm256_cvttps_epi32(_mm256_add_ps(v, half));
 }
 
 /* The low bytes of four vectors of int32 (lanes 0..31 in order) as 32 int8. */
@@ -69,11 +69,11 @@ void lc_q8_0_quantize_avx2(const float *restrict x, void *restrict vy, size_t n)
         const float amax = lc_avx2_max32(a0, a1, a2, a3);
         const float d = amax / 127.0f;
         const float id = d != 0.0f ? 1.0f / d : 0.0f;
-        y[b].d = lc_q_scale_f16(d);
+        y[b].d = lc_avx2_scale_f16(d);
         const __m256 vid = _mm256_set1_ps(id);
         __m256i q[4];
         for (int k = 0; k < 4; k++)
-            q[k] = _mm256_cvttps_epi32(round_away(_mm256_mul_ps(v[k], vid)));
+            q[k] = round_away_i32(_mm256_mul_ps(v[k], vid));
         _mm256_storeu_si256((__m256i *)(void *)y[b].qs, low_bytes(q[0], q[1], q[2], q[3]));
     }
 }

@@ -19,6 +19,7 @@ declare -A takes=(
     [safetensors2gguf]="--outtype=q8_0 --vocab-only --dry-run --metadata=a=str:b --pre=x $writer $common"
     [gguf2safetensors]="--dtype=f32 $writer $common"
     [gguf-quantize]="--pure --leave-output-tensor --output-tensor-type=q8_0 --token-embedding-type=f16 --tensor-type=a=q8_0 --allow-requantize --override-kv=a=str:b --dry-run --json $writer $common"
+    [model-verify]="--tokens=1,2 --text=x --file=f --max-tokens=8 --layers --report=r.html --json $writer $common"
 )
 declare -A refuses=(
     [model-inspect]="-t=2 --threads=2 --no-fsync"
@@ -27,6 +28,7 @@ declare -A refuses=(
     [safetensors2gguf]="--json --dtype=f16"
     [gguf2safetensors]="--json --outtype=f16"
     [gguf-quantize]="--outtype=q8_0 --dtype=f16 --imatrix=x"
+    [model-verify]="--outtype=f16 --dtype=f16 --key=x"
 )
 
 # has_line OPT: help.txt has OPT's line ("  -t, --threads N  ..." or "      --json  ...").

@@ -280,6 +280,34 @@ def test_hf_folder_in_one_pass(inputs, tmp_path, model):
     assert (tmp_path / "one.gguf").read_bytes() == (tmp_path / "ref.gguf").read_bytes()
 
 
+@pytest.mark.parametrize("ftype", ["Q4_K_M", "Q4_0", "Q5_K_S", "Q6_K"])
+@pytest.mark.parametrize("model", HF_INPUTS + ["llama-spm", "qwen2"])
+def test_safetensors2gguf_outtype_in_one_pass(inputs, tmp_path, model, ftype):
+    """Issue 9 item 6: safetensors2gguf --outtype TYPE (one command, one streaming pass,
+    no intermediate file) == safetensors2gguf (default out type) then llama.cpp's
+    quantizer, byte for byte."""
+    if ftype not in OFFERED:
+        pytest.fail(f"{ftype} is not offered by gguf-quantize")
+    conv = tmp_path / "conv.gguf"
+    r = subprocess.run([str(CONVERT), "-q", str(HF / model), str(conv)], capture_output=True,
+                       text=True)
+    assert r.returncode == 0, r.stderr
+    rc, text = llama_quantize(conv, tmp_path / "ref.gguf", ftype)
+    assert rc == 0, text[-2000:]
+    one = tmp_path / "one.gguf"
+    r = subprocess.run([str(CONVERT), "-q", "--outtype", ftype.lower(), str(HF / model),
+                        str(one)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert one.read_bytes() == (tmp_path / "ref.gguf").read_bytes()
+    # The default name says the TYPE, as the naming convention does.
+    d = tmp_path / "named"
+    d.mkdir()
+    r = subprocess.run([str(CONVERT), "-q", "--outtype", ftype, str(HF / model), str(d)],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert [p.name.endswith(f"-{ftype}.gguf") for p in d.iterdir()] == [True]
+
+
 # ---- llama.cpp's "70B" model type ----
 
 def synthetic_llama(path, n_layer, n_head, n_head_kv, poison=None, dtype=np.float16):

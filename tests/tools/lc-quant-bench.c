@@ -1,11 +1,22 @@
-/* tests/tools/lc-quant-bench.c: single-thread throughput of each kernel variant.
- *   lc-quant-bench [MIB_OF_F32 [REPS [GGML_LIB]]]    defaults 64 MiB, 3 repetitions
- * Prints one line per type we quantize: quantize and dequantize speed in MB/s of f32
- * data (10^6 bytes of input floats per second), best of REPS, on roughly normal floats
- * like weights. With GGML_LIB (a libggml-base.so, e.g. build/llama-venv's: see
- * scripts/bench/quant.sh), the line also gives ggml_quantize_chunk's speed on the same
- * floats, timed in turns with ours so that the machine's load hits both alike, and
- * whether its bytes equal ours. */
+/* tests/tools/lc-quant-bench.c: single-thread throughput of the kernel variants.
+ *   lc-quant-bench [MIB_OF_F32 [REPS [VARIANTS [TYPES]]]]
+ * MIB_OF_F32 (default 64) of weight-like floats, best of REPS (default 3).
+ *
+ * Without VARIANTS: the variant lc_qkernels_best() picks (LC_QUANT=ref|avx2|... forces
+ * one), first line "variant NAME, ...", then one line per type with its quantize and
+ * dequantize speed in MB/s of f32 (10^6 bytes of floats in or out per second).
+ *
+ * With VARIANTS (comma-separated, e.g. ref,avx2,avx512) and optionally TYPES (Q4_K,Q6_K):
+ * a table, one row per type and direction, GB/s of f32 for each variant next to memcpy of
+ * the same number of f32 bytes, all measured side by side: each repetition times memcpy
+ * and then every variant on the same buffers, so that a noisy machine slows them alike.
+ * A variant this build or CPU lacks prints "-". The last columns: the fastest variant
+ * over memcpy, and over the reference. LC_BENCH_CLOCK=cpu: see now().
+ *
+ * LC_BENCH_GGML=path/to/libggml-base.so (llama-cpp-python's, see scripts/bench/quant.sh)
+ * adds ggml's ggml_quantize_chunk (what llama-quantize runs: without an importance matrix,
+ * quantize_row_<type>_ref on one thread) as a column, timed in the same turns on rows of
+ * 4096 of the same floats, the fastest variant over it, and whether its bytes equal ours. */
 #include <dlfcn.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -17,37 +28,42 @@
 #include "libconvert/dtype.h"
 #include "quant/quant.h"
 
+enum { MAXV = 8 };
+
 /* ggml.h: size_t ggml_quantize_chunk(enum ggml_type, const float *src, void *dst,
  * int64_t start, int64_t nrows, int64_t n_per_row, const float *imatrix). */
 typedef size_t (*ggml_quantize_chunk_fn)(int, const float *, void *, int64_t, int64_t,
                                          int64_t, const float *);
 
+/* ggml_quantize_chunk from LC_BENCH_GGML's library; NULL without one, -1 on failure. */
+static ggml_quantize_chunk_fn load_ggml(int *failed) {
+    const char *path = getenv("LC_BENCH_GGML");
+    *failed = 0;
+    if (!path || !*path)
+        return NULL;
+    void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    void *sym = lib ? dlsym(lib, "ggml_quantize_chunk") : NULL;
+    if (!sym) {
+        fprintf(stderr, "lc-quant-bench: %s: %s\n", path, dlerror());
+        *failed = 1;
+        return NULL;
+    }
+    ggml_quantize_chunk_fn f;
+    memcpy(&f, &sym, sizeof f);                 /* object to function pointer, POSIX-style */
+    return f;
+}
+
+/* LC_BENCH_CLOCK=cpu times with this thread's CPU clock instead of the wall clock: on a
+ * machine shared with other jobs it leaves out the time the thread was not running. */
+static clockid_t g_clock = CLOCK_MONOTONIC;
+
 static double now(void) {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(g_clock, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-int main(int argc, char **argv) {
-    const size_t mib = argc > 1 ? strtoul(argv[1], NULL, 10) : 64;
-    const int reps = argc > 2 ? atoi(argv[2]) : 3;
-    const size_t n = mib * 1024 * 1024 / sizeof(float) / 4096 * 4096;
-    float *x = lc_malloc_array(n, sizeof *x), *y = lc_malloc_array(n, sizeof *y);
-    uint8_t *q = lc_malloc_array(n, 2), *g = lc_malloc_array(n, 2);  /* >= 34/32 B/float */
-    if (!x || n == 0 || !y || !q || !g || reps < 1) {
-        fprintf(stderr, "usage: lc-quant-bench [MIB_OF_F32 [REPS [GGML_LIB]]]\n");
-        return 2;
-    }
-    ggml_quantize_chunk_fn ggml = NULL;
-    if (argc > 3) {
-        void *lib = dlopen(argv[3], RTLD_NOW | RTLD_LOCAL);
-        void *sym = lib ? dlsym(lib, "ggml_quantize_chunk") : NULL;
-        if (!sym) {
-            fprintf(stderr, "lc-quant-bench: %s: %s\n", argv[3], dlerror());
-            return 2;
-        }
-        memcpy(&ggml, &sym, sizeof ggml);        /* object to function pointer, POSIX-style */
-    }
+static void fill(float *x, size_t n) {
     uint32_t s = 12345;
     for (size_t i = 0; i < n; i++) {       /* roughly normal, like weights */
         float a = 0;
@@ -57,13 +73,30 @@ int main(int argc, char **argv) {
         }
         x[i] = (a - 2.0f) * 0.05f;
     }
+}
+
+/* True when `name` is one of the comma-separated items of `list` (NULL: every name). */
+static bool listed(const char *list, const char *name) {
+    if (!list)
+        return true;
+    const size_t len = strlen(name);
+    for (const char *p = list; *p;) {
+        const char *end = strchr(p, ',');
+        const size_t l = end ? (size_t)(end - p) : strlen(p);
+        if (l == len && strncmp(p, name, l) == 0)
+            return true;
+        p += l + (end != NULL);
+    }
+    return false;
+}
+
+static int legacy(size_t mib, int reps, float *x, float *y, uint8_t *q, size_t n) {
     const lc_qkernels *k = lc_qkernels_best();
     printf("variant %s, %zu MiB of f32, best of %d\n", k->name, mib, reps);
     for (int t = 0; t < LC_DT_COUNT; t++) {
         if (!lc_quant_supported((lc_dtype)t))
             continue;
-        const lc_dtype_info *info = lc_dtype_get((lc_dtype)t);
-        double bq = 1e30, bd = 1e30, bg = 1e30;
+        double bq = 1e30, bd = 1e30;
         for (int r = 0; r < reps; r++) {
             double t0 = now();
             lc_qk_quantize(k, (lc_dtype)t)(x, q, n);
@@ -72,20 +105,122 @@ int main(int argc, char **argv) {
             double t2 = now();
             bq = t1 - t0 < bq ? t1 - t0 : bq;
             bd = t2 - t1 < bd ? t2 - t1 : bd;
-            if (ggml) {                     /* rows of 4096, as a weight matrix's */
-                t0 = now();
-                ggml(info->gguf_id, x, g, 0, (int64_t)(n / 4096), 4096, NULL);
-                t1 = now();
-                bg = t1 - t0 < bg ? t1 - t0 : bg;
-            }
         }
         const double mb = (double)n * sizeof(float) / 1e6;
-        printf("%-5s quantize %8.1f MB/s   dequantize %8.1f MB/s", info->name, mb / bq, mb / bd);
-        if (ggml)
-            printf("   ggml %8.1f MB/s  %.2fx  %s", mb / bg, bg / bq,
-                   memcmp(q, g, n / info->block_size * info->type_size) ? "DIFFERENT" : "same");
-        printf("\n");
+        printf("%-5s quantize %8.1f MB/s   dequantize %8.1f MB/s\n", lc_dtype_name((lc_dtype)t),
+               mb / bq, mb / bd);
     }
-    lc_free(x), lc_free(y), lc_free(q), lc_free(g);
     return 0;
+}
+
+static int table(size_t mib, int reps, const char *vlist, const char *tlist, float *x, float *y,
+                 uint8_t *q, size_t n) {
+    const char *names[MAXV];
+    const lc_qkernels *ks[MAXV];
+    int nv = 0, failed;
+    const ggml_quantize_chunk_fn ggml = load_ggml(&failed);
+    uint8_t *g = ggml ? lc_malloc_array(n, 2) : NULL;
+    char *copy = strdup(vlist);
+    if (failed || !copy || (ggml && !g)) {
+        free(copy), lc_free(g);
+        return 1;
+    }
+    for (char *tok = strtok(copy, ","); tok && nv < MAXV; tok = strtok(NULL, ","), nv++) {
+        names[nv] = tok;
+        ks[nv] = lc_qkernels_get(tok);
+    }
+    const double gb = (double)n * sizeof(float) / 1e9;
+    printf("one thread, %zu MiB of f32, best of %d, %s clock; GB/s of f32 (quantize reads, "
+           "dequantize writes that many float bytes); memcpy copies the same bytes\n", mib, reps,
+           g_clock == CLOCK_MONOTONIC ? "wall" : "thread CPU");
+    printf("%-5s %-10s", "type", "op");
+    for (int v = 0; v < nv; v++)
+        printf(" %7s", names[v]);
+    printf(" %7s%s %12s %9s%s\n", "memcpy", ggml ? "    ggml" : "", "best/memcpy", "best/ref",
+           ggml ? " best/ggml  ggml bytes" : "");
+    for (int t = 0; t < LC_DT_COUNT; t++) {
+        if (!lc_quant_supported((lc_dtype)t) || !listed(tlist, lc_dtype_name((lc_dtype)t)))
+            continue;
+        const lc_dtype_info *info = lc_dtype_get((lc_dtype)t);
+        double bq[MAXV], bd[MAXV], bm = 1e30, bg = 1e30;
+        int same = -1;
+        for (int v = 0; v < nv; v++)
+            bq[v] = bd[v] = 1e30;
+        for (int r = 0; r < reps; r++) {
+            double t0 = now();
+            memcpy(y, x, n * sizeof *x);
+            const double dm = now() - t0;
+            bm = dm < bm ? dm : bm;
+            for (int v = 0; v < nv; v++) {
+                if (!ks[v])
+                    continue;
+                t0 = now();
+                lc_qk_quantize(ks[v], (lc_dtype)t)(x, q, n);
+                const double t1 = now();
+                lc_qk_dequantize(ks[v], (lc_dtype)t)(q, y, n);
+                const double t2 = now();
+                bq[v] = t1 - t0 < bq[v] ? t1 - t0 : bq[v];
+                bd[v] = t2 - t1 < bd[v] ? t2 - t1 : bd[v];
+            }
+            if (ggml) {                         /* rows of 4096, as a weight matrix's */
+                t0 = now();
+                ggml((int)info->gguf_id, x, g, 0, (int64_t)(n / 4096), 4096, NULL);
+                const double dg = now() - t0;
+                bg = dg < bg ? dg : bg;
+                /* q holds the last variant's bytes: every variant writes the same. */
+                same = memcmp(q, g, n / info->block_size * info->type_size) == 0;
+            }
+        }
+        for (int dir = 0; dir < 2; dir++) {
+            const double *b = dir ? bd : bq;
+            double best = 1e30, ref = 0;
+            printf("%-5s %-10s", info->name, dir ? "dequantize" : "quantize");
+            for (int v = 0; v < nv; v++) {
+                if (!ks[v]) {
+                    printf(" %7s", "-");
+                    continue;
+                }
+                printf(" %7.2f", gb / b[v]);
+                best = b[v] < best ? b[v] : best;
+                if (strcmp(names[v], "ref") == 0)
+                    ref = b[v];
+            }
+            printf(" %7.2f", gb / bm);
+            if (ggml)
+                dir ? printf(" %7s", "-") : printf(" %7.2f", gb / bg);
+            printf(" %11.2fx", bm / best);
+            ref > 0 ? printf(" %8.1fx", ref / best) : printf(" %9s", "-");
+            if (ggml && !dir)
+                printf(" %8.1fx  %s", bg / best, same ? "same" : "DIFFERENT");
+            printf("\n");
+        }
+        fflush(stdout);
+    }
+    free(copy);
+    lc_free(g);
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    const char *clk = getenv("LC_BENCH_CLOCK");
+    if (clk && strcmp(clk, "cpu") == 0)
+        g_clock = CLOCK_THREAD_CPUTIME_ID;
+    const size_t mib = argc > 1 ? strtoul(argv[1], NULL, 10) : 64;
+    const int reps = argc > 2 ? atoi(argv[2]) : 3;
+    const size_t n = mib * 1024 * 1024 / sizeof(float) / 4096 * 4096;   /* rows of 4096 */
+    float *x = lc_malloc_array(n, sizeof *x), *y = lc_malloc_array(n, sizeof *y);
+    uint8_t *q = lc_malloc_array(n, 2);   /* >= 34/32 bytes per float */
+    int rc = 2;
+    if (!x || n == 0 || !y || !q || reps < 1 || argc > 5) {
+        fprintf(stderr, "usage: lc-quant-bench [MIB_OF_F32 [REPS [VARIANTS [TYPES]]]]\n");
+        goto done;
+    }
+    fill(x, n);
+    memset(y, 0, n * sizeof *y);          /* touch every page before timing */
+    memset(q, 0, n * 2);
+    rc = argc > 3 ? table(mib, reps, argv[3], argc > 4 ? argv[4] : NULL, x, y, q, n)
+                  : legacy(mib, reps, x, y, q, n);
+done:
+    lc_free(x), lc_free(y), lc_free(q);
+    return rc;
 }

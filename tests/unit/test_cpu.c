@@ -107,8 +107,17 @@ Test(cpu, users_follow_the_probe) {
 #ifdef LC_HAVE_AVX2
     cr_assert_eq(lc_qkernels_get("avx2") != NULL, lc_cpu_has_all(LC_QK_AVX2_NEEDS));
     cr_assert_eq(LC_QK_AVX2_NEEDS, BIT(LC_CPU_AVX2) | BIT(LC_CPU_FMA) | BIT(LC_CPU_F16C));
-    if (!getenv("LC_QUANT"))
-        cr_assert_eq(lc_qkernels_best() == &lc_qk_avx2, lc_cpu_has_all(LC_QK_AVX2_NEEDS));
+    if (!getenv("LC_QUANT")) {          /* the fastest variant the probe allows */
+        const lc_qkernels *want = lc_cpu_has_all(LC_QK_AVX2_NEEDS) ? &lc_qk_avx2 : &lc_qk_ref;
+#ifdef LC_HAVE_AVX512
+        if (lc_cpu_has_all(LC_QK_AVX512_NEEDS))
+            want = &lc_qk_avx512;
+#endif
+        cr_assert_eq(lc_qkernels_best(), want, "best %s", lc_qkernels_best()->name);
+    }
+#endif
+#ifdef LC_HAVE_AVX512
+    cr_assert_eq(lc_qkernels_get("avx512") != NULL, lc_cpu_has_all(LC_QK_AVX512_NEEDS));
 #endif
     cr_assert_not_null(lc_qkernels_get("ref"));
 }

@@ -1,5 +1,5 @@
 /* Unit tests for the quant/ kernel variants: every variant this build and CPU
- * offer (avx2, neon, cuda) must write exactly the reference's bytes, for every
+ * offer (avx2, avx512, neon, cuda) must write exactly the reference's bytes, for every
  * supported type, on inputs chosen to break a vector kernel: the golden-fixture
  * inputs, random data at many scales, exact .5 ties of x*id and their neighbours,
  * huge values, subnormals, signed zeros, NaN and infinities in every lane, odd
@@ -24,9 +24,9 @@ static const lc_dtype vtypes[] = { LC_QUANT_TYPES(LC_QUANT_DTYPE) };
 #define NVTYPES (sizeof vtypes / sizeof vtypes[0])
 #define CANARY 64
 
-/* The non-reference variants available here; at most 3. */
+/* The non-reference variants available here; at most 4. */
 static int variants(const lc_qkernels **out) {
-    static const char *const names[] = { "avx2", "neon", "cuda" };
+    static const char *const names[] = { "avx2", "avx512", "neon", "cuda" };
     int n = 0;
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if ((out[n] = lc_qkernels_get(names[i])) != NULL)
@@ -35,7 +35,7 @@ static int variants(const lc_qkernels **out) {
 }
 
 #define NEED_VARIANTS(ks, nk)                                                  \
-    const lc_qkernels *ks[3];                                                  \
+    const lc_qkernels *ks[4];                                                  \
     const int nk = variants(ks);                                               \
     if (nk == 0)                                                               \
         cr_skip_test("no kernel variant besides ref in this build or CPU")
@@ -59,6 +59,23 @@ static float from_bits(uint32_t u) {
     float f;
     memcpy(&f, &u, sizeof f);
     return f;
+}
+
+/* The index of the first of n floats where a and b differ: in their bits, except that
+ * two NaNs count as equal. A dequantizer meets two NaNs in d*q + m when both scales are
+ * NaN, and which one comes out is the operand order the compiler picked for that add,
+ * in the reference as in a variant (gcc and clang pick differently): the kernels promise
+ * a NaN there, not its payload. Everywhere else, every bit. */
+static size_t first_float_diff(const void *a, const void *b, size_t n) {
+    const uint8_t *pa = a, *pb = b;
+    for (size_t i = 0; i < n; i++) {
+        float fa, fb;
+        memcpy(&fa, pa + 4 * i, 4);
+        memcpy(&fb, pb + 4 * i, 4);
+        if (memcmp(&fa, &fb, 4) != 0 && !(isnan(fa) && isnan(fb)))
+            return i;
+    }
+    return n;
 }
 
 /* Compares every variant's quantize (and dequantize of the reference's blocks)
@@ -91,11 +108,10 @@ static int check_all(const lc_qkernels *const *ks, int nk, const float *x, size_
                          "%s: %s quantize %s (n=%zu) differs from ref at byte %zu "
                          "(block %zu): ref %02x, got %02x",
                          what, ks[v]->name, info->name, n, i, i / info->type_size, qr[i], qv[i]);
-            i = 0;
-            while (i < fbytes && fr[i] == fv[i])
-                i++;
-            cr_assert_eq(i, fbytes, "%s: %s dequantize %s (n=%zu) differs from ref at float %zu",
-                         what, ks[v]->name, info->name, n, i / sizeof(float));
+            const size_t nf = fbytes / sizeof(float);       /* the canary included */
+            i = first_float_diff(fr, fv, nf);
+            cr_assert_eq(i, nf, "%s: %s dequantize %s (n=%zu) differs from ref at float %zu",
+                         what, ks[v]->name, info->name, n, i);
             checks++;
         }
         free(qr), free(qv), free(fr), free(fv);
@@ -264,6 +280,36 @@ Test(quant_variants, signed_extreme_magnitude_ties) {
     check_all(ks, nk, t, 64, "q4_0 truncation edges");
 }
 
+/* Blocks whose scale is exactly 1 for one type (Q4_0: x[0] = -8, Q5_0: x[0] = -16; Q4_1:
+ * min 0 and max 15, Q5_1: max 31), so that the value each kernel truncates, x*id + 8.5,
+ * x*id + 16.5 or (x - min)*id + 0.5, lands on an integer, one ulp below it, or one ulp
+ * above, and so that the sum itself rounds across an integer (x a few ulps below k - 0.5). */
+Test(quant_variants, truncation_edges_at_unit_scale) {
+    NEED_VARIANTS(ks, nk);
+    static const float first[] = { -8.0f, -16.0f, 0.0f, 0.0f }, last[] = { 7.0f, 15.0f, 15.0f, 31.0f };
+    static const float bias[] = { 8.5f, 16.5f, 0.5f, 0.5f };     /* what each adds before trunc */
+    static const int levels[] = { 16, 32, 15, 31 };
+    enum { PER = 12, NB = 4 * PER };
+    float x[NB * 32];
+    for (int b = 0; b < NB; b++) {
+        float *blk = x + 32 * b;
+        const int kind = b / PER, step = b % PER;
+        for (int j = 0; j < 32; j++) {
+            float v = (float)(1 + j % levels[kind]) - bias[kind];   /* v + bias: an integer */
+            for (int u = 0; u < step / 2; u++)
+                v = nextafterf(v, step & 1 ? INFINITY : -INFINITY);
+            blk[j] = v;
+        }
+        blk[0] = first[kind];
+        blk[31] = last[kind];
+    }
+    check_all(ks, nk, x, NB * 32, "unit-scale truncation edges");
+    float t[32];                       /* (x - min)*id = 0.49999994: +0.5 gives 1 - 2^-24 */
+    for (int j = 0; j < 32; j++)
+        t[j] = j == 31 ? 15.0f : j == 0 ? 0.0f : 0.49999994f + (float)(j % 15);
+    check_all(ks, nk, t, 32, "q4_1 just below one half");
+}
+
 /* NaN, -NaN, a payload NaN and both infinities in each of the 32 lanes, alone,
  * behind a larger element (the NaN restart of the reference's amax), and paired. */
 Test(quant_variants, nan_and_inf_in_every_lane) {
@@ -297,25 +343,150 @@ Test(quant_variants, nan_and_inf_in_every_lane) {
     free(x);
 }
 
+/* Dequantizes `nb` blocks of type t at `blocks` with the reference and every variant. */
+static void check_dequantize(const lc_qkernels *const *ks, int nk, lc_dtype t,
+                             const void *blocks, size_t nb, const char *what) {
+    const size_t n = nb * lc_dtype_get(t)->block_size;
+    float *r = malloc(n * sizeof *r), *a = malloc(n * sizeof *a);
+    cr_assert(r && a);
+    lc_qk_ref.dequantize[t](blocks, r, n);
+    for (int v = 0; v < nk; v++) {
+        lc_qk_dequantize(ks[v], t)(blocks, a, n);
+        const size_t i = first_float_diff(a, r, n);
+        cr_assert_eq(i, n, "%s: %s dequantize %s differs at float %zu (block %zu)", what,
+                     ks[v]->name, lc_dtype_name(t), i, i / lc_dtype_get(t)->block_size);
+    }
+    free(r), free(a);
+}
+
 /* Random bit patterns as blocks: dequantize must match for every scale, NaN and
  * inf scales included, and quantizing random float bits must match too. */
 Test(quant_variants, random_bits) {
     NEED_VARIANTS(ks, nk);
-    enum { N = 32 * 512 };
+    enum { N = 256 * 256 };
     uint32_t *u = malloc(N * sizeof *u);
     cr_assert_not_null(u);
     uint32_t s = 31337;
     for (size_t i = 0; i < N; i++)
         u[i] = rng_next(&s);
     check_all(ks, nk, (const float *)(const void *)u, N, "random bits");
-    for (int v = 0; v < nk; v++) {               /* dequantize raw random blocks */
-        float a[N], r[N];
-        lc_qk_ref.dequantize[LC_DT_Q8_0](u, r, N);
-        lc_qk_dequantize(ks[v], LC_DT_Q8_0)(u, a, N);
-        cr_assert_eq(memcmp(a, r, sizeof a), 0, "%s dequantize Q8_0 of random blocks",
-                     ks[v]->name);
-    }
+    for (size_t ti = 0; ti < NVTYPES; ti++)      /* dequantize raw random blocks */
+        check_dequantize(ks, nk, vtypes[ti], u, N * 4 / lc_dtype_get(vtypes[ti])->type_size,
+                         "random blocks");
     free(u);
+}
+
+/* Scales that are NaN (several payloads, both signs), infinite, zero, subnormal or
+ * huge, in every combination of each type's f16 fields, over random levels: where
+ * d*q + m meets two NaNs, which one survives depends on the operand order. */
+Test(quant_variants, special_scales_in_every_field) {
+    NEED_VARIANTS(ks, nk);
+    static const uint16_t sp[] = { 0x7e00, 0xfe00, 0x7d55, 0x7c01, 0xfdff, 0x7c00, 0xfc00,
+                                   0x0000, 0x8000, 0x0001, 0x83ff, 0x7bff, 0xfbff, 0x3c00 };
+    enum { NSP = sizeof sp / sizeof sp[0] };
+    uint32_t s = 555;
+    for (size_t ti = 0; ti < NVTYPES; ti++) {
+        const lc_dtype t = vtypes[ti];
+        const size_t ts = lc_dtype_get(t)->type_size;
+        const size_t nb = NSP * NSP * 2;
+        uint8_t *blk = malloc(nb * ts);
+        cr_assert_not_null(blk);
+        for (size_t b = 0; b < nb; b++) {
+            uint8_t *p = blk + b * ts;
+            for (size_t i = 0; i < ts; i++)
+                p[i] = (uint8_t)rng_next(&s);
+            if (b & 1)                           /* all levels at their zero point */
+                memset(p, 0, ts);
+            /* The f16 fields: Q6_K keeps d last; the others start with d (and m or dmin). */
+            const uint16_t d = sp[(b / 2) % NSP], m = sp[(b / 2 / NSP) % NSP];
+            if (t == LC_DT_Q6_K) {
+                memcpy(p + ts - 2, &d, 2);
+            } else {
+                memcpy(p, &d, 2);
+                if (t == LC_DT_Q4_1 || t == LC_DT_Q5_1 || t == LC_DT_Q4_K)
+                    memcpy(p + 2, &m, 2);
+            }
+        }
+        check_dequantize(ks, nk, t, blk, nb, "special scales");
+        free(blk);
+    }
+}
+
+/* Extremes that are zeros of either sign (Q4_1/Q5_1 store the first zero's sign as m, and
+ * their range from it), blocks of +-inf and +-FLT_MAX (the searches start at +-FLT_MAX),
+ * and all-equal blocks. */
+Test(quant_variants, signed_zero_and_infinite_extremes) {
+    NEED_VARIANTS(ks, nk);
+    enum { NB = 64 };
+    float x[NB * 32];
+    uint32_t s = 8080;
+    for (int b = 0; b < NB; b++) {
+        float *blk = x + 32 * b;
+        const int kind = b % 8, first = (b / 8) % 32;
+        for (int j = 0; j < 32; j++) {
+            const float r = fabsf(normal(&s)) + 0.25f;
+            switch (kind) {
+            case 0: blk[j] = r; break;                           /* min is a zero */
+            case 1: blk[j] = -r; break;                          /* max is a zero */
+            case 2: blk[j] = rng_next(&s) & 1 ? 0.0f : -0.0f; break;
+            case 3: blk[j] = j & 1 ? INFINITY : FLT_MAX; break;
+            case 4: blk[j] = j & 1 ? -INFINITY : -FLT_MAX; break;
+            case 5: blk[j] = (b / 8) & 1 ? INFINITY : -INFINITY; break;
+            case 6: blk[j] = 0.3f * (float)(b / 8 + 1); break;    /* all equal */
+            default: blk[j] = j & 1 ? FLT_MAX : -FLT_MAX; break;
+            }
+        }
+        if (kind <= 2) {                         /* zeros of both signs from `first` on */
+            blk[first] = (b / 8) & 1 ? -0.0f : 0.0f;
+            blk[(first + 5) % 32] = (b / 8) & 1 ? 0.0f : -0.0f;
+            blk[(first + 11) % 32] = -0.0f;
+        }
+    }
+    check_all(ks, nk, x, NB * 32, "zero extremes");
+}
+
+/* Millions of values in 256-element super-blocks of many kinds: every kernel's
+ * common case and the cases each one treats specially, side by side in one buffer.
+ * LC_QUANT_TEST_VALUES sets the count (default 2^22), for slow emulators. */
+static void fill_kind(float *blk, int kind, uint32_t *s) {
+    const float scale = ldexpf(1.0f, (int)(rng_next(s) % 81) - 40);
+    for (int j = 0; j < 256; j++) {
+        float v = normal(s) * scale;
+        switch (kind) {
+        case 0: break;                                           /* weights */
+        case 1: v = uniform(s) * scale; break;
+        case 2: if (rng_next(s) % 4 == 0) v = rng_next(s) & 1 ? 0.0f : -0.0f; break;
+        case 3: v = ((j / 32) & 1 ? -0.75f : 1.5f) * scale; break;   /* constant sub-blocks */
+        case 4: v = rng_next(s) % 37 ? 0.0f : v; break;              /* sparse */
+        case 5: v = (float)((int)(rng_next(s) % 65) - 32); break;    /* small integers */
+        case 6: v = (float)((int)(rng_next(s) % 33) - 16) * 0.5f * scale; break;  /* halves */
+        case 7: v = from_bits(0x7f000000u + (rng_next(s) & 0x7fffffu)) * (j & 1 ? 1.0f : -1.0f);
+            break;                                               /* huge */
+        case 8: v = from_bits(rng_next(s) & 0x807fffffu); break;     /* subnormal */
+        case 9: if (rng_next(s) % 61 == 0) v = rng_next(s) & 1 ? INFINITY : -INFINITY; break;
+        case 10: if (rng_next(s) % 97 == 0) v = NAN; break;
+        case 11: v = fabsf(v) * (j % 64 < 32 ? 1.0f : -1.0f); break;
+        case 12: v = normal(s) * 1e-15f * (float)(rng_next(s) % 3); break;  /* near ggml's eps */
+        case 13: v = (j % 16 == 3 ? 1e4f : 1e-3f) * normal(s); break;      /* outliers */
+        default: v = from_bits(rng_next(s)); break;                  /* any bits */
+        }
+        blk[j] = v;
+    }
+}
+
+Test(quant_variants, millions_of_values, .timeout = 600) {
+    NEED_VARIANTS(ks, nk);
+    const char *env = getenv("LC_QUANT_TEST_VALUES");
+    size_t n = env ? strtoul(env, NULL, 10) : (size_t)1 << 22;
+    n = n / 256 * 256;
+    cr_assert_gt(n, 0u);
+    float *x = malloc(n * sizeof *x);
+    cr_assert_not_null(x);
+    uint32_t s = 0x51ed270bu;
+    for (size_t b = 0; b < n / 256; b++)
+        fill_kind(x + 256 * b, (int)(rng_next(&s) % 15), &s);
+    cr_assert_gt(check_all(ks, nk, x, n, "millions"), 0);
+    free(x);
 }
 
 /* The dequantize-only types (quant/types.h LC_DEQUANT_TYPES): every variant decodes
@@ -352,7 +523,7 @@ Test(quant_variants, dequantize_only_types_random_blocks) {
 }
 
 Test(quant_variants, dispatch_and_env) {
-    const lc_qkernels *ks[3];
+    const lc_qkernels *ks[4];
     const int nk = variants(ks);
     const lc_qkernels *best = lc_qkernels_best();
     const char *force = getenv("LC_QUANT");
@@ -363,15 +534,66 @@ Test(quant_variants, dispatch_and_env) {
     else
         cr_assert_neq(best, &lc_qk_ref, "a faster variant exists but ref was chosen");
 #ifdef LC_HAVE_AVX2
+    /* Every type the folder lists has its own kernels in the table; the rest are ref's. */
     const lc_qkernels *a = lc_qkernels_get("avx2");
     if (a) {
         cr_assert_str_eq(a->name, "avx2");
-        cr_assert_eq(lc_qk_quantize(a, LC_DT_Q8_0), lc_q8_0_quantize_avx2);
-        cr_assert_eq(lc_qk_dequantize(a, LC_DT_Q8_0), lc_q8_0_dequantize_avx2);
-        cr_assert_eq(lc_qk_quantize(a, LC_DT_Q4_0), lc_q4_0_quantize_avx2);
-        cr_assert_eq(lc_qk_dequantize(a, LC_DT_Q4_0), lc_q4_0_dequantize_avx2);
-        cr_assert_eq(lc_qk_quantize(a, LC_DT_Q4_K), lc_q4_K_quantize_ref);  /* fallback */
+#define LISTED(T, stem)                                                                    \
+        cr_assert_eq(lc_qk_quantize(a, LC_DT_##T), lc_##stem##_quantize_avx2, #T);         \
+        cr_assert_eq(lc_qk_dequantize(a, LC_DT_##T), lc_##stem##_dequantize_avx2, #T);
+        LC_QUANT_AVX2_TYPES(LISTED)
+#undef LISTED
+        for (size_t ti = 0; ti < NVTYPES; ti++) {
+            const lc_dtype t = vtypes[ti];
+            if (!a->quantize[t])
+                cr_assert_eq(lc_qk_quantize(a, t), lc_qk_ref.quantize[t], "fallback");
+        }
         cr_assert_null(lc_qk_quantize(a, LC_DT_F32));
+    }
+#endif
+#ifdef LC_HAVE_NEON
+    /* AArch64 always has Advanced SIMD: unless LC_CPU_DISABLE hides it, the NEON
+     * variant is offered, so the comparisons above ran against it instead of skipping. */
+    const char *hidden = getenv("LC_CPU_DISABLE");
+    const lc_qkernels *ne = lc_qkernels_get("neon");
+    if (!hidden || !strstr(hidden, "asimd")) {
+        cr_assert_not_null(ne, "quant/neon/ is built but its variant is not offered");
+#define LISTED_NEON(T, stem)                                                               \
+        cr_assert_eq(lc_qk_quantize(ne, LC_DT_##T), lc_##stem##_quantize_neon, #T);        \
+        cr_assert_eq(lc_qk_dequantize(ne, LC_DT_##T), lc_##stem##_dequantize_neon, #T);
+        LC_QUANT_NEON_TYPES(LISTED_NEON)
+#undef LISTED_NEON
+    }
+#endif
+}
+
+/* The AVX-512 variant: where this build has it and the CPU can run it, its table is what
+ * quant/avx512/kernels.h says, and every type AVX2 speeds up is sped up there too (not
+ * left to the reference). Elsewhere: skipped, saying why. */
+Test(quant_variants, avx512_table) {
+#ifndef LC_HAVE_AVX512
+    cr_skip_test("quant/avx512/ is not built for this target (x86-64 only)");
+#else
+    const lc_qkernels *k = lc_qkernels_get("avx512");
+    if (!k)
+        cr_skip_test("this CPU (or LC_CPU_DISABLE) lacks AVX-512 F/BW/VL: the avx512 "
+                     "kernels are not tested here");
+    cr_assert_str_eq(k->name, "avx512");
+#define SERVED(T, stem, q, d)                                                              \
+    cr_assert_eq(lc_qk_quantize(k, LC_DT_##T), lc_##stem##_quantize_##q, #T);              \
+    cr_assert_eq(lc_qk_dequantize(k, LC_DT_##T), lc_##stem##_dequantize_##d, #T);
+    LC_QUANT_AVX512_TABLE(SERVED)
+#undef SERVED
+    const lc_qkernels *a = lc_qkernels_get("avx2");
+    cr_assert_not_null(a, "AVX-512 without AVX2");
+    for (size_t ti = 0; ti < NVTYPES; ti++) {
+        const lc_dtype t = vtypes[ti];
+        if (a->quantize[t])
+            cr_assert_not_null(k->quantize[t], "%s: avx2 has a quantizer, avx512 none",
+                               lc_dtype_name(t));
+        if (a->dequantize[t])
+            cr_assert_not_null(k->dequantize[t], "%s: avx2 has a dequantizer, avx512 none",
+                               lc_dtype_name(t));
     }
 #endif
 }

@@ -1,0 +1,68 @@
+/* cmd/model-verify.c: did a conversion keep the model intact? Compares SRC and DST
+ * (jobs/model_verify.h): metadata, every tensor, both forward passes. Exit 0 pass,
+ * 1 fail, 2 error (unreadable or incomparable input, bad usage). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "jobs/model_verify.h"
+#include "libconvert/cli.h"
+
+int main(int argc, char **argv) {
+    lc_job_verify_opts o = { .print = stdout };
+    const char *max_tokens = NULL;
+    const lc_cli_opt opts[] = {
+        { "tokens", 0, "ID,ID,...", "run the models on these token ids", .str = &o.tokens },
+        { "text", 0, "TEXT", "tokenize TEXT with SRC's own vocabulary", .str = &o.text },
+        { "file", 0, "FILE", "tokenize the text of FILE", .str = &o.file },
+        { "max-tokens", 0, "N", "cut the tokens at N (default 512; also at the model's "
+          "context length)", .str = &max_tokens },
+        { "layers", 0, NULL, "compare the hidden states after every layer and name the first "
+          "layer where they part ways", .flag = &o.layers },
+        { "report", 0, "FILE.html", "also write a self-contained HTML page with the figures "
+          "(implies --layers)", .str = &o.report },
+        { NULL },
+    };
+    const lc_cli_tool tool = {
+        .synopsis = "[options] SRC DST",
+        .about = "SRC and DST are each an HF folder, a Meta folder, a .pth or .safetensors "
+                 "file, or a GGUF; DST is usually the converted file. Compares the "
+                 "hyperparameters and tokenizer (every difference named by key and token "
+                 "id), every tensor pair (RMSE, max error, cosine, SNR against what DST's "
+                 "type may change; the worst first) and both models' logits on the same "
+                 "tokens (the bundled text unless --tokens, --text or --file): NMSE, KL "
+                 "divergence, delta-p, same top-1/top-5, perplexity.\n"
+                 "Exit status: 0 the models agree within DST's type's thresholds, 1 they do "
+                 "not (the tensor, layer or key is named), 2 an error (unreadable or "
+                 "incomparable input, bad usage).",
+        .opts = opts, .common = LC_CLI_QUIET | LC_CLI_THREADS | LC_CLI_JSON | LC_CLI_NO_FSYNC,
+        .min_args = 2, .max_args = 2,
+    };
+    lc_cli cli;
+    int status = lc_cli_parse(&cli, &tool, argc, argv);
+    if (status >= 0)
+        return status;
+    if (max_tokens) {
+        char *end;
+        errno = 0;
+        const unsigned long long n = strtoull(max_tokens, &end, 10);
+        if (errno || *end || end == max_tokens || n < 2 || n > (1u << 20))
+            return lc_cli_usage(&cli);
+        o.max_tokens = (size_t)n;
+    }
+    o.src = cli.args[0], o.dst = cli.args[1];
+    o.json = cli.json, o.threads = cli.threads;
+    lc_cli_start(&cli);
+    lc_error err = { 0 };
+    bool pass = false;
+    const lc_code rc = lc_job_model_verify(&o, cli.progress, &pass, &err);
+    if (rc != LC_OK) {
+        lc_cli_report(&cli, &err);
+        status = LC_EXIT_USAGE;     /* 2: an error, not a verdict */
+    } else {
+        status = pass ? LC_EXIT_OK : LC_EXIT_FAIL;
+    }
+    fflush(stdout);
+    lc_cli_finish(&cli);
+    return status;
+}

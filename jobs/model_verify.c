@@ -1,0 +1,111 @@
+/* jobs/model_verify.c: the model-verify job (model_verify.h): open both sides, compare
+ * metadata, tensors and logits, give the verdict, print it, write the page. */
+#include "jobs/model_verify.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "jobs/model_verify_impl.h"
+#include "libconvert/alloc.h"
+#include "libconvert/outfile.h"
+
+/* Appends one reason to r->why ("; " between them). */
+static void because(lc_vf_run *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void because(lc_vf_run *r, const char *fmt, ...) {
+    const size_t n = strlen(r->why);
+    if (n + 8 >= sizeof r->why)
+        return;
+    if (n)
+        snprintf(r->why + n, sizeof r->why - n, "; ");
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(r->why + strlen(r->why), sizeof r->why - strlen(r->why), fmt, ap);
+    va_end(ap);
+}
+
+/* Pass or fail, and every reason named. */
+static void verdict(lc_vf_run *r) {
+    const lc_vf_meta *m = &r->meta;
+    const lc_vf_tensors *t = &r->tensors;
+    const lc_vf_logits *g = &r->logits;
+    const lc_vf_limits *l = &r->limits;
+    if (m->n_diffs)
+        because(r, "metadata: %zu difference%s (%s)", m->n_diffs, m->n_diffs == 1 ? "" : "s",
+                m->diffs[0].key);
+    if (t->n_bad)
+        because(r, "%zu tensor%s outside the bound (%s)", t->n_bad, t->n_bad == 1 ? "" : "s",
+                t->t[0].name);
+    if (t->n_extra)
+        because(r, "DST has tensors SRC lacks (%s)", t->extra);
+    if (g->tok_differ)
+        because(r, "tokenizer: DST's ids differ from SRC's at position %zu", g->tok_at);
+    if (g->ran) {
+        if (!(g->kl_mean <= l->kl_mean))
+            because(r, "mean KL %.3g > %.3g", g->kl_mean, l->kl_mean);
+        if (!(g->kl_p99 <= l->kl_p99))
+            because(r, "p99 KL %.3g > %.3g", g->kl_p99, l->kl_p99);
+        if (!isnan(l->nmse) && !(g->nmse <= l->nmse))
+            because(r, "logits NMSE %.3g > %.3g", g->nmse, l->nmse);
+        if (g->first_over >= 0)
+            because(r, "hidden states past the limit at layer %d (%.3g > %.3g)", g->first_over,
+                    g->layer_rel[g->first_over], l->hidden);
+    }
+    r->pass = r->why[0] == '\0';
+    /* Where, when something failed: the layer where the models part ways. */
+    if (!r->pass && g->ran && g->first_bad >= 0 && g->first_bad != g->first_over)
+        because(r, "hidden states part ways at layer %d", g->first_bad);
+}
+
+lc_code lc_job_model_verify(const lc_job_verify_opts *o, lc_progress *p, bool *pass,
+                            lc_error *err) {
+    *pass = false;
+    if (!!o->tokens + !!o->text + !!o->file > 1)
+        return lc_fail(err, LC_E_ARG, LC_NO_OFFSET, "give at most one of --tokens, --text and "
+                       "--file");
+    lc_vf_run *r = lc_calloc(1, sizeof *r);
+    if (!r)
+        return lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory");
+    r->o = o;
+    lc_code rc = lc_vf_side_open(&r->src, o->src, "SRC", err);
+    if (rc == LC_OK)
+        rc = lc_vf_side_open(&r->dst, o->dst, "DST", err);
+    if (rc == LC_OK && o->report)   /* now that the inputs are known: not one of them */
+        rc = lc_outfile_check_target(o->report, false, err);
+    if (rc == LC_OK)
+        rc = lc_vf_sides_align(&r->src, &r->dst, err);
+    if (rc == LC_OK)
+        rc = lc_vf_meta_compare(&r->src, &r->dst, &r->meta, err);
+    if (rc == LC_OK)
+        rc = lc_vf_tensors_compare(&r->src, &r->dst, o->threads, p, &r->tensors, err);
+    if (rc == LC_OK) {
+        r->cls = r->tensors.cls;
+        r->limits = lc_vf_limits_for(r->cls);
+        bool shapes = true;
+        for (size_t i = 0; i < r->tensors.n; i++)
+            shapes &= r->tensors.t[i].shape_ok;
+        if (shapes)
+            rc = lc_vf_logits_run(o, &r->src, &r->dst, r->cls, p, &r->logits, err);
+        else
+            snprintf(r->logits.note, sizeof r->logits.note, "tensors of other shapes: no "
+                     "forward pass");
+        if (!shapes)
+            r->logits.first_bad = r->logits.first_over = -1;
+    }
+    if (rc == LC_OK)
+        verdict(r);
+    if (rc == LC_OK && o->report)
+        rc = lc_vf_write_report(r, o->report, err);
+    if (rc == LC_OK && o->print)
+        rc = o->json ? lc_vf_print_json(r, o->print, err) : lc_vf_print_text(r, o->print, err);
+    if (rc == LC_OK)
+        *pass = r->pass;
+    lc_vf_logits_free(&r->logits);
+    lc_vf_tensors_free(&r->tensors);
+    lc_vf_side_close(&r->dst);
+    lc_vf_side_close(&r->src);
+    lc_free(r);
+    return rc;
+}

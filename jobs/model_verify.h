@@ -1,0 +1,66 @@
+/* jobs/model_verify.h: the model-verify job. "Did my conversion keep the model intact?"
+ *
+ * Compares two models of one family, SRC (usually the original: an HF folder, Meta's
+ * layout, a .pth or .safetensors file, a GGUF) and DST (usually the converted file), and
+ * says where they part ways:
+ *   1. metadata: the family's hyperparameters (rope base, epsilon, head counts, ...) and
+ *      every tokenizer.* key (vocabulary, scores, types, merges, special ids), each side
+ *      as GGUF keys (an HF or Meta folder's are what hf/ makes of it); every difference
+ *      named by key, and inside an array by index (for the vocabulary: the token id);
+ *   2. tensors: both sides' names mapped to the family's roles and layers (arch/), Q/K
+ *      rows brought to one RoPE order, then shape, RMSE, max |error|, cosine and SNR of
+ *      every pair, streamed in row chunks, against what the conversion to DST's type
+ *      may change (float rounding, or a bound per block of a quantized type); a tensor
+ *      outside it is named, worst first, with a guess at what happened (transposed,
+ *      Q/K rows in the other RoPE order, another layer's tensor);
+ *   3. logits: infer/'s forward pass on both models over the same token ids (SRC's own
+ *      tokenizer; DST's must give the same ids): NMSE, max |diff|, KL divergence (mean,
+ *      median, p99, max), delta-p of the next token, same top-1 and top-5, perplexity of
+ *      each; with `layers`, the hidden state after every layer, and the first layer
+ *      where the two part ways;
+ *   4. a verdict: pass when every metadata key agrees, every tensor is within its type's
+ *      bound and the logits are within the thresholds of DST's type (README "model-verify"
+ *      tells how they were chosen).
+ * Memory: no model is ever held in float32; tensors are read with pread (or through a
+ * view that gives mapped pages back) a chunk of rows at a time; the forward pass holds
+ * one layer's activations, the logits of both models [n, vocab] and, with layers, both
+ * hidden states of every layer [layers, n, embd]. */
+#ifndef LC_JOBS_MODEL_VERIFY_H
+#define LC_JOBS_MODEL_VERIFY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "libconvert/error.h"
+#include "libconvert/progress.h"
+
+/* Tokens per forward pass when the caller gives no other number: llama-perplexity's
+ * default context. The text is cut there and at the model's context length. */
+#define LC_VERIFY_MAX_TOKENS 512
+
+typedef struct lc_job_verify_opts {
+    const char *src, *dst;   /* HF folder, Meta folder, .pth, .safetensors or GGUF */
+    const char *tokens;      /* "1,2,3": the ids themselves, or NULL */
+    const char *text;        /* a text to tokenize, or NULL */
+    const char *file;        /* a file whose text to tokenize, or NULL; at most one of
+                              * tokens, text, file (none: the bundled text) */
+    size_t      max_tokens;  /* 0: LC_VERIFY_MAX_TOKENS */
+    bool        layers;      /* compare the hidden states after every layer */
+    bool        json;        /* one JSON object instead of the text report */
+    const char *report;      /* an HTML page to write (atomically), or NULL */
+    int         threads;     /* 0: one per core (at most 8) */
+    FILE       *print;       /* where the text or JSON goes; NULL: nowhere */
+} lc_job_verify_opts;
+
+/* Runs the comparison and sets *pass. LC_OK means the comparison ran, whatever the
+ * verdict. Errors (exit 2 in the tool): the readers' codes for a file that cannot be
+ * read (truncated, malformed), LC_E_MISMATCH for models that cannot be compared
+ * (families differ, vocabularies of different sizes, a tensor of SRC missing from DST,
+ * where = that tensor), LC_E_UNSUPPORTED for a dtype nothing dequantizes, LC_E_ARG for
+ * options (more than one token source, bad --tokens), LC_E_IO when the report cannot
+ * be written. p may be NULL. */
+lc_code lc_job_model_verify(const lc_job_verify_opts *o, lc_progress *p, bool *pass,
+                            lc_error *err);
+
+#endif

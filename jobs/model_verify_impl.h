@@ -1,0 +1,248 @@
+/* jobs/model_verify_impl.h: what the files of the model-verify job share (private).
+ *
+ *   model_verify.c          the run: open, compare, verdict, print
+ *   model_verify_open.c     one side: its kind, weights, metadata, family, hyperparameters
+ *   model_verify_expect.c   what a conversion to each type may change (the thresholds)
+ *   model_verify_meta.c     hyperparameters and tokenizer keys, difference by difference
+ *   model_verify_tensors.c  tensor pairs through arch/, streamed statistics
+ *   model_verify_rows.c     a tensor's rows as float32, in either RoPE row order
+ *   model_verify_diagnose.c what a tensor outside its bound looks like instead
+ *   model_verify_logits.c   tokens, both forward passes, logits and hidden-state figures
+ *   model_verify_text.c     the text report; escaping names from the files
+ *   model_verify_json.c     the JSON object
+ *   model_verify_report.c   the HTML page */
+#ifndef LC_JOBS_MODEL_VERIFY_IMPL_H
+#define LC_JOBS_MODEL_VERIFY_IMPL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "arch/arch.h"
+#include "jobs/model_verify.h"
+#include "libconvert/error.h"
+#include "libconvert/json.h"
+#include "libconvert/model.h"
+
+/* ---- one side ---- */
+
+typedef enum lc_vf_kind { LC_VF_GGUF, LC_VF_HF, LC_VF_META, LC_VF_BARE } lc_vf_kind;
+
+typedef struct lc_vf_side {
+    const char    *path;        /* as given (borrowed) */
+    const char    *label;       /* "SRC" or "DST" */
+    lc_vf_kind     kind;
+    const char    *format;      /* the reader's format ("gguf", "safetensors", ...) */
+    lc_model      *m;           /* the reader's model: tensors in their own spelling */
+    lc_model      *views;       /* the same tensors, read with pread or a map view that
+                                 * gives pages back: what everything reads */
+    lc_model      *meta;        /* GGUF-shaped metadata: m for a GGUF, lc_hf_to_gguf's
+                                 * vocab-only model for a folder, NULL for a bare file */
+    const lc_arch *arch;        /* NULL when the side does not say */
+    lc_hparams     hp;          /* what its forward pass runs with */
+    bool           have_hp;
+    lc_spelling    spelling;    /* how its tensors are named */
+} lc_vf_side;
+
+/* Opens PATH as one side (see model_verify_open.c for what each kind reads). */
+lc_code lc_vf_side_open(lc_vf_side *s, const char *path, const char *label, lc_error *err);
+void    lc_vf_side_close(lc_vf_side *s);
+/* A bare side (no metadata) takes the other side's family and hyperparameters and the
+ * spelling most of its names match. LC_E_MISMATCH when neither side names a family or
+ * when both do and they differ. */
+lc_code lc_vf_sides_align(lc_vf_side *src, lc_vf_side *dst, lc_error *err);
+/* "HF folder", "GGUF", ... for messages. */
+const char *lc_vf_kind_name(lc_vf_kind k);
+const char *lc_vf_spelling_name(lc_spelling sp);
+
+/* ---- expectations per type ---- */
+
+/* What converting a value of one dtype into another may change. */
+typedef struct lc_vf_expect {
+    lc_dtype    cls;        /* LC_DT_INVALID: exact (DST holds every SRC value); else the
+                             * dtype whose rounding or quantization explains the error */
+    uint32_t    block;      /* elements the bound is taken over (1: per element) */
+    double      rel;        /* per element: |err| <= rel * |x| + abs (plain types);
+                             * per block: max |err| <= rel * max |x| + abs (block types) */
+    double      abs;
+    double      snr_lo, snr_hi;   /* the SNR (dB) this type gives weights like a model's */
+} lc_vf_expect;
+
+/* The expectation for a SRC tensor of dtype `from` compared with DST's of dtype `to`. */
+lc_vf_expect lc_vf_expect_pair(lc_dtype from, lc_dtype to);
+/* How lossy a class is: 0 exact, then f32 < f16 < bf16 < q8_0 < ... (for the model's
+ * class, the lossiest pair of its matrices). */
+int lc_vf_class_rank(lc_dtype cls);
+const char *lc_vf_class_name(lc_dtype cls);    /* "exact", "F16", "Q8_0" */
+
+/* Thresholds of the logits and hidden states for a model of class cls. */
+typedef struct lc_vf_limits {
+    double kl_mean;         /* mean KL divergence at most */
+    double kl_p99;          /* 99th percentile of KL at most */
+    double nmse;            /* NMSE of the logits at most (NAN: not judged) */
+    double hidden;          /* relative RMS difference of a layer's hidden state at most */
+} lc_vf_limits;
+lc_vf_limits lc_vf_limits_for(lc_dtype cls);
+
+/* ---- metadata ---- */
+
+typedef struct lc_vf_diff {
+    char key[128];          /* "llama.rope.freq_base", "tokenizer.ggml.tokens[17]", escaped */
+    char src[96], dst[96];  /* the values, printable ("(absent)" when missing) */
+} lc_vf_diff;
+
+#define LC_VF_MAX_DIFFS 64          /* differences kept for the report (all are counted) */
+#define LC_VF_MAX_DIFFS_PER_KEY 8   /* array items kept per key */
+
+typedef struct lc_vf_meta {
+    bool       compared;
+    char       note[160];           /* why not, when not */
+    size_t     n_keys;              /* keys compared */
+    size_t     n_diffs;             /* differences found (keys, and items inside arrays) */
+    lc_vf_diff diffs[LC_VF_MAX_DIFFS];
+    size_t     n_kept;
+} lc_vf_meta;
+
+/* Compares src and dst's metadata into *r. LC_E_MISMATCH when the vocabularies differ
+ * in size (the models cannot be compared further). */
+lc_code lc_vf_meta_compare(const lc_vf_side *src, const lc_vf_side *dst, lc_vf_meta *r,
+                           lc_error *err);
+/* Records one difference (counted always, kept while there is room). */
+void lc_vf_meta_add(lc_vf_meta *r, const char *key, const char *src, const char *dst);
+
+/* ---- tensors ---- */
+
+typedef struct lc_vf_tensor {
+    char         name[96];      /* DST's name, escaped (lc_vf_escape) */
+    char         src_name[96];  /* SRC's, escaped */
+    const lc_arch_tensor *row;  /* the family's row (NULL: compared by name) */
+    uint32_t     layer;         /* UINT32_MAX for top-level tensors */
+    lc_dtype     src_dt, dst_dt;
+    uint32_t     ndim;
+    uint64_t     shape[LC_MAX_DIMS];
+    char         shape_s[48];
+    bool         shape_ok;
+    bool         permuted;      /* SRC's Q/K rows were reordered to DST's RoPE order */
+    uint32_t     heads;         /* ... in this many heads */
+    bool         perm_inverse;
+    lc_vf_expect expect;
+    uint64_t     n;             /* elements compared */
+    double       rmse, max_abs, cosine, snr_db;
+    uint64_t     max_at;        /* flat index of the largest error */
+    double       worst;         /* largest error / what its block or element may change */
+    uint64_t     worst_row, worst_col;    /* where (col: the block's first element) */
+    uint64_t     nonfinite;     /* elements where exactly one side is NaN/inf, or both
+                                 * are but differ */
+    bool         ok;            /* within the bound */
+    bool         snr_low;       /* below the type's expected SNR range (a mark only) */
+    char         diagnosis[160];
+    const lc_tensor *src_t, *dst_t;   /* the views */
+} lc_vf_tensor;
+
+typedef struct lc_vf_tensors {
+    lc_vf_tensor *t;            /* worst first after lc_vf_tensors_sort */
+    size_t        n;
+    size_t        n_bad;        /* outside their bound or of another shape */
+    size_t        n_skipped;    /* computed or dropped by the family (rope_freqs, ...) */
+    char          skipped[160]; /* which, for the report */
+    char          extra[256];   /* DST tensors SRC lacks ("" when none) */
+    size_t        n_extra;
+    lc_dtype      cls;          /* the lossiest class of the pairs of matrices */
+} lc_vf_tensors;
+
+/* Pairs the tensors (LC_E_MISMATCH naming the first SRC tensor DST lacks), then
+ * computes every pair's figures with `threads` threads. */
+lc_code lc_vf_tensors_compare(const lc_vf_side *src, const lc_vf_side *dst, int threads,
+                              lc_progress *p, lc_vf_tensors *r, lc_error *err);
+void    lc_vf_tensors_free(lc_vf_tensors *r);
+
+/* Reads rows [r0, r0 + nr) of columns [c0, c0 + nc) of t (viewed as [rows, cols]) as
+ * float32 into dst [nr, nc], reading row lc_view_head_row(r) when heads > 0. raw must
+ * hold nc columns' bytes for one row (when heads > 0 or nc < cols) or nr rows'. */
+lc_code lc_vf_read_rows(const lc_tensor *t, uint64_t rows, uint64_t cols, uint64_t r0,
+                        size_t nr, uint64_t c0, size_t nc, uint32_t heads, bool inverse,
+                        float *dst, uint8_t *raw, lc_error *err);
+/* A tensor as a matrix: rows x cols (1-D: one row, unless permuted: one column). */
+void lc_vf_matrix(const lc_tensor *t, bool permuted, uint64_t *rows, uint64_t *cols);
+
+/* For a tensor outside its bound, what it matches instead, in t->diagnosis. */
+lc_code lc_vf_diagnose(const lc_vf_side *src, const lc_vf_side *dst, lc_vf_tensor *t,
+                       lc_error *err);
+
+/* ---- logits ---- */
+
+typedef struct lc_vf_logits {
+    bool     ran;
+    char     note[200];         /* why not, or what was cut */
+    char     source[64];        /* "the bundled text", "--tokens", "--file F", "--text" */
+    int32_t *tokens;            /* [n] */
+    size_t   n;                 /* tokens run */
+    size_t   n_scored;          /* positions 0..n-2: each predicts the next token */
+    uint32_t vocab;
+    bool     tok_differ;        /* DST's tokenizer gives other ids for the text */
+    size_t   tok_at;            /* the first position where they differ */
+    int32_t  tok_src, tok_dst;  /* the ids there (-1: the sequence ended) */
+    double   nmse, max_abs, max_logit;
+    double   kl_mean, kl_median, kl_p99, kl_max;
+    double   dp_rms, dp_min, dp_p01, dp_p05, dp_median, dp_p95, dp_p99, dp_max;
+    double   same_top1, same_top5;
+    double   ppl_src, ppl_dst;
+    float   *kl_pos;            /* [n_scored] KL at each scored position */
+    /* layers */
+    bool     layers;
+    uint32_t n_layers;
+    double  *layer_rel;         /* [n_layers] ||h_dst - h_src|| / ||h_src|| */
+    double  *layer_cos;         /* [n_layers] */
+    int      first_bad;         /* first layer where the models part ways (past the
+                                 * class's limit, or growing LC_VF_JUMP x at once), -1 */
+    int      first_over;        /* first layer past the class's limit, -1: none */
+    double   jump;              /* rel[first_bad] / rel[first_bad - 1] (0 for layer 0) */
+} lc_vf_logits;
+
+/* A layer "parts ways" when its hidden-state difference passes the class's limit, or
+ * grows this many times over the previous layer's while above a tenth of the limit (an
+ * intact conversion grows it at most 1.45x per layer on every fixture and type; a
+ * skipped permutation or a swapped tensor, 3.4x and more). */
+#define LC_VF_JUMP 2.5
+
+/* Tokenizes (SRC's tokenizer; DST's must agree), runs both forward passes and fills
+ * *r. Skips (r->ran false, a note saying why) when a side has no hyperparameters or no
+ * tokenizer and no --tokens was given. */
+lc_code lc_vf_logits_run(const lc_job_verify_opts *o, const lc_vf_side *src,
+                         const lc_vf_side *dst, lc_dtype cls, lc_progress *p,
+                         lc_vf_logits *r, lc_error *err);
+void    lc_vf_logits_free(lc_vf_logits *r);
+/* perplexity.cpp's percentile: linear between the order statistics around
+ * fraction * (n - 1) of sorted v. */
+double  lc_vf_percentile(const double *sorted, size_t n, double fraction);
+
+/* ---- the whole run ---- */
+
+typedef struct lc_vf_run {
+    const lc_job_verify_opts *o;
+    lc_vf_side    src, dst;
+    lc_vf_meta    meta;
+    lc_vf_tensors tensors;
+    lc_vf_logits  logits;
+    lc_dtype      cls;          /* the model's class (tensors.cls) */
+    lc_vf_limits  limits;
+    bool          pass;
+    char          why[256];     /* the failing parts, named ("" on pass) */
+} lc_vf_run;
+
+lc_code lc_vf_print_text(const lc_vf_run *r, FILE *f, lc_error *err);
+lc_code lc_vf_print_json(const lc_vf_run *r, FILE *f, lc_error *err);
+lc_code lc_vf_write_report(const lc_vf_run *r, const char *path, lc_error *err);
+
+/* ---- small helpers ---- */
+
+/* A printable, quoted copy of s[0..len) (control and invalid bytes as \xNN), cut with
+ * "..." to fit cap. */
+void lc_vf_quote(const char *s, size_t len, char *buf, size_t cap);
+/* The same without the quotes, for names (tensor names, keys) taken from a file. */
+void lc_vf_escape(const char *s, char *buf, size_t cap);
+/* Appends to a JSON buffer a number, null for NaN/inf (JSON has no such numbers). */
+lc_code lc_vf_json_num(lc_json_buf *b, double v, lc_error *err);
+
+#endif

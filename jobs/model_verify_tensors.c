@@ -1,0 +1,469 @@
+/* jobs/model_verify_tensors.c: every tensor of SRC against its counterpart in DST.
+ *
+ * Pairs: each SRC tensor's name is mapped to its role and layer in the family's table
+ * (arch/), and from there to DST's spelling; tensors the family computes or drops
+ * (rope_freqs, rotary_emb.inv_freq) are skipped; a SRC tensor DST lacks ends the run
+ * (LC_E_MISMATCH), a DST tensor SRC lacks is a difference. Without a family on either
+ * side, tensors pair by name. Where the two sides order Q/K rows for different RoPE
+ * styles (transformers' halves, GGUF llama's interleaved pairs), SRC's rows are read in
+ * DST's order (libconvert/view.h lc_view_head_row), so a correct permutation compares
+ * equal and a skipped one does not.
+ *
+ * Figures: each pair is cut into jobs of about 2^18 elements (whole rows, or a block-
+ * aligned part of one long row), read as float32 from both sides on `threads` threads,
+ * and summed in double per job; the jobs' sums are then added in job order, so the
+ * figures do not depend on the thread count. Per element or per block (expect.c) the
+ * error is held to what the conversion may change; the worst ratio and where it is are
+ * kept. Memory: two float32 buffers and two raw buffers of one job per thread. */
+#include "jobs/model_verify_impl.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "libconvert/alloc.h"
+#include "libconvert/convert.h"
+#include "libconvert/pipeline.h"
+#include "libconvert/view.h"
+#include "quant/quant.h"
+
+#define JOB_ELEMS (1u << 18)
+/* A long row is cut into parts of JOB_ELEMS columns: each must start on a block. */
+_Static_assert(JOB_ELEMS % 256 == 0, "a multiple of every block size quant/ reads");
+
+static bool readable(lc_dtype dt) {
+    return lc_dtype_is_quant(dt) ? lc_dequant_supported(dt) : lc_convert_supported(dt, LC_DT_F32);
+}
+
+/* ---- pairing ---- */
+
+/* Which order a side keeps a RoPE-rotated tensor's rows in: true for interleaved pairs
+ * (GGUF llama, Meta), false for halves (transformers, GGUF qwen2). */
+static bool interleaved(const lc_vf_side *s) {
+    return s->spelling == LC_SPELL_META ||
+           (s->spelling == LC_SPELL_GGUF && s->arch && s->arch->rope == LC_ROPE_NORM);
+}
+
+static void append(char *list, size_t cap, const char *raw) {
+    char name[96];
+    lc_vf_escape(raw, name, sizeof name);
+    const size_t n = strlen(list);
+    if (n + 8 >= cap)
+        return;
+    if (n + strlen(name) + 3 >= cap - 4)
+        snprintf(list + n, cap - n, "%s...", n ? ", " : "");
+    else
+        snprintf(list + n, cap - n, "%s%s", n ? ", " : "", name);
+}
+
+static lc_code add_pair(lc_vf_tensors *r, size_t *cap, const lc_vf_side *src,
+                        const lc_vf_side *dst, const lc_tensor *a, const lc_tensor *b,
+                        const lc_arch_tensor *row, uint32_t layer, lc_error *err) {
+    if (r->n == *cap) {
+        const size_t nc = *cap ? *cap * 2 : 64;
+        lc_vf_tensor *t = lc_realloc_array(r->t, nc, sizeof *t);
+        if (!t)
+            return lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory");
+        r->t = t;
+        *cap = nc;
+    }
+    lc_vf_tensor *p = &r->t[r->n++];
+    memset(p, 0, sizeof *p);
+    lc_vf_escape(b->name, p->name, sizeof p->name);
+    lc_vf_escape(a->name, p->src_name, sizeof p->src_name);
+    p->row = row;
+    p->layer = layer;
+    p->src_dt = a->dtype;
+    p->dst_dt = b->dtype;
+    p->src_t = a;
+    p->dst_t = b;
+    p->ndim = b->ndim;
+    memcpy(p->shape, b->shape, sizeof p->shape);
+    lc_shape_format(b, p->shape_s, sizeof p->shape_s);
+    p->shape_ok = a->ndim == b->ndim && memcmp(a->shape, b->shape, a->ndim * sizeof *a->shape) == 0;
+    if (!p->shape_ok && a->ndim == 2 && b->ndim == 2 && a->shape[0] == b->shape[1] &&
+        a->shape[1] == b->shape[0])
+        snprintf(p->diagnosis, sizeof p->diagnosis, "its shape is SRC's transposed");
+    p->expect = lc_vf_expect_pair(a->dtype, b->dtype);
+    p->cosine = 1;
+    p->ok = true;
+    if (!readable(a->dtype) || !readable(b->dtype)) {
+        const lc_tensor *t = readable(a->dtype) ? b : a;
+        lc_fail(err, LC_E_UNSUPPORTED, LC_NO_OFFSET, "tensor %.80s is %s, which cannot be read "
+                "as float32 (no dequantizer)", t->name, lc_dtype_name(t->dtype));
+        lc_err_context(err, t == a ? src->path : dst->path, t->name);
+        return LC_E_UNSUPPORTED;
+    }
+    if (row && (row->flags & (LC_AT_ROPE_Q | LC_AT_ROPE_K)) && interleaved(src) != interleaved(dst)) {
+        const lc_hparams *hp = src->have_hp ? &src->hp : &dst->hp;
+        uint64_t rows, cols;
+        p->heads = lc_arch_rope_heads(row, hp);
+        lc_vf_matrix(b, true, &rows, &cols);
+        if (p->heads && b->ndim <= 2 && rows % (2ull * p->heads) == 0) {
+            p->permuted = true;
+            p->perm_inverse = interleaved(src);   /* view.h: forward is halves -> pairs */
+        } else {
+            p->heads = 0;
+        }
+    }
+    return LC_OK;
+}
+
+static lc_code pair_up(const lc_vf_side *src, const lc_vf_side *dst, lc_vf_tensors *r,
+                       lc_error *err) {
+    const lc_arch *a = src->arch;
+    size_t cap = 0;
+    char name[256];
+    for (size_t i = 0; i < lc_model_tensor_count(src->views); i++) {
+        const lc_tensor *t = lc_model_tensor(src->views, i);
+        uint32_t layer = UINT32_MAX;
+        const lc_arch_tensor *row = a ? lc_arch_find(a, src->spelling, t->name, &layer) : NULL;
+        if (row && ((row->flags & LC_AT_COMPUTED) || !row->gguf)) {
+            r->n_skipped++;
+            append(r->skipped, sizeof r->skipped, t->name);
+            continue;
+        }
+        snprintf(name, sizeof name, "%s", t->name);
+        if (row && lc_arch_name(row, dst->spelling, layer, name, sizeof name, NULL) != LC_OK)
+            snprintf(name, sizeof name, "%s", t->name);
+        const lc_tensor *u = lc_model_find_tensor(dst->views, name);
+        if (!u) {
+            lc_fail(err, LC_E_MISMATCH, LC_NO_OFFSET, "DST has no %.80s (SRC's %.80s)", name,
+                    t->name);
+            lc_err_context(err, dst->path, name);
+            return LC_E_MISMATCH;
+        }
+        LC_TRY(add_pair(r, &cap, src, dst, t, u, row, layer, err));
+    }
+    /* DST's tensors without a SRC counterpart. */
+    for (size_t i = 0; i < lc_model_tensor_count(dst->views); i++) {
+        const lc_tensor *u = lc_model_tensor(dst->views, i);
+        uint32_t layer = UINT32_MAX;
+        const lc_arch_tensor *row = a ? lc_arch_find(a, dst->spelling, u->name, &layer) : NULL;
+        if (row && ((row->flags & LC_AT_COMPUTED) || !row->gguf))
+            continue;
+        snprintf(name, sizeof name, "%s", u->name);
+        if (row && lc_arch_name(row, src->spelling, layer, name, sizeof name, NULL) != LC_OK)
+            snprintf(name, sizeof name, "%s", u->name);
+        if (!lc_model_find_tensor(src->views, name)) {
+            r->n_extra++;
+            append(r->extra, sizeof r->extra, u->name);
+        }
+    }
+    return LC_OK;
+}
+
+/* ---- statistics ---- */
+
+typedef struct part {
+    double   d2, a2, b2, ab;
+    uint64_t n;
+    double   max_abs;
+    uint64_t max_at;
+    double   worst;
+    uint64_t worst_row, worst_col;
+    uint64_t nonfinite;
+} part;
+
+typedef struct job {
+    size_t   pair;
+    uint64_t r0, c0;
+    uint32_t nr, nc;
+} job;
+
+typedef struct pool {
+    lc_vf_tensors *r;
+    job           *jobs;
+    part          *parts;
+    size_t         n_jobs;
+    lc_progress   *progress;
+    atomic_size_t  next;
+    pthread_mutex_t mu;
+    size_t         fail_job;    /* the lowest failed job, or n_jobs */
+    lc_error       err;
+} pool;
+
+/* Adds n elements (one block of a block type, a run of a row otherwise) to the sums and
+ * keeps the largest ratio of an error to what the conversion may change there. */
+static void scan_block(part *s, const lc_vf_expect *e, const float *a, const float *b,
+                       size_t n, uint64_t row, uint64_t col, uint64_t cols) {
+    double amax = 0, emax = 0;
+    bool bad = false;
+    uint64_t bad_at = col;
+    for (size_t k = 0; k < n; k++) {
+        const double x = a[k], y = b[k];
+        if (!isfinite(x) || !isfinite(y)) {
+            if ((isnan(x) && isnan(y)) || x == y)
+                continue;               /* the same NaN-ness, the same infinity */
+            if (!bad)
+                bad_at = col + k;
+            bad = true;
+            s->nonfinite++;
+            continue;
+        }
+        const double d = x - y, ad = fabs(d);
+        s->d2 += d * d;
+        s->a2 += x * x;
+        s->b2 += y * y;
+        s->ab += x * y;
+        s->n++;
+        if (ad > s->max_abs) {
+            s->max_abs = ad;
+            s->max_at = row * cols + col + k;
+        }
+        if (e->block == 1) {
+            const double allowed = e->rel * fabs(x) + e->abs;
+            const double q = ad == 0 ? 0 : allowed > 0 ? ad / allowed : INFINITY;
+            if (q > s->worst) {
+                s->worst = q;
+                s->worst_row = row;
+                s->worst_col = col + k;
+            }
+        } else {
+            amax = fabs(x) > amax ? fabs(x) : amax;
+            emax = ad > emax ? ad : emax;
+        }
+    }
+    if (bad) {
+        s->worst = INFINITY;
+        s->worst_row = row;
+        s->worst_col = bad_at;
+    } else if (e->block > 1) {
+        const double allowed = e->rel * amax + e->abs;
+        const double q = emax == 0 ? 0 : allowed > 0 ? emax / allowed : INFINITY;
+        if (q > s->worst) {
+            s->worst = q;
+            s->worst_row = row;
+            s->worst_col = col;
+        }
+    }
+}
+
+static lc_code run_job(pool *pl, const job *j, float *fa, float *fb, uint8_t *ra, uint8_t *rb,
+                       part *s, lc_error *err) {
+    const lc_vf_tensor *p = &pl->r->t[j->pair];
+    uint64_t rows, cols;
+    lc_vf_matrix(p->dst_t, p->permuted, &rows, &cols);
+    LC_TRY(lc_vf_read_rows(p->src_t, rows, cols, j->r0, j->nr, j->c0, j->nc, p->heads,
+                           p->perm_inverse, fa, ra, err));
+    LC_TRY(lc_vf_read_rows(p->dst_t, rows, cols, j->r0, j->nr, j->c0, j->nc, 0, false, fb,
+                           rb, err));
+    memset(s, 0, sizeof *s);
+    const size_t blk = p->expect.block > 1 ? p->expect.block : j->nc;
+    for (uint32_t i = 0; i < j->nr; i++)
+        for (size_t c = 0; c < j->nc; c += blk) {
+            const size_t n = j->nc - c < blk ? j->nc - c : blk;
+            scan_block(s, &p->expect, fa + (size_t)i * j->nc + c, fb + (size_t)i * j->nc + c,
+                       n, j->r0 + i, j->c0 + c, cols);
+        }
+    return LC_OK;
+}
+
+typedef struct worker {
+    pool     *pl;
+    pthread_t tid;
+    size_t    elems, bytes;     /* buffer sizes */
+} worker;
+
+static void *work(void *arg) {
+    worker *w = arg;
+    pool *pl = w->pl;
+    float *fa = lc_malloc_array(w->elems, sizeof *fa), *fb = lc_malloc_array(w->elems, sizeof *fb);
+    uint8_t *ra = lc_malloc(w->bytes), *rb = lc_malloc(w->bytes);
+    for (;;) {
+        const size_t k = atomic_fetch_add(&pl->next, 1);
+        if (k >= pl->n_jobs)
+            break;
+        lc_error e = { 0 };
+        lc_code rc = !fa || !fb || !ra || !rb
+                         ? lc_fail(&e, LC_E_NOMEM, LC_NO_OFFSET, "out of memory for the buffers")
+                         : run_job(pl, &pl->jobs[k], fa, fb, ra, rb, &pl->parts[k], &e);
+        if (rc != LC_OK) {
+            pthread_mutex_lock(&pl->mu);
+            if (k < pl->fail_job) {
+                pl->fail_job = k;
+                pl->err = e;
+            }
+            pthread_mutex_unlock(&pl->mu);
+            break;
+        }
+        const job *j = &pl->jobs[k];
+        lc_progress_add(pl->progress, (uint64_t)j->nr * j->nc * 2);
+    }
+    lc_free(fa);
+    lc_free(fb);
+    lc_free(ra);
+    lc_free(rb);
+    return NULL;
+}
+
+/* Cuts every pair of one shape into jobs. */
+static lc_code make_jobs(pool *pl, uint64_t *total, lc_error *err) {
+    lc_vf_tensors *r = pl->r;
+    size_t cap = 0;
+    *total = 0;
+    for (size_t i = 0; i < r->n; i++) {
+        const lc_vf_tensor *p = &r->t[i];
+        if (!p->shape_ok)
+            continue;
+        uint64_t rows, cols;
+        lc_vf_matrix(p->dst_t, p->permuted, &rows, &cols);
+        const uint64_t per = cols <= JOB_ELEMS ? (cols ? JOB_ELEMS / cols : 1) : 1;
+        const uint64_t span = cols <= JOB_ELEMS ? cols : JOB_ELEMS;
+        for (uint64_t r0 = 0; r0 < rows; r0 += per)
+            for (uint64_t c0 = 0; c0 < cols; c0 += span) {
+                if (pl->n_jobs == cap) {
+                    cap = cap ? cap * 2 : 256;
+                    job *nj = lc_realloc_array(pl->jobs, cap, sizeof *nj);
+                    if (!nj)
+                        return lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory");
+                    pl->jobs = nj;
+                }
+                pl->jobs[pl->n_jobs++] = (job){
+                    .pair = i, .r0 = r0, .c0 = c0,
+                    .nr = (uint32_t)(rows - r0 < per ? rows - r0 : per),
+                    .nc = (uint32_t)(cols - c0 < span ? cols - c0 : span) };
+            }
+        *total += 2 * rows * cols;
+    }
+    return LC_OK;
+}
+
+/* Adds a job's sums to its pair's, in job order (ties keep the earlier place). */
+static void merge(part *acc, const part *s) {
+    acc->d2 += s->d2;
+    acc->a2 += s->a2;
+    acc->b2 += s->b2;
+    acc->ab += s->ab;
+    acc->n += s->n;
+    acc->nonfinite += s->nonfinite;
+    if (s->max_abs > acc->max_abs) {
+        acc->max_abs = s->max_abs;
+        acc->max_at = s->max_at;
+    }
+    if (s->worst > acc->worst) {
+        acc->worst = s->worst;
+        acc->worst_row = s->worst_row;
+        acc->worst_col = s->worst_col;
+    }
+}
+
+static lc_code run_pool(pool *pl, int threads, lc_error *err) {
+    const int nt = lc_pipeline_threads(threads);
+    worker *w = lc_calloc((size_t)nt, sizeof *w);
+    if (!w)
+        return lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory");
+    size_t elems = 0;
+    for (size_t k = 0; k < pl->n_jobs; k++) {
+        const size_t n = (size_t)pl->jobs[k].nr * pl->jobs[k].nc;
+        elems = n > elems ? n : elems;
+    }
+    int started = 0;
+    for (int i = 0; i < nt; i++) {
+        w[i] = (worker){ .pl = pl, .elems = elems ? elems : 1, .bytes = (elems ? elems : 1) * 8 };
+        if (i > 0 && pthread_create(&w[i].tid, NULL, work, &w[i]) != 0)
+            break;
+        started = i + 1;
+    }
+    work(&w[0]);
+    for (int i = 1; i < started; i++)
+        pthread_join(w[i].tid, NULL);
+    lc_free(w);
+    if (pl->fail_job < pl->n_jobs) {
+        if (err && err->code == LC_OK)
+            *err = pl->err;
+        return pl->err.code;
+    }
+    return LC_OK;
+}
+
+/* The sums into figures, and the verdict of each tensor. */
+static void finish(lc_vf_tensor *p, const part *s) {
+    p->n = s->n;
+    p->rmse = s->n ? sqrt(s->d2 / (double)s->n) : 0;
+    p->max_abs = s->max_abs;
+    p->max_at = s->max_at;
+    p->cosine = s->a2 == 0 && s->b2 == 0 ? 1 : s->a2 == 0 || s->b2 == 0 ? 0
+                                             : s->ab / sqrt(s->a2 * s->b2);
+    p->snr_db = s->d2 == 0 ? INFINITY : s->a2 == 0 ? -INFINITY : 10 * log10(s->a2 / s->d2);
+    p->worst = s->worst;
+    p->worst_row = s->worst_row;
+    p->worst_col = s->worst_col;
+    p->nonfinite = s->nonfinite;
+    p->ok = p->shape_ok && p->nonfinite == 0 && p->worst <= 1.0;
+    p->snr_low = p->shape_ok && p->snr_db < p->expect.snr_lo;
+}
+
+/* Worst first: tensors outside their bound (the largest ratio first), then by SNR. */
+static int by_badness(const void *x, const void *y) {
+    const lc_vf_tensor *a = x, *b = y;
+    if (a->ok != b->ok)
+        return a->ok ? 1 : -1;
+    if (!a->ok) {
+        if (a->shape_ok != b->shape_ok)
+            return a->shape_ok ? 1 : -1;
+        if (a->worst != b->worst)
+            return a->worst > b->worst ? -1 : 1;
+    }
+    if (a->snr_db != b->snr_db)
+        return a->snr_db < b->snr_db ? -1 : 1;
+    return strcmp(a->name, b->name);
+}
+
+lc_code lc_vf_tensors_compare(const lc_vf_side *src, const lc_vf_side *dst, int threads,
+                              lc_progress *p, lc_vf_tensors *r, lc_error *err) {
+    memset(r, 0, sizeof *r);
+    pool pl = { .r = r, .progress = p };
+    part *acc = NULL;
+    uint64_t total;
+    lc_code rc = pair_up(src, dst, r, err);
+    if (rc == LC_OK)
+        rc = make_jobs(&pl, &total, err);
+    if (rc == LC_OK && pl.n_jobs &&
+        (!(pl.parts = lc_calloc(pl.n_jobs, sizeof *pl.parts)) ||
+         !(acc = lc_calloc(r->n, sizeof *acc))))
+        rc = lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory");
+    if (rc == LC_OK && pl.n_jobs) {
+        atomic_init(&pl.next, 0);
+        pthread_mutex_init(&pl.mu, NULL);
+        pl.fail_job = pl.n_jobs;
+        lc_progress_begin(p, "comparing tensors", total);
+        rc = run_pool(&pl, threads, err);
+        lc_progress_end(p);
+        pthread_mutex_destroy(&pl.mu);
+    }
+    if (rc == LC_OK) {
+        for (size_t k = 0; k < pl.n_jobs; k++)
+            merge(&acc[pl.jobs[k].pair], &pl.parts[k]);
+        for (size_t i = 0; i < r->n; i++) {
+            lc_vf_tensor *t = &r->t[i];
+            if (t->shape_ok) {
+                finish(t, &acc[i]);
+            } else {                    /* nothing compared: no figures */
+                t->ok = false;
+                t->worst = INFINITY;
+                t->rmse = t->max_abs = t->cosine = t->snr_db = NAN;
+            }
+            if (!t->ok)
+                r->n_bad++;
+            if (t->ndim >= 2 && lc_vf_class_rank(t->expect.cls) > lc_vf_class_rank(r->cls))
+                r->cls = t->expect.cls;
+        }
+        for (size_t i = 0; i < r->n && rc == LC_OK; i++)
+            if (!r->t[i].ok && r->t[i].shape_ok)
+                rc = lc_vf_diagnose(src, dst, &r->t[i], err);
+        qsort(r->t, r->n, sizeof *r->t, by_badness);
+    }
+    lc_free(pl.jobs);
+    lc_free(pl.parts);
+    lc_free(acc);
+    return rc;
+}
+
+void lc_vf_tensors_free(lc_vf_tensors *r) {
+    lc_free(r->t);
+    memset(r, 0, sizeof *r);
+}

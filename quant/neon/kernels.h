@@ -1,0 +1,39 @@
+/* quant/neon/kernels.h: private to quant/. What the NEON variant speeds up and what it
+ * needs from the CPU.
+ *
+ * Every .c in this folder is compiled for AArch64 only (the Makefile's rule for the
+ * folder), where Advanced SIMD is part of the base architecture; the folder also defines
+ * LC_HAVE_NEON for the whole build, and dispatch.c hands out lc_qk_neon when the CPU
+ * probe reports it (always, unless LC_CPU_DISABLE=asimd hides it). Still
+ * -ffp-contract=off: gcc would otherwise fuse a*b + c into FMLA on AArch64. */
+#ifndef LC_QUANT_NEON_KERNELS_H
+#define LC_QUANT_NEON_KERNELS_H
+
+#include <stddef.h>
+
+#include "libconvert/cpu.h"
+#include "quant/quant.h"
+#include "quant/types.h"
+
+/* The types with NEON kernels, X(TYPE, stem) as in quant/types.h; one file each. */
+#define LC_QUANT_NEON_TYPES(X) \
+    X(Q8_0, q8_0)              \
+    X(Q4_0, q4_0)              \
+    X(Q4_1, q4_1)              \
+    X(Q5_0, q5_0)              \
+    X(Q5_1, q5_1)              \
+    X(Q2_K, q2_K)              \
+    X(Q3_K, q3_K)              \
+    X(Q4_K, q4_K)              \
+    X(Q5_K, q5_K)              \
+    X(Q6_K, q6_K)
+
+#define LC_QK_NEON_NEEDS LC_CPU_BIT(LC_CPU_NEON)
+
+#define LC_QUANT_DECLARE_NEON(T, stem) LC_QUANT_DECLARE(stem, neon)
+LC_QUANT_NEON_TYPES(LC_QUANT_DECLARE_NEON)
+#undef LC_QUANT_DECLARE_NEON
+
+extern const lc_qkernels lc_qk_neon;
+
+#endif

@@ -1,0 +1,148 @@
+/* Unit tests for the model-verify job (jobs/model_verify*.c): what each type may change,
+ * perplexity.cpp's percentile, the quoting of names from files, the job's codes, and
+ * every allocation failing in turn. The end-to-end cases (intact conversions, planted
+ * defects, llama.cpp's figures) are tests/integration/test_verify.py and
+ * tests/llama/test_verify.py. Fixtures from $LC_FIXTURES (default "fixtures"). */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jobs/model_verify.h"
+#include "jobs/model_verify_impl.h"
+#include "libconvert/alloc.h"
+
+static const char *fx(const char *rel) {
+    static char buf[4][512];
+    static int k;
+    const char *root = getenv("LC_FIXTURES") ? getenv("LC_FIXTURES") : "fixtures";
+    k = (k + 1) % 4;
+    snprintf(buf[k], sizeof buf[k], "%s/%s", root, rel);
+    return buf[k];
+}
+
+Test(verify_expect, exact_when_the_type_holds_every_value) {
+    const lc_dtype exact[][2] = { { LC_DT_BF16, LC_DT_F32 }, { LC_DT_F16, LC_DT_F32 },
+                                  { LC_DT_Q8_0, LC_DT_F32 }, { LC_DT_Q4_K, LC_DT_F32 },
+                                  { LC_DT_F32, LC_DT_F32 }, { LC_DT_Q6_K, LC_DT_Q6_K },
+                                  { LC_DT_BF16, LC_DT_F64 } };
+    for (size_t i = 0; i < sizeof exact / sizeof *exact; i++) {
+        const lc_vf_expect e = lc_vf_expect_pair(exact[i][0], exact[i][1]);
+        cr_assert_eq(e.cls, LC_DT_INVALID, "%s -> %s", lc_dtype_name(exact[i][0]),
+                     lc_dtype_name(exact[i][1]));
+        cr_assert_eq(e.rel, 0);
+        cr_assert_eq(e.abs, 0);
+    }
+}
+
+Test(verify_expect, float_rounding_and_block_bounds) {
+    lc_vf_expect e = lc_vf_expect_pair(LC_DT_F32, LC_DT_F16);
+    cr_assert(e.cls == LC_DT_F16 && e.block == 1 && e.rel == 0x1p-11 && e.abs == 0x1p-25);
+    e = lc_vf_expect_pair(LC_DT_F32, LC_DT_BF16);
+    cr_assert(e.cls == LC_DT_BF16 && e.rel == 0x1p-8);
+    e = lc_vf_expect_pair(LC_DT_BF16, LC_DT_F16);       /* not every bf16 fits f16 */
+    cr_assert_eq(e.cls, LC_DT_F16);
+    e = lc_vf_expect_pair(LC_DT_BF16, LC_DT_Q8_0);
+    cr_assert(e.cls == LC_DT_Q8_0 && e.block == 32 && e.rel == 0.006);
+    e = lc_vf_expect_pair(LC_DT_F16, LC_DT_Q4_K);
+    cr_assert(e.cls == LC_DT_Q4_K && e.block == 256);
+    e = lc_vf_expect_pair(LC_DT_F32, LC_DT_IQ4_NL);    /* read-only type: a loose bound */
+    cr_assert(e.cls == LC_DT_IQ4_NL && e.block == 32 && e.rel == 1.0);
+    /* requantized: both roundings */
+    const lc_vf_expect a = lc_vf_expect_pair(LC_DT_F32, LC_DT_Q4_0);
+    e = lc_vf_expect_pair(LC_DT_Q8_0, LC_DT_Q4_0);
+    cr_assert(e.cls == LC_DT_Q4_0 && e.rel > a.rel && e.rel == a.rel + 0.006);
+}
+
+Test(verify_expect, classes_order_by_loss) {
+    const lc_dtype order[] = { LC_DT_INVALID, LC_DT_F32, LC_DT_F16, LC_DT_BF16, LC_DT_Q8_0,
+                               LC_DT_Q6_K, LC_DT_Q5_1, LC_DT_Q5_0, LC_DT_Q4_K, LC_DT_Q4_1,
+                               LC_DT_Q4_0, LC_DT_Q3_K, LC_DT_Q2_K, LC_DT_IQ2_XS };
+    for (size_t i = 1; i < sizeof order / sizeof *order; i++) {
+        cr_assert_lt(lc_vf_class_rank(order[i - 1]), lc_vf_class_rank(order[i]), "%s < %s",
+                     lc_vf_class_name(order[i - 1]), lc_vf_class_name(order[i]));
+        const lc_vf_limits a = lc_vf_limits_for(order[i - 1]), b = lc_vf_limits_for(order[i]);
+        cr_assert_leq(a.kl_mean, b.kl_mean);
+        cr_assert_leq(a.hidden, b.hidden);
+    }
+    cr_assert(isnan(lc_vf_limits_for(LC_DT_Q8_0).nmse), "quantized logits' NMSE is not judged");
+    cr_assert_eq(lc_vf_limits_for(LC_DT_INVALID).nmse, 1e-8);
+}
+
+Test(verify_figures, percentile_is_perplexity_cpp_s) {
+    const double v[] = { 0, 1, 2, 3, 4, 5, 6, 7, 8, 10 };       /* sorted */
+    cr_assert_eq(lc_vf_percentile(v, 10, 0), 0);
+    cr_assert_eq(lc_vf_percentile(v, 10, 1), 10);
+    cr_assert_float_eq(lc_vf_percentile(v, 10, 0.5), 4.5, 1e-12);  /* 0.5 * 9 = 4.5 */
+    cr_assert_float_eq(lc_vf_percentile(v, 10, 0.99), 8 + 0.91 * 2, 1e-12);   /* 8.91 */
+    cr_assert_eq(lc_vf_percentile(v, 1, 0.99), 0);
+}
+
+Test(verify_figures, names_from_files_are_quoted_with_control_bytes_escaped) {
+    char buf[64];
+    lc_vf_quote("a\nb\x1b[31m\"\\", 10, buf, sizeof buf);
+    cr_assert_str_eq(buf, "\"a\\x0ab\\x1b[31m\\\"\\\\\"");
+    lc_vf_quote("\xe2\x96\x81the", 6, buf, sizeof buf);           /* UTF-8 kept */
+    cr_assert_str_eq(buf, "\"\xe2\x96\x81the\"");
+    lc_vf_quote("ok\xff", 3, buf, sizeof buf);                     /* invalid: escaped */
+    cr_assert_str_eq(buf, "\"ok\\xff\"");
+    lc_vf_escape("blk.0\r\x1b[2Kall checks passed", buf, sizeof buf);   /* no quotes */
+    cr_assert_str_eq(buf, "blk.0\\x0d\\x1b[2Kall checks passed");
+    lc_vf_quote("0123456789abcdef", 16, buf, 12);                  /* cut to fit */
+    cr_assert_str_eq(buf, "\"012345...\"");
+    cr_assert_lt(strlen(buf), 12);
+}
+
+static lc_job_verify_opts opts(const char *src, const char *dst) {
+    return (lc_job_verify_opts){ .src = src, .dst = dst, .tokens = "1,5,9,17", .threads = 1 };
+}
+
+Test(verify_job, codes) {
+    lc_job_verify_opts o = opts(fx("hf-ref/llama-spm-f32.gguf"), fx("hf-ref/llama-spm-q8_0.gguf"));
+    lc_error err = { 0 };
+    bool pass = false;
+    cr_assert_eq(lc_job_model_verify(&o, NULL, &pass, &err), LC_OK, "%s", err.msg);
+    cr_assert(pass);
+
+    o.dst = fx("hf-ref/qwen2-f32.gguf");
+    memset(&err, 0, sizeof err);
+    cr_assert_eq(lc_job_model_verify(&o, NULL, &pass, &err), LC_E_MISMATCH);
+    cr_assert_str_eq(err.where, "general.architecture");
+    cr_assert_not(pass);
+
+    o = opts(fx("hf/llama-spm"), fx("hf-ref/llama-spm-f16.gguf"));
+    o.text = "two sources";
+    memset(&err, 0, sizeof err);
+    cr_assert_eq(lc_job_model_verify(&o, NULL, &pass, &err), LC_E_ARG);
+
+    o = opts(fx("hf/llama-spm"), fx("hf-ref/llama-spm-f16.gguf"));
+    o.tokens = "1";
+    memset(&err, 0, sizeof err);
+    cr_assert_eq(lc_job_model_verify(&o, NULL, &pass, &err), LC_E_ARG, "one token: nothing "
+                 "to score");
+}
+
+/* Every allocation failing in turn (spaced out past the first hundred): LC_E_NOMEM or
+ * a clean pass, nothing leaked (the ASan build's leak checker watches). One thread, so
+ * the allocations come in one order. (No .timeout: Criterion 2.4's runner leaks the
+ * timeout's 48 bytes, which fails the ASan run.) */
+Test(verify_job, out_of_memory_at_every_allocation) {
+    const lc_job_verify_opts o = opts(fx("hf-ref/qwen2-f32.gguf"), fx("hf-ref/qwen2-q8_0.gguf"));
+    bool ran = false;
+    long tried = 0;
+    for (long nth = 1; !ran; nth += nth < 100 ? 1 : nth / 16) {
+        lc_error err = { 0 };
+        bool pass = false;
+        lc_alloc_fail_after(nth);
+        const lc_code rc = lc_job_model_verify(&o, NULL, &pass, &err);
+        lc_alloc_fail_after(0);
+        cr_assert(rc == LC_OK || rc == LC_E_NOMEM, "allocation %ld: %s: %s", nth,
+                  lc_code_name(rc), err.msg);
+        ran = rc == LC_OK;
+        cr_assert(ran || !pass);
+        cr_assert_lt(nth, 1000000, "never ran to the end");
+        tried = nth;
+    }
+    cr_assert_gt(tried, 100, "the run makes more allocations than that");
+}
