@@ -79,9 +79,11 @@ static bool same_value(const lc_value *a, const lc_value *b) {
     case LC_VT_ARRAY:
         if (a->arr.count != b->arr.count)
             return false;
-        for (uint64_t i = 0; i < a->arr.count; i++)
-            if (!same_value(&a->arr.items[i], &b->arr.items[i]))
+        for (uint64_t i = 0; i < a->arr.count; i++) {
+            const lc_value x = lc_value_arr_get(a, i), y = lc_value_arr_get(b, i);   /* views */
+            if (!same_value(&x, &y))
                 return false;
+        }
         return true;
     default:
         return false;
@@ -96,15 +98,16 @@ static void compare_key(lc_vf_meta *r, const char *key, const lc_value *a, const
         a->arr.count == b->arr.count) {
         size_t kept = 0;
         for (uint64_t i = 0; i < a->arr.count; i++) {
-            if (same_value(&a->arr.items[i], &b->arr.items[i]))
+            const lc_value x = lc_value_arr_get(a, i), y = lc_value_arr_get(b, i);   /* views */
+            if (same_value(&x, &y))
                 continue;
             if (kept == LC_VF_MAX_DIFFS_PER_KEY) {
                 r->n_diffs++;           /* counted, not kept */
                 continue;
             }
             kept++;
-            fmt_value(&a->arr.items[i], sa, sizeof sa);
-            fmt_value(&b->arr.items[i], sb, sizeof sb);
+            fmt_value(&x, sa, sizeof sa);
+            fmt_value(&y, sb, sizeof sb);
             snprintf(name, sizeof name, "%.100s[%" PRIu64 "]", key, i);
             lc_vf_meta_add(r, name, sa, sb);
         }
