@@ -32,6 +32,14 @@
 
 enum { SLOTS = 4, LANE_ELEMS = 4 << 20 };
 
+/* LC_CUDA_LANE_ELEMS=N narrows the lanes (a multiple of 256, at most LANE_ELEMS), so that
+ * tests walk many pieces through both lanes with little data. */
+static uint64_t lane_elems(void) {
+    const char *env = getenv("LC_CUDA_LANE_ELEMS");
+    const uint64_t n = env && *env ? strtoull(env, NULL, 10) / 256 * 256 : LANE_ELEMS;
+    return n >= 256 && n <= LANE_ELEMS ? n : LANE_ELEMS;
+}
+
 /* ---- which kernels ---- */
 
 /* The kernel that turns `t` into F32, and the one that turns F32 into `t`. */
@@ -106,6 +114,7 @@ typedef struct slot {
 
 typedef struct cuda_dev {
     lc_gpu *gpu;
+    uint64_t lane;                      /* elements a lane holds */
     pthread_mutex_t lock;
     pthread_cond_t freed;
     slot slots[SLOTS];
@@ -125,8 +134,8 @@ static void free_slot(lc_gpu *g, slot *s) {
     *s = (slot){ 0 };
 }
 
-static lc_code make_slot(lc_gpu *g, slot *s, lc_error *err) {
-    const size_t bytes = (size_t)LANE_ELEMS * 4;
+static lc_code make_slot(lc_gpu *g, uint64_t elems, slot *s, lc_error *err) {
+    const size_t bytes = (size_t)elems * 4;
     lc_code rc = LC_OK;
     for (int i = 0; i < 2 && rc == LC_OK; i++) {
         lane *l = &s->lane[i];
@@ -153,7 +162,7 @@ static slot *take_slot(cuda_dev *c) {
             if (!c->slots[i].in_use)
                 got = &c->slots[i];
         if (!got && c->made < c->max) {
-            if (make_slot(c->gpu, &c->slots[c->made], NULL) == LC_OK)
+            if (make_slot(c->gpu, c->lane, &c->slots[c->made], NULL) == LC_OK)
                 got = &c->slots[c->made++];
             else
                 c->max = c->made;       /* no room for more: share the ones there are */
@@ -233,7 +242,7 @@ static lc_code cuda_convert(void *ctx, const lc_qdev_job *job, lc_error *err) {
                        "%s to %s", lc_dtype_name(job->from), lc_dtype_name(job->to));
     r.src_g = granule_bytes(job->from, job->granule);
     r.dst_g = granule_bytes(job->to, job->granule);
-    const uint64_t width = LANE_ELEMS / job->granule;     /* granules a lane holds */
+    const uint64_t width = c->lane / job->granule;        /* granules a lane holds */
     slot *s = take_slot(c);
     lc_code rc = c->gpu->ops->bind(c->gpu, err);
     uint64_t done = 0;
@@ -285,11 +294,12 @@ static lc_code cuda_open(unsigned index, void **ctx, char *desc, size_t cap, lc_
     pthread_mutex_init(&c->lock, NULL);
     pthread_cond_init(&c->freed, NULL);
     c->max = SLOTS;
+    c->lane = lane_elems();
     const char *emulate = getenv("LC_CUDA_EMULATE");
     lc_code rc = emulate && strcmp(emulate, "1") == 0 ?
                  lc_gpu_open_emulated(index, &c->gpu, desc, cap, err) :
                  lc_gpu_open_driver(index, &c->gpu, desc, cap, err);
-    if (rc == LC_OK && (rc = make_slot(c->gpu, &c->slots[0], err)) == LC_OK)
+    if (rc == LC_OK && (rc = make_slot(c->gpu, c->lane, &c->slots[0], err)) == LC_OK)
         c->made = 1;
     if (rc != LC_OK) {
         cuda_close(c);
