@@ -238,6 +238,35 @@ else
 	$(Q)python3 scripts/check-ptx.py $(foreach a,$(sort $(CUDA_ARCHS) $(CUDA_PTX)),$(O)/quant/cuda/kernels.$(a).ptx)
 endif
 
+# ---- the CUDA back end on a GPU ----
+# check-cuda: every kernel against the CPU reference on the device (lc-cuda-check, and the
+# variant tests of test_quant_variants.c with the device table, LC_TEST_REQUIRE_CUDA=1 so
+# that it cannot skip), whole files of every TYPE and out type identical to the CPU's
+# (test_device.py on the device, LC_TEST_DEVICE_REAL=1), and lc-cuda-check under
+# compute-sanitizer memcheck and racecheck. Without a device: one line saying why, exit 0.
+CUDA_SANITIZER ?= $(firstword $(wildcard $(CUDA_HOME)/bin/compute-sanitizer) $(shell command -v compute-sanitizer 2>/dev/null))
+check-cuda: bootstrap
+	$(Q)$(MAKE) --no-print-directory CUDA=1 all build/cuda/unit-tests
+	$(Q)if ! why=$$(build/cuda/test-bin/lc-cuda-check probe); then \
+	    echo "check-cuda: skipped: $$why"; exit 0; fi; \
+	echo "check-cuda: $$why" && \
+	build/cuda/test-bin/lc-cuda-check kernels && \
+	LC_TEST_REQUIRE_CUDA=1 LC_FIXTURES=fixtures build/cuda/unit-tests --jobs 1 \
+	    --filter 'quant_variants/*' && \
+	LC_TEST_DEVICE_REAL=1 LC_BIN=$(abspath build/cuda/bin) $(PY) -m pytest -q \
+	    -p no:cacheprovider tests/integration/test_device.py && \
+	if [ -z "$(CUDA_SANITIZER)" ]; then \
+	    echo "check-cuda: FAILED: no compute-sanitizer (set CUDA_SANITIZER)"; exit 1; fi && \
+	$(CUDA_SANITIZER) --tool memcheck --error-exitcode 1 --leak-check full \
+	    build/cuda/test-bin/lc-cuda-check kernels 65536 && \
+	$(CUDA_SANITIZER) --tool racecheck --error-exitcode 1 \
+	    build/cuda/test-bin/lc-cuda-check kernels 65536 && \
+	echo "check-cuda: passed on the device"
+
+bench-cuda: bootstrap
+	$(Q)$(MAKE) --no-print-directory CUDA=1 tools
+	$(Q)LC_BIN=build/cuda/bin LC_TEST_BIN=build/cuda/test-bin PY=$(PY) scripts/bench-cuda.sh
+
 # The sanitizer runs skip the short fuzz (check's own clang build covers it).
 asan: bootstrap
 	$(Q)$(MAKE) --no-print-directory BUILD=build/asan SAN=address,undefined \

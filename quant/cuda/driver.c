@@ -26,7 +26,7 @@
     X(cuDeviceTotalMem) X(cuDeviceGetAttribute) X(cuDevicePrimaryCtxRetain)                \
     X(cuDevicePrimaryCtxRelease) X(cuCtxSetCurrent) X(cuModuleLoadData) X(cuModuleUnload)  \
     X(cuModuleGetFunction) X(cuMemAlloc) X(cuMemFree) X(cuMemHostAlloc) X(cuMemFreeHost)   \
-    X(cuMemcpyHtoDAsync) X(cuMemcpyDtoHAsync) X(cuStreamCreate) X(cuStreamDestroy)         \
+    X(cuMemcpyHtoDAsync) X(cuMemcpyDtoHAsync) X(cuMemcpyDtoDAsync) X(cuStreamCreate) X(cuStreamDestroy)         \
     X(cuStreamSynchronize) X(cuLaunchKernel) X(cuGetErrorName) X(cuGetErrorString)         \
     X(cuMemGetInfo)
 
@@ -173,6 +173,13 @@ static lc_code drv_d2h(lc_gpu *g, void *dst, uint64_t src, size_t n, void *s, lc
     return r == CUDA_SUCCESS ? LC_OK : cu_fail(r, LC_E_IO, "copy from the device failed", err);
 }
 
+static lc_code drv_d2d(lc_gpu *g, uint64_t dst, uint64_t src, size_t n, void *s,
+                       lc_error *err) {
+    (void)g;
+    const CUresult r = cu.cuMemcpyDtoDAsync((CUdeviceptr)dst, (CUdeviceptr)src, n, (CUstream)s);
+    return r == CUDA_SUCCESS ? LC_OK : cu_fail(r, LC_E_IO, "copy on the device failed", err);
+}
+
 enum { THREADS = 128 };     /* kernels.cu's __launch_bounds__ */
 
 static lc_code drv_launch(lc_gpu *g, lc_cu_op op, uint64_t src, uint64_t dst, uint64_t items,
@@ -210,7 +217,8 @@ static lc_code drv_mem_info(lc_gpu *g, uint64_t *free_b, uint64_t *total_b, lc_e
 
 static const lc_gpu_ops DRV_OPS = {
     drv_close, drv_bind, drv_host_alloc, drv_host_free, drv_dev_alloc, drv_dev_free,
-    drv_stream_new, drv_stream_free, drv_h2d, drv_d2h, drv_launch, drv_sync, drv_mem_info,
+    drv_stream_new, drv_stream_free, drv_h2d, drv_d2h, drv_d2d, drv_launch, drv_sync,
+    drv_mem_info,
 };
 
 /* "no CUDA device: ..." */

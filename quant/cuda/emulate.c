@@ -130,6 +130,13 @@ static lc_code emu_d2h(lc_gpu *g, void *dst, uint64_t src, size_t n, void *s, lc
     return enqueue(s, (cmd){ D2H, dst, (const void *)(uintptr_t)src, n, 0 }, err);
 }
 
+static lc_code emu_d2d(lc_gpu *g, uint64_t dst, uint64_t src, size_t n, void *s,
+                       lc_error *err) {
+    (void)g;
+    return enqueue(s, (cmd){ D2H, (void *)(uintptr_t)dst, (const void *)(uintptr_t)src, n, 0 },
+                   err);
+}
+
 static lc_code emu_launch(lc_gpu *g, lc_cu_op op, uint64_t src, uint64_t dst, uint64_t items,
                           void *s, lc_error *err) {
     (void)g;
@@ -165,7 +172,8 @@ static lc_code emu_mem_info(lc_gpu *g, uint64_t *free_b, uint64_t *total_b, lc_e
 
 static const lc_gpu_ops EMU_OPS = {
     emu_close, emu_bind, emu_host_alloc, emu_host_free, emu_dev_alloc, emu_dev_free,
-    emu_stream_new, emu_stream_free, emu_h2d, emu_d2h, emu_launch, emu_sync, emu_mem_info,
+    emu_stream_new, emu_stream_free, emu_h2d, emu_d2h, emu_d2d, emu_launch, emu_sync,
+    emu_mem_info,
 };
 
 lc_code lc_gpu_open_emulated(unsigned index, lc_gpu **out, char *desc, size_t cap,

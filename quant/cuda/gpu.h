@@ -46,6 +46,7 @@ typedef struct lc_gpu_ops {
     lc_code (*h2d)(lc_gpu *g, uint64_t dst, const void *src, size_t n, void *s,
                    lc_error *err);
     lc_code (*d2h)(lc_gpu *g, void *dst, uint64_t src, size_t n, void *s, lc_error *err);
+    lc_code (*d2d)(lc_gpu *g, uint64_t dst, uint64_t src, size_t n, void *s, lc_error *err);
     /* Kernel `op` over `items` items (block_ops.h): src, dst device addresses. */
     lc_code (*launch)(lc_gpu *g, lc_cu_op op, uint64_t src, uint64_t dst, uint64_t items,
                       void *s, lc_error *err);

@@ -5,7 +5,8 @@ that run only when synchronised, slots shared by writer threads) on the emulated
 reference GGUF (f32, f16, bf16 and q8_0 sources, the last requantized) and the HF
 folders, into every TYPE gguf-quantize writes and every safetensors2gguf --outtype,
 with narrow lanes and several threads so that every read walks many pieces.
-Skipped in a build without the CUDA back end. A real GPU: make check-cuda."""
+Skipped in a build without the CUDA back end. LC_TEST_DEVICE_REAL=1 (make check-cuda)
+runs the same on the GPU instead of the emulation, and fails where none opens."""
 import os
 import re
 import subprocess
@@ -17,16 +18,23 @@ ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(os.environ.get("LC_BIN", ROOT / "build" / "bin"))
 REF = sorted((ROOT / "fixtures" / "hf-ref").glob("*.gguf"))
 HF = [ROOT / "fixtures" / "hf" / d for d in ("llama-q9", "qwen2-k", "llama-bpe", "qwen2")]
-EMU = dict(os.environ, LC_CUDA_EMULATE="1", LC_CUDA_LANE_ELEMS="1024")
+REAL = os.environ.get("LC_TEST_DEVICE_REAL") == "1"
+EMU = {k: v for k, v in os.environ.items() if k != "LC_CUDA_EMULATE"}
+if not REAL:
+    EMU.update(LC_CUDA_EMULATE="1", LC_CUDA_LANE_ELEMS="1024")
 
 
-def has_cuda_backend():
+def why_no_device():
+    """None when --device cuda opens, else the tool's message."""
     r = subprocess.run([str(BIN / "gguf-quantize"), "--dry-run", "--device", "cuda",
                         str(HF[0]), "x.gguf", "Q8_0"], capture_output=True, text=True, env=EMU)
-    return "has no CUDA back end" not in r.stderr
+    return None if r.returncode == 0 else r.stderr.strip()
 
 
-pytestmark = pytest.mark.skipif(not has_cuda_backend(),
+WHY = why_no_device()
+if REAL and WHY:
+    raise RuntimeError(f"LC_TEST_DEVICE_REAL=1 but {WHY}")
+pytestmark = pytest.mark.skipif(WHY is not None and "has no CUDA back end" in WHY,
                                 reason="this build has no CUDA back end (make CUDA=1)")
 
 

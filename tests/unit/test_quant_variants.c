@@ -39,9 +39,12 @@ static int variants(const lc_qkernels **out) {
         if ((out[n] = lc_qkernels_get(names[i])) != NULL)
             n++;
     /* The CUDA back end (quant/device.h) where a device opens: a GPU, or the emulation
-     * under LC_CUDA_EMULATE=1 in a CUDA=1 build. */
+     * under LC_CUDA_EMULATE=1 in a CUDA=1 build. LC_TEST_REQUIRE_CUDA=1 (make check-cuda)
+     * fails where it does not open, rather than testing without it. */
     if ((out[n] = lc_qdev_kernels("cuda")) != NULL)
         n++;
+    else if (getenv("LC_TEST_REQUIRE_CUDA"))
+        cr_assert_fail("LC_TEST_REQUIRE_CUDA: %s", lc_qdev_kernels_error());
     return n;
 }
 #endif
