@@ -76,9 +76,10 @@ lc_code lc_qdev_view(lc_tensor *dst, const lc_tensor *src, lc_qdev *d, lc_error 
 /* A kernel table whose quantize and dequantize entries (every type of LC_QUANT_TYPES)
  * run on the first CUDA device (SPEC "cuda"), opened once for the process: the variant
  * tests hold it against the reference (tests/unit/test_quant_variants.c). NULL when it
- * does not open, and for any other SPEC. The kernel contract (quant/quant.h) cannot fail; when the device does, the
- * entry fills its output with 0xff bytes and lc_qdev_kernels_error says why. Not
- * offered by lc_qkernels_get or LC_QUANT: a device is chosen with --device. */
+ * does not open, and for any other SPEC. The kernel contract (quant/quant.h) cannot
+ * fail; when the device does, the entry fills its output with 0xff bytes and
+ * lc_qdev_kernels_error says why. Not offered by lc_qkernels_get or LC_QUANT: a device
+ * is chosen with --device. */
 const lc_qkernels *lc_qdev_kernels(const char *spec);
 const char *lc_qdev_kernels_error(void);
 

@@ -125,7 +125,8 @@ def sign_cleared(defs, reg):
     if not d or not d[0].startswith("mov.b32") or len(d[1]) < 2:
         return False
     src = defs.get(d[1][1])
-    return bool(src and src[0] == "and.b32" and src[1][-1] == "2147483647")
+    return bool(src and src[0] == "and.b32" and
+                src[1][-1].lower() in ("2147483647", "0x7fffffff"))
 
 
 def main():

@@ -27,7 +27,8 @@
  *     lc_cu_sub, lc_cu_mul, lc_cu_div and lc_cu_sqrt, which on the device (and on the
  *     host under LC_CU_NANFIX, which tests/cuda/ uses to prove the rule) replace a NaN
  *     result by the one x86 gives, computed from the operands alone; absolute value and
- *     negation are sign-bit operations (PTX abs.f32/neg.f32 need not keep a payload).
+ *     negation are sign-bit operations in inline PTX (PTX abs.f32/neg.f32 need not keep
+ *     a payload, and the compiler makes them from plain C).
  *     One case is not the hardware's but the compiler's: when both operands are NaNs
  *     with different bits, x86 returns the one the compiler put first, and gcc's build
  *     of the reference picks differently from one loop to the next (even from one
@@ -126,8 +127,27 @@ LC_CU float lc_cu_sub(float a, float b) { return lc_cu_fix(a - b, a, b); }
 LC_CU float lc_cu_mul(float a, float b) { return lc_cu_fix(a * b, a, b); }
 LC_CU float lc_cu_div(float a, float b) { return lc_cu_fix(a / b, a, b); }
 LC_CU float lc_cu_sqrt(float a) { return lc_cu_fix(sqrtf(a), a, a); }
-LC_CU float lc_cu_abs(float a) { return lc_cu_float(lc_cu_bits(a) & 0x7fffffffu); }
-LC_CU float lc_cu_neg(float a) { return lc_cu_float(lc_cu_bits(a) ^ 0x80000000u); }
+/* Sign-bit operations, as x86's andps/xorps: a NaN keeps its payload. On the device in
+ * PTX of their own, because the compiler turns the plain C for them into abs.f32 and
+ * neg.f32 (it did for sm_121), which PTX allows to change a NaN's payload. */
+LC_CU float lc_cu_abs(float a) {
+#ifdef __CUDA_ARCH__
+    unsigned r;
+    asm("and.b32 %0, %1, 0x7fffffff;" : "=r"(r) : "r"(__float_as_uint(a)));
+    return __uint_as_float(r);
+#else
+    return lc_cu_float(lc_cu_bits(a) & 0x7fffffffu);
+#endif
+}
+LC_CU float lc_cu_neg(float a) {
+#ifdef __CUDA_ARCH__
+    unsigned r;
+    asm("xor.b32 %0, %1, 0x80000000;" : "=r"(r) : "r"(__float_as_uint(a)));
+    return __uint_as_float(r);
+#else
+    return lc_cu_float(lc_cu_bits(a) ^ 0x80000000u);
+#endif
+}
 
 /* ---- float -> integer (quant/quant_impl.h, quant/ref_k.c) ---- */
 
@@ -669,8 +689,8 @@ LC_CU void lc_cu_q3_K_quantize(const float *x, lc_block_q3_K *y) {
     if (max_scale != 0.0f) {
         const float iscale = lc_cu_div(-32.f, max_scale);
         for (int j = 0; j < LC_QK_K / 16; j++) {
-            const int l = lc_cu_clampi(lc_cu_wrap_i8(lc_cu_nearest_int(lc_cu_mul(iscale, scales[j]))),
-                                       -32, 31) + 32;
+            const int v = lc_cu_wrap_i8(lc_cu_nearest_int(lc_cu_mul(iscale, scales[j])));
+            const int l = lc_cu_clampi(v, -32, 31) + 32;
             if (j < 8)
                 y->scales[j] = (uint8_t)(l & 0xf);
             else

@@ -26,9 +26,9 @@
     X(cuDeviceTotalMem) X(cuDeviceGetAttribute) X(cuDevicePrimaryCtxRetain)                \
     X(cuDevicePrimaryCtxRelease) X(cuCtxSetCurrent) X(cuModuleLoadData) X(cuModuleUnload)  \
     X(cuModuleGetFunction) X(cuMemAlloc) X(cuMemFree) X(cuMemHostAlloc) X(cuMemFreeHost)   \
-    X(cuMemcpyHtoDAsync) X(cuMemcpyDtoHAsync) X(cuMemcpyDtoDAsync) X(cuStreamCreate) X(cuStreamDestroy)         \
-    X(cuStreamSynchronize) X(cuLaunchKernel) X(cuGetErrorName) X(cuGetErrorString)         \
-    X(cuMemGetInfo)
+    X(cuMemcpyHtoDAsync) X(cuMemcpyDtoHAsync) X(cuMemcpyDtoDAsync) X(cuStreamCreate)       \
+    X(cuStreamDestroy) X(cuStreamSynchronize) X(cuLaunchKernel) X(cuGetErrorName)          \
+    X(cuGetErrorString) X(cuMemGetInfo)
 
 /* The symbol name after <cuda.h>'s renames: LC_CU_SYM(cuMemAlloc) is "cuMemAlloc_v2". */
 #define LC_CU_STR_(x) #x
