@@ -315,6 +315,6 @@ install: all
 
 clean:
 	rm -rf $(BUILD)/obj $(BUILD)/bin $(BUILD)/asan $(BUILD)/ubsan $(BUILD)/fuzz \
-	    $(BUILD)/clang $(BUILD)/libconvert.a $(BUILD)/unit-tests
+	    $(BUILD)/clang $(BUILD)/libconvert.a $(BUILD)/unit-tests $(BUILD)/cuda-host-tests
 
 -include $(shell find $(O) -name '*.d' 2>/dev/null)
