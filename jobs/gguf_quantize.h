@@ -85,11 +85,11 @@ lc_code lc_job_gguf_quantize_check(const lc_job_quantize_opts *o, lc_error *err)
 
 /* Runs the job (checking first; the device opens before anything is read or written:
  * lc_qdev_open's codes, "no CUDA device: ..."). Codes: the readers' (lc_gguf_load,
- * lc_hf_to_gguf), LC_E_UNSUPPORTED (a family without a table, split inputs, a type without kernels, one
- * that needs an importance matrix), LC_E_ARG (requantizing without allow_requantize, an
- * explicit type a tensor cannot take; where = the tensor), LC_E_MALFORMED (NaN or
- * infinity in a row: where = the tensor, the message names the row), the writer's.
- * p may be NULL. */
+ * lc_hf_to_gguf), LC_E_UNSUPPORTED (a family without a table, split inputs, a type
+ * without kernels, one that needs an importance matrix), LC_E_ARG (requantizing without
+ * allow_requantize, an explicit type a tensor cannot take; where = the tensor),
+ * LC_E_MALFORMED (NaN or infinity in a row: where = the tensor, the message names the
+ * row), the writer's. p may be NULL. */
 lc_code lc_job_gguf_quantize(const lc_job_quantize_opts *o, lc_progress *p, lc_error *err);
 
 #endif
