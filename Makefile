@@ -10,8 +10,13 @@
 #   make fuzz       every libFuzzer harness for FUZZ_SECONDS each
 #   make check-llama  llama.cpp (llama-cpp-python, built once) judges our GGUFs
 #   make check-neon   quant/'s tests cross-built for AArch64 (NEON), run under qemu-user
+#   make CUDA=1       the same with the CUDA back end (quant/cuda/, nvcc), in build/cuda
+#   make check-cuda   the CUDA back end on a GPU (skips, saying why, without one)
+#   make bench-cuda   GB/s of the CUDA back end beside the CPU and the copy bound (GPU)
 #   make install PREFIX=/usr/local
-BUILD   ?= build
+CUDA    ?= 0
+# A CUDA=1 build has other flags on every object: it lives in a folder of its own.
+BUILD   ?= $(if $(filter 1,$(CUDA)),build/cuda,build)
 OPT     ?= -O2 -g
 WERROR  ?= 1
 PREFIX  ?= /usr/local
@@ -54,6 +59,39 @@ ifneq ($(findstring aarch64,$(MACHINE)),)
 $(eval $(call isa_folder,quant/neon,LC_HAVE_NEON,))
 endif
 
+# CUDA (CUDA=1): quant/cuda/ is an ISA folder too, its C files built by $(CC) with the
+# toolkit's headers (the driver is loaded at run time: nothing links against CUDA), and
+# kernels.cu built by nvcc into a fatbin that quant/cuda/fatbin.c embeds. The device
+# arithmetic must be the reference's (quant/cuda/block_ops.h): no FMA contraction, IEEE
+# division and square root, subnormals kept, no fast math; check-ptx holds the PTX to it.
+CUDA_HOME  ?= /usr/local/cuda
+NVCC       ?= $(firstword $(wildcard $(CUDA_HOME)/bin/nvcc) $(shell command -v nvcc 2>/dev/null))
+NVCC_EXACT := -fmad=false -prec-div=true -prec-sqrt=true -ftz=false
+NVCC_FLAGS := -std=c++17 -O2 -I. $(NVCC_EXACT) --Werror all-warnings \
+              -Xcompiler -ffp-contract=off,-Wall,-Wextra,-Werror
+# sm_80, sm_90 and the newest architecture this nvcc knows, as SASS, and compute_80 PTX
+# that the driver compiles for any later GPU.
+CUDA_NEWEST = $(shell $(NVCC) --list-gpu-arch 2>/dev/null | sed -n 's/^compute_//p' | sort -n | tail -1)
+CUDA_ARCHS ?= 80 90 $(CUDA_NEWEST)
+CUDA_PTX   ?= 80
+CUDA_GENCODE = $(foreach a,$(sort $(CUDA_ARCHS)),-gencode arch=compute_$(a),code=sm_$(a)) \
+               -gencode arch=compute_$(CUDA_PTX),code=compute_$(CUDA_PTX)
+CUDA_FATBIN := $(O)/quant/cuda/kernels.fatbin
+ifeq ($(CUDA),1)
+ifeq ($(NVCC),)
+$(error CUDA=1 needs nvcc: none in $(CUDA_HOME)/bin or on PATH (set CUDA_HOME or NVCC))
+endif
+$(eval $(call isa_folder,quant/cuda,LC_HAVE_CUDA,-isystem $(CUDA_HOME)/include))
+LDLIBS += -ldl
+# The emulation runs the device's arithmetic (x86's NaN results rewritten, as on a GPU).
+$(O)/quant/cuda/emulate.o: XFLAGS += -DLC_CU_NANFIX
+$(O)/quant/cuda/fatbin.o: XFLAGS += -DLC_CUDA_FATBIN='"$(CUDA_FATBIN)"'
+$(O)/quant/cuda/fatbin.o: $(CUDA_FATBIN)
+endif
+$(CUDA_FATBIN): quant/cuda/kernels.cu quant/cuda/block_ops.h quant/blocks.h quant/types.h
+	@mkdir -p $(@D)
+	$(Q)$(NVCC) --fatbin $(NVCC_FLAGS) $(CUDA_GENCODE) -o $@ $<
+
 LIB_OBJ := $(LIB_SRC:%.c=$(O)/%.o) $(ISA_SRC:%.c=$(O)/%.o)
 TOOLS   := $(patsubst cmd/%.c,%,$(wildcard cmd/*.c))
 BINS    := $(TOOLS:%=$(BUILD)/bin/%)
@@ -70,7 +108,8 @@ PRIVATE_H := quant/lanes.h quant/iq_tables.h arch/families.h hf/json.h hf/vocab.
 HEADERS := $(filter-out %_impl.h $(PRIVATE_H),$(wildcard libconvert/*.h arch/*.h formats/*.h quant/*.h hf/*.h infer/*.h jobs/*.h))
 
 .PHONY: all tools check test-unit test-cli test-py test-fuzz-short asan ubsan tsan demo bench fuzz \
-        install clean bootstrap check-llama check-clang check-layers check-neon
+        install clean bootstrap check-llama check-clang check-layers check-neon \
+        test-cuda-host check-ptx check-cuda bench-cuda
 
 # Keep the objects of tools and test drivers: they are intermediates of pattern rules,
 # which make would otherwise delete (and rebuild on the next run).
@@ -105,6 +144,7 @@ bootstrap:
 check: bootstrap check-layers
 	$(Q)$(MAKE) --no-print-directory all $(BUILD)/unit-tests
 	$(Q)$(MAKE) --no-print-directory test-unit test-cli test-py
+	$(Q)$(MAKE) --no-print-directory test-cuda-host check-ptx
 	$(Q)$(MAKE) --no-print-directory test-fuzz-short
 
 test-unit: $(BUILD)/unit-tests
@@ -159,6 +199,74 @@ check-neon:
 	    build/neon/quant-tests
 	$(Q)LC_FIXTURES=fixtures scripts/run-neon-tests.sh build/neon/quant-tests --jobs 2
 
+# ---- the CUDA back end without a GPU ----
+# tests/cuda/: quant/cuda/block_ops.h compiled by nvcc for the host, twice (the host's
+# float operations, and the device's NaN rewriting), against the CPU reference: the
+# variant tests of tests/unit/test_quant_variants.c plus the element conversions. Built
+# in every build where nvcc is found (it links the CUDA runtime statically, for nvcc's
+# registration code only: it runs without a GPU or a driver).
+CUDA_HOST_OBJ := $(O)/tests/cuda/quant_variants.o $(O)/tests/cuda/test_cuda_host.o \
+                 $(O)/tests/cuda/host_cuhost.o $(O)/tests/cuda/host_cunanfix.o
+$(O)/tests/cuda/host_%.o: tests/cuda/host.cu quant/cuda/block_ops.h quant/blocks.h quant/types.h
+	@mkdir -p $(@D)
+	$(Q)$(NVCC) -x cu -c $(NVCC_FLAGS) -DLC_CU_VARIANT=$* \
+	    $(if $(filter cunanfix,$*),-DLC_CU_NANFIX) -o $@ $<
+$(O)/tests/cuda/quant_variants.o: tests/unit/test_quant_variants.c
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(XFLAGS) $(CFLAGS) -DLC_TEST_VARIANTS=lc_test_cuda_variants -c $< -o $@
+$(O)/tests/cuda/%.o: XFLAGS += -Wno-missing-prototypes -D_DEFAULT_SOURCE
+$(BUILD)/cuda-host-tests: $(CUDA_HOST_OBJ) $(QUANT_LIB_SRC:%.c=$(O)/%.o) $(ISA_SRC:%.c=$(O)/%.o)
+	$(Q)$(CC) $(XLDFLAGS) $(LDFLAGS) $^ -lcriterion -L$(CUDA_HOME)/lib64 -lcudart_static \
+	    -ldl -lrt -lpthread -lm -o $@
+test-cuda-host:
+ifeq ($(NVCC),)
+	@echo "cuda-host: skipped: no nvcc in $(CUDA_HOME)/bin or on PATH (the CUDA back end's arithmetic is not checked)"
+else
+	$(Q)$(MAKE) --no-print-directory $(BUILD)/cuda-host-tests
+	$(Q)LC_FIXTURES=fixtures $(BUILD)/cuda-host-tests --jobs 2
+endif
+
+# The PTX of every architecture the fatbin holds, against block_ops.h's rule 1.
+check-ptx:
+ifeq ($(NVCC),)
+	@echo "check-ptx: skipped: no nvcc in $(CUDA_HOME)/bin or on PATH"
+else
+	@mkdir -p $(O)/quant/cuda
+	$(Q)for a in $(sort $(CUDA_ARCHS) $(CUDA_PTX)); do \
+	    $(NVCC) -ptx $(NVCC_FLAGS) -arch=compute_$$a -o $(O)/quant/cuda/kernels.$$a.ptx \
+	        quant/cuda/kernels.cu || exit 1; done
+	$(Q)python3 scripts/check-ptx.py $(foreach a,$(sort $(CUDA_ARCHS) $(CUDA_PTX)),$(O)/quant/cuda/kernels.$(a).ptx)
+endif
+
+# ---- the CUDA back end on a GPU ----
+# check-cuda: every kernel against the CPU reference on the device (lc-cuda-check, and the
+# variant tests of test_quant_variants.c with the device table, LC_TEST_REQUIRE_CUDA=1 so
+# that it cannot skip), whole files of every TYPE and out type identical to the CPU's
+# (test_device.py on the device, LC_TEST_DEVICE_REAL=1), and lc-cuda-check under
+# compute-sanitizer memcheck and racecheck. Without a device: one line saying why, exit 0.
+CUDA_SANITIZER ?= $(firstword $(wildcard $(CUDA_HOME)/bin/compute-sanitizer) $(shell command -v compute-sanitizer 2>/dev/null))
+check-cuda: bootstrap
+	$(Q)$(MAKE) --no-print-directory CUDA=1 all build/cuda/unit-tests
+	$(Q)if ! why=$$(build/cuda/test-bin/lc-cuda-check probe); then \
+	    echo "check-cuda: skipped: $$why"; exit 0; fi; \
+	echo "check-cuda: $$why" && \
+	build/cuda/test-bin/lc-cuda-check kernels && \
+	LC_TEST_REQUIRE_CUDA=1 LC_FIXTURES=fixtures build/cuda/unit-tests --jobs 1 \
+	    --filter 'quant_variants/*' && \
+	LC_TEST_DEVICE_REAL=1 LC_BIN=$(abspath build/cuda/bin) $(PY) -m pytest -q \
+	    -p no:cacheprovider tests/integration/test_device.py && \
+	if [ -z "$(CUDA_SANITIZER)" ]; then \
+	    echo "check-cuda: FAILED: no compute-sanitizer (set CUDA_SANITIZER)"; exit 1; fi && \
+	$(CUDA_SANITIZER) --tool memcheck --error-exitcode 1 --leak-check full \
+	    build/cuda/test-bin/lc-cuda-check kernels 65536 && \
+	$(CUDA_SANITIZER) --tool racecheck --error-exitcode 1 \
+	    build/cuda/test-bin/lc-cuda-check kernels 65536 && \
+	echo "check-cuda: passed on the device"
+
+bench-cuda: bootstrap
+	$(Q)$(MAKE) --no-print-directory CUDA=1 tools
+	$(Q)LC_BIN=build/cuda/bin LC_TEST_BIN=build/cuda/test-bin PY=$(PY) scripts/bench-cuda.sh
+
 # The sanitizer runs skip the short fuzz (check's own clang build covers it).
 asan: bootstrap
 	$(Q)$(MAKE) --no-print-directory BUILD=build/asan SAN=address,undefined \
@@ -207,6 +315,6 @@ install: all
 
 clean:
 	rm -rf $(BUILD)/obj $(BUILD)/bin $(BUILD)/asan $(BUILD)/ubsan $(BUILD)/fuzz \
-	    $(BUILD)/clang $(BUILD)/libconvert.a $(BUILD)/unit-tests
+	    $(BUILD)/clang $(BUILD)/libconvert.a $(BUILD)/unit-tests $(BUILD)/cuda-host-tests
 
 -include $(shell find $(O) -name '*.d' 2>/dev/null)

@@ -36,6 +36,8 @@ int main(int argc, char **argv) {
           "repeatable", .list = &overrides },
         { "dry-run", 0, NULL, "print each tensor's type and size and the totals; write nothing",
           .flag = &o.dry_run },
+        { "device", 0, "DEV", "convert on DEV: " LC_QDEV_SPECS " (a CUDA=1 build); the same "
+          "bytes as cpu, the default", .str = &o.device },
         { NULL },
     };
     const lc_cli_tool tool = {

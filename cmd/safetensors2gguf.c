@@ -26,6 +26,8 @@ int main(int argc, char **argv) {
           "f64); repeatable", .list = &overrides },
         { "pre", 0, "NAME", "tokenizer.ggml.pre for a BPE tokenizer we do not know",
           .str = &o.hf.pre },
+        { "device", 0, "DEV", "convert on DEV: " LC_QDEV_SPECS " (a CUDA=1 build); the same "
+          "bytes as cpu, the default", .str = &o.device },
         { NULL },
     };
     const lc_cli_tool tool = {
@@ -48,6 +50,10 @@ int main(int argc, char **argv) {
     o.folder_options = cli.given != 0, o.threads = cli.threads;
     lc_error err = { 0 };
     if (outtype && lc_job_st2gguf_outtype(outtype, &o, &err) != LC_OK) {
+        lc_cli_report(&cli, &err);
+        return LC_EXIT_USAGE;
+    }
+    if (o.device && lc_qdev_parse(o.device, &err) != LC_OK) {
         lc_cli_report(&cli, &err);
         return LC_EXIT_USAGE;
     }

@@ -38,6 +38,7 @@
 
 #include "libconvert/error.h"
 #include "libconvert/model.h"
+#include "quant/device.h"
 
 typedef struct lc_hf_opts {
     lc_dtype    outtype;    /* F32, F16, BF16, Q8_0, or LC_DT_INVALID for auto: the dtype
@@ -45,6 +46,8 @@ typedef struct lc_hf_opts {
     const char *pre;        /* tokenizer.ggml.pre override (BPE), or NULL */
     bool        vocab_only; /* metadata only, no tensors */
     FILE       *plan;       /* when not NULL, one line per tensor: "hf -> gguf ..." */
+    lc_qdev    *device;     /* casts and Q8_0 run there (same bytes; borrowed, must
+                             * outlive the model); NULL: the CPU */
 } lc_hf_opts;
 
 /* Builds in *out the GGUF model for the HF (or Meta) folder DIR (see above). *out owns

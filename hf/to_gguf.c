@@ -126,18 +126,24 @@ static lc_code add_tensor(conv *c, const lc_tensor *s, const lc_arch_tensor *row
     const bool permute = c->spelling == LC_SPELL_HF && c->cfg.arch->rope == LC_ROPE_NORM;
     const uint32_t heads = permute ? lc_arch_rope_heads(row, &c->cfg.hp) : 0;
     const bool quant = lc_dtype_is_quant(to);
+    /* On a device: the same conversion, the same bytes (quant/device.h). */
+    const bool dev = c->o->device && lc_qdev_supports(c->o->device, s->dtype, to);
     lc_tensor *t, *w = NULL;
     const lc_tensor *from = s;
     if (c->weights)
         LC_TRY(lc_hf_weights_view(c->weights, c->views, s, &from, err));
-    LC_TRY(lc_model_add_tensor(quant ? c->work : c->out, g, s->dtype, s->ndim, s->shape, &t,
-                               err));
+    LC_TRY(lc_model_add_tensor(quant || dev ? c->work : c->out, g, s->dtype, s->ndim, s->shape,
+                               &t, err));
     /* bf16 -> bf16 and f16 -> f16 are copies: no cast is added below. */
     if (heads)
         LC_TRY(lc_view_heads(t, from, heads, false, err));
     else
         LC_TRY(lc_view_forward(t, from, err));
-    if (!quant) {
+    if (dev) {
+        w = t;
+        LC_TRY(lc_model_add_tensor(c->out, g, to, s->ndim, s->shape, &t, err));
+        LC_TRY(lc_qdev_view(t, w, c->o->device, err));
+    } else if (!quant) {
         LC_TRY(lc_tensor_cast(t, to, err));
     } else {
         LC_TRY(lc_tensor_cast(t, LC_DT_F32, err));

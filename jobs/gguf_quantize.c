@@ -119,6 +119,8 @@ lc_code lc_job_gguf_quantize_check(const lc_job_quantize_opts *o, lc_error *err)
         LC_TRY(lc_job_quantize_override(o->overrides[i], key, sizeof key, &v, err));
         lc_value_clear(&v);
     }
+    if (o->device && !o->dev)
+        LC_TRY(lc_qdev_parse(o->device, err));
     return LC_OK;
 }
 
@@ -241,6 +243,8 @@ static lc_code load_input(job *j, lc_error *err) {
 
 static void free_job(job *j) {
     lc_model_free(j->out);          /* owns in and the stages once handed */
+    if (j->own_dev)
+        lc_qdev_close(j->dev);      /* after the views that use it */
     if (!j->handed) {
         for (size_t i = 0; i < LC_QJ_STAGES; i++)
             lc_model_free(j->stage[i]);
@@ -320,6 +324,12 @@ lc_code lc_job_gguf_quantize(const lc_job_quantize_opts *o, lc_progress *p, lc_e
         return lc_fail(err, LC_E_ARG, LC_NO_OFFSET, "OUT %.200s is IN", out);
     }
     j.in = o->model;    /* ours from here: free_job frees it */
+    j.dev = o->dev;
+    if (!j.dev && (rc = lc_qdev_open(o->device, &j.dev, err)) != LC_OK) {
+        free_job(&j);
+        return rc;
+    }
+    j.own_dev = !o->dev;
     rc = options(&j, err);
     if (rc == LC_OK && (rc = load_input(&j, err)) != LC_OK)
         lc_err_context(err, o->in, NULL);
@@ -332,7 +342,9 @@ lc_code lc_job_gguf_quantize(const lc_job_quantize_opts *o, lc_progress *p, lc_e
     if (rc == LC_OK && (rc = lc_job_quantize_plan(&j, &mm, err)) != LC_OK)
         lc_err_context(err, o->in, NULL);
     if (rc == LC_OK && !o->dry_run) {
-        const lc_gguf_write_opts wo = { .threads = o->threads };
+        /* A device gets reads large enough to fill it (quant/device.h). */
+        const lc_gguf_write_opts wo = { .threads = o->threads,
+                                        .chunk_bytes = j.dev ? LC_QDEV_CHUNK_BYTES : 0 };
         if ((rc = lc_gguf_write(j.out, out, &wo, p, err)) != LC_OK)
             lc_err_context(err, o->in, NULL);   /* a failed read or check: the input */
     }

@@ -43,6 +43,7 @@
 #include "libconvert/error.h"
 #include "libconvert/model.h"
 #include "libconvert/progress.h"
+#include "quant/device.h"
 #include "quant/ftype.h"
 
 typedef struct lc_job_quantize_opts {
@@ -64,6 +65,10 @@ typedef struct lc_job_quantize_opts {
     const char *const *overrides;   /* --override-kv KEY=int|float|bool|str:VALUE */
     size_t          n_overrides;
     int             threads;        /* 0: one per core (at most 8) */
+    const char     *device;         /* --device: "cpu" or NULL, "cuda", "cuda:N"
+                                     * (quant/device.h): where tensors are converted;
+                                     * the bytes are the same */
+    lc_qdev        *dev;            /* or a device already open (borrowed), which wins */
     bool            json;           /* the plan and summary as one JSON object */
     FILE           *print;          /* where the plan (dry run) and JSON go; NULL: nowhere */
     FILE           *summary;        /* where the one-line text summary goes; NULL: nowhere */
@@ -74,16 +79,17 @@ typedef struct lc_job_quantize_opts {
 const lc_ftype *lc_job_quantize_type(const char *arg);
 
 /* Checks what can be checked before anything is read: a TYPE libconvert can write
- * (lc_ftype_available), known ggml type names, well-formed PATTERN=TYPE and
- * KEY=TYPE:VALUE. LC_E_ARG saying which is wrong: a usage error. */
+ * (lc_ftype_available), known ggml type names, well-formed PATTERN=TYPE, KEY=TYPE:VALUE
+ * and --device. LC_E_ARG saying which is wrong: a usage error. */
 lc_code lc_job_gguf_quantize_check(const lc_job_quantize_opts *o, lc_error *err);
 
-/* Runs the job (checking first). Codes: the readers' (lc_gguf_load, lc_hf_to_gguf),
- * LC_E_UNSUPPORTED (a family without a table, split inputs, a type without kernels, one
- * that needs an importance matrix), LC_E_ARG (requantizing without allow_requantize, an
- * explicit type a tensor cannot take; where = the tensor), LC_E_MALFORMED (NaN or
- * infinity in a row: where = the tensor, the message names the row), the writer's.
- * p may be NULL. */
+/* Runs the job (checking first; the device opens before anything is read or written:
+ * lc_qdev_open's codes, "no CUDA device: ..."). Codes: the readers' (lc_gguf_load,
+ * lc_hf_to_gguf), LC_E_UNSUPPORTED (a family without a table, split inputs, a type
+ * without kernels, one that needs an importance matrix), LC_E_ARG (requantizing without
+ * allow_requantize, an explicit type a tensor cannot take; where = the tensor),
+ * LC_E_MALFORMED (NaN or infinity in a row: where = the tensor, the message names the
+ * row), the writer's. p may be NULL. */
 lc_code lc_job_gguf_quantize(const lc_job_quantize_opts *o, lc_progress *p, lc_error *err);
 
 #endif

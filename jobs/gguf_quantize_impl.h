@@ -32,6 +32,8 @@ typedef struct job {
     lc_model *stage[LC_QJ_STAGES];  /* owned by out once handed */
     lc_model *out;
     int       fd;                   /* IN opened again for pread, or -1 (an HF folder) */
+    lc_qdev  *dev;                  /* where conversions run; NULL: the CPU */
+    bool      own_dev;              /* opened by the job (closed with it) */
     bool      handed;
     lc_mix_opts     mo;
     lc_mix_pattern *patterns;       /* --tensor-type, parsed */

@@ -19,6 +19,7 @@
 #include "libconvert/convert.h"
 #include "libconvert/json.h"
 #include "libconvert/view.h"
+#include "quant/device.h"
 #include "quant/quant.h"
 #include "quant/validate.h"
 #include "quant/view.h"
@@ -43,6 +44,27 @@ static lc_code cast(lc_model *m, const lc_tensor *like, lc_dtype to, const lc_te
     return LC_OK;
 }
 
+/* The CPU's steps from the checked input *cur to `to`: widened or dequantized to F32,
+ * then quantized or cast. */
+static lc_code convert_on_cpu(job *j, const lc_tensor *s, lc_dtype to, const lc_tensor **cur,
+                              lc_error *err) {
+    lc_tensor *t;
+    if (lc_dtype_is_quant(s->dtype)) {
+        LC_TRY(add(j->stage[QJ_F32], s, LC_DT_F32, &t, err));
+        LC_TRY(lc_quant_view(t, *cur, s->dtype, false, err));
+        *cur = t;
+    } else if (lc_dtype_is_quant(to)) {
+        LC_TRY(cast(j->stage[QJ_F32], s, LC_DT_F32, cur, err));
+    }
+    if (lc_dtype_is_quant(to)) {
+        LC_TRY(add(j->stage[QJ_CONVERTED], s, to, &t, err));
+        LC_TRY(lc_quant_view(t, *cur, to, true, err));
+        *cur = t;
+        return LC_OK;
+    }
+    return cast(j->stage[QJ_CONVERTED], s, to, cur, err);
+}
+
 /* Adds the output tensor for input s, of type `to`, with ggml's dimensions (trailing 1s
  * dropped), reading through the chain above. */
 static lc_code build(job *j, const lc_tensor *s, lc_dtype to, lc_tensor **outp,
@@ -64,20 +86,13 @@ static lc_code build(job *j, const lc_tensor *s, lc_dtype to, lc_tensor **outp,
         LC_TRY(add(j->stage[QJ_CHECKED], s, s->dtype, &t, err));
         LC_TRY(lc_validate_view(t, cur, err));
         cur = t;
-        const bool from_blocks = lc_dtype_is_quant(s->dtype);
-        if (from_blocks) {
-            LC_TRY(add(j->stage[QJ_F32], s, LC_DT_F32, &t, err));
-            LC_TRY(lc_quant_view(t, cur, s->dtype, false, err));
-            cur = t;
-        } else if (lc_dtype_is_quant(to)) {
-            LC_TRY(cast(j->stage[QJ_F32], s, LC_DT_F32, &cur, err));
-        }
-        if (lc_dtype_is_quant(to)) {
+        if (j->dev && lc_qdev_supports(j->dev, s->dtype, to)) {
+            /* The device runs convert_on_cpu's steps, with the same bytes (quant/device.h). */
             LC_TRY(add(j->stage[QJ_CONVERTED], s, to, &t, err));
-            LC_TRY(lc_quant_view(t, cur, to, true, err));
+            LC_TRY(lc_qdev_view(t, cur, j->dev, err));
             cur = t;
         } else {
-            LC_TRY(cast(j->stage[QJ_CONVERTED], s, to, &cur, err));
+            LC_TRY(convert_on_cpu(j, s, to, &cur, err));
         }
     }
     LC_TRY(lc_model_add_tensor(j->out, s->name, to, nd, shape, &t, err));
@@ -248,6 +263,8 @@ lc_code lc_job_quantize_report(const job *j, const char *out, lc_error *err) {
                 (double)j->bytes_out * 8 / el);
         if (j->fallbacks)
             fprintf(f, ", %zu fell back", j->fallbacks);
+        if (j->dev)
+            fprintf(f, ", on %s", lc_qdev_describe(j->dev));
         fprintf(f, o->dry_run ? "\n" : ", %.1f s\n", secs);
     }
     return LC_OK;

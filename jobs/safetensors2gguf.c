@@ -2,6 +2,7 @@
 #include "jobs/safetensors2gguf.h"
 
 #include <stdio.h>
+#include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
 
@@ -18,8 +19,13 @@ static bool is_dir(const char *p) {
 }
 
 lc_code lc_job_safetensors2gguf_check(const lc_job_st2gguf_opts *o, lc_error *err) {
+    if (o->device)
+        LC_TRY(lc_qdev_parse(o->device, err));
     if (is_dir(o->in))
         return LC_OK;
+    if (o->device && strcmp(o->device, "cpu") != 0)
+        return lc_fail(err, LC_E_ARG, LC_NO_OFFSET, "a bare .safetensors input takes no "
+                       "--device (its tensors are copied, not converted)");
     if (!o->out)
         return lc_fail(err, LC_E_ARG, LC_NO_OFFSET, "a bare .safetensors input needs OUT");
     if (o->folder_options)
@@ -56,21 +62,24 @@ lc_code lc_job_st2gguf_outtype(const char *name, lc_job_st2gguf_opts *o, lc_erro
 /* A llama-quantize TYPE: the folder as converted (source dtype), named and overridden
  * as any conversion, then quantized by the gguf-quantize job, which takes m. */
 static lc_code quantize_folder(const lc_job_st2gguf_opts *o, lc_model *m, const char *out,
-                               lc_progress *p, lc_error *err) {
+                               lc_qdev *dev, lc_progress *p, lc_error *err) {
     const lc_job_quantize_opts q = { .in = o->in, .model = m, .out = out, .ftype = o->quantize,
                                      .dry_run = o->dry_run, .threads = o->threads,
-                                     .print = o->print };
+                                     .print = o->print, .dev = dev };
     return lc_job_gguf_quantize(&q, p, err);
 }
 
-/* The folder: build, override, name OUT, then print the plan or write. */
-static lc_code from_folder(const lc_job_st2gguf_opts *o, lc_progress *p, lc_error *err) {
+/* The folder: build, override, name OUT, then print the plan or write. The device
+ * (dev, or NULL) is used by the tensors' views: it outlives m. */
+static lc_code from_folder(const lc_job_st2gguf_opts *o, lc_qdev *dev, lc_progress *p,
+                           lc_error *err) {
     lc_model *m = NULL;
     char name[512], path[4096];
     const char *out = o->out;
     lc_hf_opts ho = o->hf;
     const bool quantize = o->quantize && !ho.vocab_only;
     ho.plan = o->dry_run && !quantize ? o->print : NULL;
+    ho.device = quantize ? NULL : dev;      /* a TYPE: the quantize job converts */
     lc_code rc = lc_hf_to_gguf(o->in, &ho, &m, err);
     for (size_t i = 0; rc == LC_OK && i < o->n_overrides; i++)
         rc = lc_hf_meta_override(m, o->overrides[i], err);
@@ -84,14 +93,15 @@ static lc_code from_folder(const lc_job_st2gguf_opts *o, lc_progress *p, lc_erro
         out = path;
     }
     if (rc == LC_OK && quantize)
-        return quantize_folder(o, m, out, p, err);     /* takes m */
+        return quantize_folder(o, m, out, dev, p, err);     /* takes m */
     if (rc == LC_OK && o->dry_run && o->print) {
         lc_hf_meta_print(m, o->print);
         fputs("output ", o->print);
         lc_escape_fputs(o->print, out);         /* the name may come from config.json */
         fputs(" (not written: --dry-run)\n", o->print);
     } else if (rc == LC_OK && !o->dry_run) {
-        const lc_gguf_write_opts wo = { .threads = o->threads };
+        const lc_gguf_write_opts wo = { .threads = o->threads,
+                                        .chunk_bytes = dev ? LC_QDEV_CHUNK_BYTES : 0 };
         rc = lc_gguf_write(m, out, &wo, p, err);
         if (rc != LC_OK)
             lc_err_context(err, o->in, NULL);   /* a failed source read: the input */
@@ -117,5 +127,11 @@ static lc_code from_file(const lc_job_st2gguf_opts *o, lc_progress *p, lc_error 
 
 lc_code lc_job_safetensors2gguf(const lc_job_st2gguf_opts *o, lc_progress *p, lc_error *err) {
     LC_TRY(lc_job_safetensors2gguf_check(o, err));
-    return is_dir(o->in) ? from_folder(o, p, err) : from_file(o, p, err);
+    if (!is_dir(o->in))
+        return from_file(o, p, err);
+    lc_qdev *dev = NULL;
+    LC_TRY(lc_qdev_open(o->device, &dev, err));
+    const lc_code rc = from_folder(o, dev, p, err);
+    lc_qdev_close(dev);
+    return rc;
 }

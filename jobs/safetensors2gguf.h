@@ -39,6 +39,8 @@ typedef struct lc_job_st2gguf_opts {
     FILE              *print;        /* where dry_run prints; NULL prints nothing */
     bool               folder_options; /* the caller gave options only a folder takes */
     int                threads;      /* 0: one per core (at most 8) */
+    const char        *device;       /* --device (quant/device.h): where a folder's tensors
+                                      * are cast and quantized, same bytes; NULL: cpu */
 } lc_job_st2gguf_opts;
 
 /* Resolves --outtype NAME into o: "auto", a converter type (hf.outtype), or any other
@@ -49,10 +51,12 @@ lc_code lc_job_st2gguf_outtype(const char *name, lc_job_st2gguf_opts *o, lc_erro
 void lc_job_st2gguf_outtypes(char *buf, size_t cap);
 
 /* Whether the options fit IN before anything is read: a folder takes everything; a
- * bare file needs OUT and no folder_options. LC_E_ARG saying which when not. */
+ * bare file needs OUT and no folder_options (--device is one); a well-formed --device.
+ * LC_E_ARG saying which when not. */
 lc_code lc_job_safetensors2gguf_check(const lc_job_st2gguf_opts *o, lc_error *err);
 
-/* Runs the job (checking first); OUT appears atomically. Codes: lc_hf_to_gguf's,
+/* Runs the job (checking first, then opening the device: lc_qdev_open's codes, before
+ * anything is read); OUT appears atomically. Codes: lc_hf_to_gguf's,
  * lc_hf_meta_override's (LC_E_ARG), lc_safetensors_load's, lc_gguf_bare_encode's and
  * the writer's. A failure while reading the source names IN. p may be NULL. */
 lc_code lc_job_safetensors2gguf(const lc_job_st2gguf_opts *o, lc_progress *p, lc_error *err);

@@ -5,9 +5,11 @@
  * lc_<type>_dequantize_ref, that is the spec: its bytes are identical to ggml's
  * quantize_row_<type>_ref, which is what llama-quantize writes without an importance
  * matrix; faster variants (AVX2 in quant/avx2/, AVX-512 in quant/avx512/, NEON in
- * quant/neon/, CUDA) that must write the same bytes; one lc_qkernels table per variant,
+ * quant/neon/) that must write the same bytes; one lc_qkernels table per variant,
  * chosen once at run time from the CPU probe (libconvert/cpu.h), where the reference
- * fills every entry a variant leaves empty; and llama.cpp's file types (quant/ftype.h).
+ * fills every entry a variant leaves empty; accelerators chosen with --device (the CUDA
+ * back end in quant/cuda/, quant/device.h), with the same bytes again; and llama.cpp's
+ * file types (quant/ftype.h).
  * Block layouts are in quant/blocks.h. quant/ may use libconvert/ and arch/.
  *
  * Layout:
@@ -23,6 +25,10 @@
  *   view.c       lazy quantizing / dequantizing tensor sources over the kernel table
  *   <isa>/       one folder per ISA, each built with its own flags by the Makefile on its
  *                own architecture only; <isa>/kernels.h lists the types it speeds up
+ *   device.c     --device: the accelerator back ends (device_impl.h), their lazy view
+ *   cuda/        the CUDA back end (make CUDA=1): block_ops.h, the reference's arithmetic
+ *                in __host__ __device__ functions; kernels.cu; the driver loaded at run
+ *                time; an emulation on the CPU for the tests
  *
  * Adding a type (say Q2_K):
  *   1. quant/types.h: one X(Q2_K, q2_K) line. That declares lc_q2_K_{,de}quantize_ref,
@@ -33,7 +39,8 @@
  *      tests. (libconvert/dtype.c and quant/ftype.c already list every ggml type and
  *      every llama.cpp file type.) A type we only read goes in LC_DEQUANT_TYPES
  *      instead, with only lc_<stem>_dequantize_ref.
- *   2. quant/blocks.h: the block struct and its _Static_assert.
+ *   2. quant/blocks.h: the block struct and its LC_BLOCK_ASSERT (_Static_assert in C,
+ *      static_assert under nvcc).
  *   3. quant/ref_k.c (or ref.c): the two reference kernels, ported operation for
  *      operation from ggml's quantize_row_<type>_ref / dequantize_row_<type>.
  *   4. Tests: tests/unit/test_quant.c (its type lists, block sizes, error bound; a test
@@ -45,6 +52,11 @@
  *      fixtures/MANIFEST.tsv), checked by tests/integration/test_quant*.py (their type
  *      lists); tests/llama/test_quant_ggml.py compares with ggml itself on millions of
  *      values (its lists come from scripts/make_quant_goldens.py).
+ *   5. quant/cuda/block_ops.h: lc_cu_<stem>_quantize and lc_cu_<stem>_dequantize, the
+ *      two reference kernels ported block by block with every float operation through
+ *      lc_cu_add/sub/mul/div/sqrt, and LC_CU_QK_<stem>; the kernels, the emulation and
+ *      tests/cuda/ take the type from the list (make check builds them with nvcc for the
+ *      host and compares them with the reference; check-ptx checks the device code).
  *   A variant kernel is then optional: a file in quant/<isa>/ plus one line in that
  *   folder's kernels.h; tests/unit/test_quant_variants.c compares it with the reference.
  *
@@ -87,13 +99,14 @@ LC_DEQUANT_TYPES(LC_DEQUANT_DECLARE_REF)
  * lc_qk_ref itself, that the type has no such kernel: quantize is NULL for the
  * dequantize-only types). */
 typedef struct lc_qkernels {
-    const char      *name;                    /* "ref", "avx2", "neon", "cuda" */
+    const char      *name;                    /* "ref", "avx2", "avx512", "neon" */
     lc_quantize_fn   quantize[LC_DT_COUNT];
     lc_dequantize_fn dequantize[LC_DT_COUNT];
 } lc_qkernels;
 
 /* The fastest variant this build and CPU support, chosen once (thread-safe). The
- * environment variable LC_QUANT=ref|avx2|neon|cuda forces one when it is available.
+ * environment variable LC_QUANT=ref|avx2|avx512|neon forces one when it is available
+ * (a device is never chosen here: --device, quant/device.h).
  * Built today: "ref" and, on x86-64 CPUs with AVX2+FMA+F16C, "avx2" (the types of
  * quant/avx2/kernels.h; its other entries are the reference). LC_CPU_DISABLE (libconvert/cpu.h) hides a
  * variant whose features it names. Never NULL; valid for the life of the process. */

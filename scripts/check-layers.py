@@ -58,6 +58,8 @@ PRIVATE_HEADERS = {
     "quant/avx2/kernels.h": "quant",     # the AVX2 table and kernels, for dispatch.c
     "quant/avx2/simd.h": "quant/avx2",   # vector steps the AVX2 kernels share
     "quant/lanes.h": "quant",            # the lane kernels every ISA folder compiles
+    "quant/device_impl.h": "quant",      # the device back-end table; quant/cuda/ fills one
+    "quant/cuda/gpu.h": "quant/cuda",    # the GPU primitives of the CUDA back end
     "quant/avx2/lanes.h": "quant/avx2",  # the AVX2 lane vocabulary
     "quant/avx2/transpose.h": "quant",   # transposes the x86 lane vocabularies share
     "quant/avx512/kernels.h": "quant",   # the AVX-512 table and kernels, for dispatch.c

@@ -6,8 +6,13 @@
 #   LC_BIN=build/bin scripts/output-hashes.sh > before.txt   (on the old commit)
 #   LC_BIN=build/bin scripts/output-hashes.sh | diff before.txt -
 # A case that fails prints "FAILED  case" so a new refusal shows up too.
+# LC_HASH_DEVICE=cuda adds --device cuda to every run that converts on a device (a
+# folder's safetensors2gguf, gguf-quantize): the list must be the CPU's, line for line
+# (LC_CUDA_EMULATE=1 to run the CUDA back end on the CPU).
 set -uo pipefail
 : "${LC_BIN:?set LC_BIN to the folder of the tools}"
+dev=()
+[ -n "${LC_HASH_DEVICE:-}" ] && dev=(--device "$LC_HASH_DEVICE")
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
@@ -32,7 +37,8 @@ run() {
 
 for hf in fixtures/hf/* fixtures/meta/tiny; do
     for t in f32 f16 bf16 q8_0 auto; do
-        run "hf2gguf $hf $t" "$work/o.gguf" safetensors2gguf --outtype "$t" "$hf" "$work/o.gguf"
+        run "hf2gguf $hf $t" "$work/o.gguf" safetensors2gguf ${dev[@]+"${dev[@]}"} --outtype "$t" \
+            "$hf" "$work/o.gguf"
         for d in keep f32 bf16; do
             if [ "$d" = keep ]; then set --; else set -- --dtype "$d"; fi
             run "hf2gguf $hf $t | gguf2safetensors $d" "$work/b.safetensors" \
@@ -70,6 +76,7 @@ done
 for in in fixtures/hf-ref/llama-spm-bf16.gguf fixtures/hf-ref/qwen2-f32.gguf \
           fixtures/hf/llama-q9 fixtures/hf/qwen2-k; do
     for t in F32 F16 BF16 Q8_0 Q4_0 Q4_1 Q5_0 Q5_1 Q6_K Q4_K_M; do
-        run "quantize $in $t" "$work/q.gguf" gguf-quantize "$in" "$work/q.gguf" "$t"
+        run "quantize $in $t" "$work/q.gguf" gguf-quantize ${dev[@]+"${dev[@]}"} "$in" \
+            "$work/q.gguf" "$t"
     done
 done

@@ -169,3 +169,28 @@ Test(jobs, inspect_and_rewrite_report_the_reader_code) {
     cr_assert(lc_job_st_is_sharded("a/model.safetensors.index.json"));
     cr_assert_not(lc_job_st_is_sharded(ok.path));
 }
+
+/* --device: a malformed one is a usage error; one that does not open fails before
+ * anything is read or written (no OUT), and the job still takes over a given model. */
+Test(jobs, device_fails_first_and_takes_the_model) {
+    unsetenv("LC_CUDA_EMULATE");
+    lc_job_quantize_opts o = { .in = fx("hf-ref/qwen2-f16.gguf"), .out = "dev.gguf",
+                               .ftype = lc_job_quantize_type("Q8_0"), .device = "cuda:x" };
+    lc_error err = { 0 };
+    cr_assert_eq(lc_job_gguf_quantize_check(&o, &err), LC_E_ARG);
+    cr_assert(strstr(err.msg, "--device cuda:x"), "%s", err.msg);
+    o.device = "cuda:200";
+    memset(&err, 0, sizeof err);
+    cr_assert_eq(lc_job_gguf_quantize_check(&o, &err), LC_OK, "%s", err.msg);
+    const lc_hf_opts ho = { .outtype = LC_DT_INVALID };
+    cr_assert_eq(lc_hf_to_gguf(fx("hf/qwen2-k"), &ho, &o.model, &err), LC_OK, "%s", err.msg);
+    cr_assert_eq(lc_job_gguf_quantize(&o, NULL, &err), LC_E_UNSUPPORTED);
+    cr_assert(strncmp(err.msg, "no CUDA device: ", 16) == 0, "%s", err.msg);
+    cr_assert_eq(access(o.out, F_OK), -1);
+    const lc_job_st2gguf_opts so = { .in = fx("hf/qwen2-k"), .out = "dev.gguf",
+                                     .hf.outtype = LC_DT_Q8_0, .device = "cuda:200" };
+    memset(&err, 0, sizeof err);
+    cr_assert_eq(lc_job_safetensors2gguf(&so, NULL, &err), LC_E_UNSUPPORTED);
+    cr_assert(strncmp(err.msg, "no CUDA device: ", 16) == 0, "%s", err.msg);
+    cr_assert_eq(access(so.out, F_OK), -1);
+}
