@@ -1,6 +1,6 @@
 # libconvert: non-recursive GNU Make, out-of-tree build.
 #   make            tools and libconvert.a in $(BUILD)
-#   make check      bootstrap deps, then unit, CLI, oracle and short fuzz tests
+#   make check      bootstrap deps, then unit, CLI, oracle, NEON (qemu) and short fuzz tests
 #   make check-clang  the same tests (no fuzz) built with clang in build/clang
 #   make check-layers DESIGN.md's layer rule over the sources (scripts/check-layers.py)
 #   make asan       the same tests built with ASan+UBSan in build/asan
@@ -145,6 +145,7 @@ check: bootstrap check-layers
 	$(Q)$(MAKE) --no-print-directory all $(BUILD)/unit-tests
 	$(Q)$(MAKE) --no-print-directory test-unit test-cli test-py
 	$(Q)$(MAKE) --no-print-directory test-cuda-host check-ptx
+	$(Q)$(MAKE) --no-print-directory check-neon
 	$(Q)$(MAKE) --no-print-directory test-fuzz-short
 
 test-unit: $(BUILD)/unit-tests
