@@ -12,8 +12,7 @@ Cases, each a child of tests/tools/lc-peak (wall time and the child's own peak R
   never fsyncs, hence --no-fsync on our side. Median of BENCH_RUNS rounds (default 3),
   rounds interleaving the cases. When both sides ran, the two files are compared byte
   for byte, and a difference fails the bench.
-Targets (issue 9): whole-file Q4_K_M >= 10x faster than llama.cpp's; peak RSS <= 128 MiB.
-Q4_K and Q6_K run their scalar references until the vector kernels land."""
+Targets (issue 9): whole-file Q4_K_M >= 10x faster than llama.cpp's; peak RSS <= 128 MiB."""
 import filecmp, os, statistics, subprocess, sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
