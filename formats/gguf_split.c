@@ -172,9 +172,8 @@ static lc_code open_parts(lc_model *m, lc_gguf_split *s, const char *path, lc_er
     if (total < 0 || (uint64_t)total < n0)
         return lc_fail(err, LC_E_MALFORMED, LC_NO_OFFSET, "split.tensors.count is %" PRId64
                        ", but the first part holds %zu tensors", total, n0);
-    for (uint32_t k = 1; k < s->count; k++) {
+    for (uint32_t k = 1; k < s->count; k++)    /* one at a time: the first bad one stops */
         LC_TRY(open_part(m, s, prefix, k, total, err));
-    }
     if (s->n_tensors != (uint64_t)total)
         return lc_fail(err, LC_E_MALFORMED, LC_NO_OFFSET, "split.tensors.count is %" PRId64
                        ", but the %" PRIu32 " parts hold %zu tensors", total, s->count,
