@@ -13,12 +13,14 @@ from pathlib import Path
 import gguf
 
 
-def split_gguf(src, dst, per_part):
+def split_gguf(src, dst, per_part, small_first_shard=False):
     """Writes the parts of src (every key but general.architecture, which the writer
-    puts first itself; every tensor as its raw bytes) and returns their paths."""
+    puts first itself; every tensor as its raw bytes) and returns their paths.
+    small_first_shard: the first part holds the metadata only (--no-tensor-first-split)."""
     r = gguf.GGUFReader(str(src))
     arch = r.fields["general.architecture"].contents()
-    w = gguf.GGUFWriter(str(dst), arch, split_max_tensors=per_part)
+    w = gguf.GGUFWriter(str(dst), arch, split_max_tensors=per_part,
+                        small_first_shard=small_first_shard)
     for f in r.fields.values():
         if f.name.startswith("GGUF.") or f.name == "general.architecture":
             continue

@@ -176,3 +176,39 @@ def test_a_failed_keep_split_leaves_no_part(tmp_path):
     assert r.returncode == 1 and "blk.1.ffn_down.weight" in one_line(r)
     assert old.read_bytes() == b"old"
     nothing_left(tmp_path, {"whole.gguf", "parts", old.name})
+
+
+def test_keep_split_refuses_an_empty_middle_part(tmp_path):
+    """Parts 1 and 3 hold tensors, part 2 none: the merged output is fine; --keep-split
+    is refused before anything is written (llama_model_quantize crashes on it)."""
+    whole = tiny_llama(tmp_path / "whole.gguf", layers=1)
+    (tmp_path / "parts").mkdir()
+    r = gguf.GGUFReader(whole)
+    names = [t.name for t in r.tensors]
+    groups = [names[:4], [], names[4:]]
+    for k, group in enumerate(groups):
+        w = gguf.GGUFWriter(str(tmp_path / "parts" / f"m-{k + 1:05d}-of-00003.gguf"), "llama")
+        if k == 0:
+            for f in r.fields.values():
+                if not f.name.startswith("GGUF.") and f.name != "general.architecture":
+                    w.add_key_value(f.name, f.contents(), f.types[0],
+                                    f.types[-1] if f.types[0] == gguf.GGUFValueType.ARRAY
+                                    else None)
+        w.add_uint16("split.no", k)
+        w.add_uint16("split.count", 3)
+        w.add_int32("split.tensors.count", len(names))
+        for t in r.tensors:
+            if t.name in group:
+                w.add_tensor(t.name, t.data, raw_dtype=t.tensor_type)
+        w.write_header_to_file()
+        w.write_kv_data_to_file()
+        w.write_tensors_to_file()
+        w.close()
+    first = tmp_path / "parts" / "m-00001-of-00003.gguf"
+    run("-q", first, tmp_path / "a.gguf", "Q8_0")
+    run("-q", whole, tmp_path / "b.gguf", "Q8_0")
+    assert (tmp_path / "a.gguf").read_bytes() == (tmp_path / "b.gguf").read_bytes()
+    r = run("-q", "--keep-split", first, tmp_path / "o", "Q8_0", ok=False)
+    assert r.returncode == 1
+    assert "part 2 of 3 holds no tensors" in one_line(r)
+    nothing_left(tmp_path, {"whole.gguf", "parts", "a.gguf", "b.gguf"})

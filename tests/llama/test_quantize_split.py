@@ -3,7 +3,8 @@
 A model split by gguf-py's writer (scripts/split_gguf.py, as convert_hf_to_gguf.py
 --split-max-tensors writes it) from what safetensors2gguf writes for fixtures/hf/qwen2-k
 (rows of 256: real K blocks) and fixtures/hf/llama-q9 (10 layers, so the mixes' per-layer
-rules count tensors across parts). For each TYPE below, gguf-quantize given the first part
+rules count tensors across parts), and qwen2-k split with a first part that holds the
+metadata only (gguf-split --no-tensor-first-split). For each TYPE below, gguf-quantize given the first part
 writes what llama_model_quantize (llama-cpp-python 0.3.36's llama.cpp, one thread) writes:
   - by default one file, byte for byte;
   - with --keep-split the same parts, each byte for byte (params.keep_split = true),
@@ -23,7 +24,9 @@ from test_quantize import CONVERT, OFFERED, llama_plan, llama_quantize, ours
 sys.path.insert(0, str(ROOT / "scripts"))
 from split_gguf import split_gguf  # noqa: E402
 
-MODELS = {"qwen2-k": 5, "llama-q9": 17}     # model -> tensors per part
+# input -> (model, tensors per part, first part without tensors)
+MODELS = {"qwen2-k": ("qwen2-k", 5, False), "llama-q9": ("llama-q9", 17, False),
+          "qwen2-k-meta-first": ("qwen2-k", 9, True)}
 TYPES = ["Q8_0", "Q4_K_M", "Q6_K", "Q4_0", "F16"]
 
 
@@ -32,15 +35,15 @@ def split_inputs(tmp_path_factory):
     """model -> (unsplit GGUF, first part)."""
     d = tmp_path_factory.mktemp("split-in")
     out = {}
-    for m, per in MODELS.items():
-        whole = d / f"{m}.gguf"
+    for name, (m, per, small) in MODELS.items():
+        whole = d / f"{name}.gguf"
         r = subprocess.run([str(CONVERT), "-q", str(HF / m), str(whole)], capture_output=True,
                            text=True)
         assert r.returncode == 0, r.stderr
-        (d / m).mkdir()
-        parts = split_gguf(whole, d / m / f"{m}.gguf", per)
+        (d / name).mkdir()
+        parts = split_gguf(whole, d / name / f"{m}.gguf", per, small_first_shard=small)
         assert len(parts) > 2
-        out[m] = (whole, parts[0])
+        out[name] = (whole, parts[0])
     return out
 
 
