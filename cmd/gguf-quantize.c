@@ -11,12 +11,12 @@ int main(int argc, char **argv) {
     lc_cli_list tensor_types = { .n = 0 }, overrides = { .n = 0 };
     char types[512];
     lc_ftype_names(0, true, false, " ", types, sizeof types);
-    char about[1024];
+    char about[1280];
     snprintf(about, sizeof about,
              "Writes what llama.cpp's llama-quantize writes for TYPE (without an importance "
              "matrix), byte for byte: the same tensor types (the mixes' per-tensor rules, "
              "the fallbacks for rows that are not whole blocks), order, metadata and "
-             "alignment. IN is a GGUF model or a Hugging Face folder (converted as "
+             "alignment. IN is a GGUF model (the first part of a split one) or a Hugging Face folder (converted as "
              "safetensors2gguf does, in the same pass). OUT defaults to "
              "ggml-model-TYPE.gguf beside IN; NTHREADS is -t.\n"
              "TYPE (case-insensitive, or llama.cpp's numeric id): %s; Q3_K, Q4_K, Q5_K are the _M mixes.", types);
@@ -34,6 +34,9 @@ int main(int argc, char **argv) {
           .flag = &o.allow_requantize },
         { "override-kv", 0, "KEY=TYPE:VALUE", "set a key in OUT (TYPE int, float, bool, str); "
           "repeatable", .list = &overrides },
+        { "keep-split", 0, NULL, "a split IN (give its first part) gives OUT split the same "
+          "way: OUT-00001-of-0000N.gguf ... (OUT without .gguf), written as a set",
+          .flag = &o.keep_split },
         { "dry-run", 0, NULL, "print each tensor's type and size and the totals; write nothing",
           .flag = &o.dry_run },
         { "device", 0, "DEV", "convert on DEV: " LC_QDEV_SPECS " (a CUDA=1 build); the same "

@@ -1032,8 +1032,10 @@ static size_t plan_segments(const lc_model *m, uint32_t align, uint64_t header,
     return n;
 }
 
-lc_code lc_gguf_write(const lc_model *m, const char *path, const lc_gguf_write_opts *o,
-                      lc_progress *p, lc_error *err) {
+/* Writes m into the temporary of a new outfile for PATH; *fp gets it, whole but not
+ * committed. On failure nothing is left (*fp NULL). */
+static lc_code write_file(const lc_model *m, const char *path, const lc_gguf_write_opts *o,
+                          lc_progress *p, lc_outfile **fp, lc_error *err) {
     const lc_segments_opts so = { .chunk_bytes = o ? o->chunk_bytes : 0,
                                   .threads = o ? o->threads : 0 };
     const size_t nt = lc_model_tensor_count(m);
@@ -1043,6 +1045,7 @@ lc_code lc_gguf_write(const lc_model *m, const char *path, const lc_gguf_write_o
     uint32_t align;
     uint64_t total, size;
     lc_code rc;
+    *fp = NULL;
     if ((rc = check_model(m, &align, &total, err)) != LC_OK)
         goto done;
     if (!(segs = lc_calloc(nt ? 2 * nt : 1, sizeof *segs))) {
@@ -1062,7 +1065,7 @@ lc_code lc_gguf_write(const lc_model *m, const char *path, const lc_gguf_write_o
             lc_err_context(err, NULL, segs[failed.segment].t->name);
         goto done;
     }
-    rc = lc_outfile_commit(f, err);
+    *fp = f;
     f = NULL;
 done:
     lc_outfile_abort(f);
@@ -1070,5 +1073,30 @@ done:
     /* A source's failure already names its own file; the caller adds it. */
     if (!failed.source)
         lc_err_context(err, path, NULL);
+    return rc;
+}
+
+lc_code lc_gguf_write(const lc_model *m, const char *path, const lc_gguf_write_opts *o,
+                      lc_progress *p, lc_error *err) {
+    lc_outfile *f;
+    LC_TRY(write_file(m, path, o, p, &f, err));
+    return lc_outfile_commit(f, err);
+}
+
+lc_code lc_gguf_write_set(const lc_model *const *models, const char *const *paths, size_t n,
+                          const lc_gguf_write_opts *o, lc_progress *p, lc_error *err) {
+    lc_outfile **fs = lc_calloc(n ? n : 1, sizeof *fs);
+    if (!fs)
+        return lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory");
+    lc_code rc = LC_OK;
+    size_t done = 0;
+    for (; rc == LC_OK && done < n; done++)
+        rc = write_file(models[done], paths[done], o, p, &fs[done], err);
+    if (rc == LC_OK)
+        rc = lc_outfile_commit_set(fs, n, err);
+    else
+        for (size_t i = 0; i < done; i++)
+            lc_outfile_abort(fs[i]);
+    lc_free(fs);
     return rc;
 }

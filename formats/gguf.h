@@ -106,4 +106,10 @@ typedef struct lc_gguf_write_opts {
 lc_code lc_gguf_write(const lc_model *m, const char *path, const lc_gguf_write_opts *o,
                       lc_progress *p, lc_error *err);
 
+/* Writes models[i] at paths[i] for each of the N, as lc_gguf_write writes one, and
+ * commits them as a set (lc_outfile_commit_set): either every file appears or none
+ * does. The split parts of --keep-split. */
+lc_code lc_gguf_write_set(const lc_model *const *models, const char *const *paths, size_t n,
+                          const lc_gguf_write_opts *o, lc_progress *p, lc_error *err);
+
 #endif

@@ -15,6 +15,7 @@
 
 #include "arch/arch.h"
 #include "formats/gguf.h"
+#include "formats/gguf_split.h"
 #include "hf/hf.h"
 #include "jobs/gguf_quantize_impl.h"
 #include "libconvert/alloc.h"
@@ -151,7 +152,7 @@ static void set_key(kv *list, size_t *n, const char *key, lc_value *v) {
  * the split keys, then the overrides: llama_model_quantize_impl's order. */
 static lc_code copy_meta(job *j, lc_error *err) {
     const lc_model *in = j->in;
-    const size_t n_in = lc_model_meta_count(in), cap = n_in + 2 + j->o->n_overrides;
+    const size_t n_in = lc_model_meta_count(in), cap = n_in + 5 + j->o->n_overrides;
     kv *list = lc_calloc(cap ? cap : 1, sizeof *list);
     if (!list)
         return lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory");
@@ -175,6 +176,14 @@ static lc_code copy_meta(job *j, lc_error *err) {
         if ((rc = lc_job_quantize_override(j->o->overrides[i], key, sizeof key, &v, err)) == LC_OK)
             set_key(list, &n, key, &v);
     }
+    if (rc == LC_OK && j->n_parts > 1) {    /* keep_split: after everything else */
+        v = lc_value_uint(LC_VT_U16, 0);
+        set_key(list, &n, LC_GGUF_SPLIT_NO, &v);
+        v = lc_value_uint(LC_VT_U16, j->n_parts);
+        set_key(list, &n, LC_GGUF_SPLIT_COUNT, &v);
+        v = lc_value_int(LC_VT_I32, (int64_t)lc_model_tensor_count(j->in));
+        set_key(list, &n, LC_GGUF_SPLIT_TENSORS, &v);
+    }
     for (size_t i = 0; rc == LC_OK && i < n; i++) {
         if (list[i].gone)
             continue;
@@ -191,10 +200,6 @@ static lc_code copy_meta(job *j, lc_error *err) {
 /* What the rules read: the family and its hyperparameters, from the output's keys (so
  * an override counts, as it does for llama.cpp's loader). */
 static lc_code read_model(job *j, lc_mix_model *mm, lc_error *err) {
-    const lc_value *split = lc_model_find_meta(j->in, "split.count");
-    if (split && split->type == LC_VT_U16 && split->u > 1)
-        return lc_fail(err, LC_E_UNSUPPORTED, LC_NO_OFFSET, "a split GGUF (%" PRIu64 " files): "
-                       "merge it first (llama-gguf-split --merge)", split->u);
     const lc_arch *a;
     lc_hparams hp;
     LC_TRY(lc_arch_read_keys(j->out, &a, &hp, err));
@@ -214,15 +219,17 @@ static bool is_dir(const char *p) {
     return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-/* llama-quantize's name when OUT is not given: ggml-model-<TYPE>.gguf in IN's folder. */
+/* llama-quantize's name when OUT is not given: ggml-model-<TYPE>.gguf in IN's folder
+ * (without ".gguf" with --keep-split: the parts' prefix). */
 static void default_out(const lc_job_quantize_opts *o, char *buf, size_t cap) {
+    const char *ext = o->keep_split ? "" : ".gguf";
     if (is_dir(o->in)) {
-        snprintf(buf, cap, "%s/ggml-model-%s.gguf", o->in, o->ftype->name);
+        snprintf(buf, cap, "%s/ggml-model-%s%s", o->in, o->ftype->name, ext);
         return;
     }
     const char *slash = strrchr(o->in, '/');
-    snprintf(buf, cap, "%.*sggml-model-%s.gguf", slash ? (int)(slash - o->in + 1) : 0, o->in,
-             o->ftype->name);
+    snprintf(buf, cap, "%.*sggml-model-%s%s", slash ? (int)(slash - o->in + 1) : 0, o->in,
+             o->ftype->name, ext);
 }
 
 /* A GGUF is parsed from its map, and its tensors are read with pread (QJ_SOURCE): pages
@@ -234,7 +241,9 @@ static lc_code load_input(job *j, lc_error *err) {
         const lc_hf_opts ho = { .outtype = LC_DT_INVALID };     /* safetensors2gguf's auto */
         return lc_hf_to_gguf(j->o->in, &ho, &j->in, err);
     }
-    LC_TRY(lc_gguf_load(j->o->in, &j->in, err));
+    LC_TRY(lc_gguf_split_load(j->o->in, &j->in, &j->split, err));
+    if (j->split->count > 1)
+        return LC_OK;       /* each part is read through its own map's descriptor */
     if ((j->fd = open(j->o->in, O_RDONLY | O_CLOEXEC)) < 0)
         return lc_fail(err, LC_E_IO, LC_NO_OFFSET, "cannot open it again: %s",
                        strerror(errno));
@@ -242,6 +251,12 @@ static lc_code load_input(job *j, lc_error *err) {
 }
 
 static void free_job(job *j) {
+    for (uint32_t k = 1; j->parts && k < j->n_parts; k++)
+        lc_model_free(j->parts[k]); /* their views read the stages out owns */
+    lc_free(j->parts);
+    for (uint32_t k = 0; j->part_paths && k < j->n_parts; k++)
+        lc_free(j->part_paths[k]);
+    lc_free(j->part_paths);
     lc_model_free(j->out);          /* owns in and the stages once handed */
     if (j->own_dev)
         lc_qdev_close(j->dev);      /* after the views that use it */
@@ -252,6 +267,7 @@ static void free_job(job *j) {
     }
     if (j->fd >= 0)
         close(j->fd);
+    lc_gguf_split_free(j->split);
     for (size_t i = 0; i < j->n_patterns; i++)
         lc_free(j->pattern_text[i]);
     lc_free(j->pattern_text);
@@ -273,6 +289,65 @@ static lc_code new_models(job *j, lc_error *err) {
                                        err);
         rc = rc != LC_OK ? rc : r;
     }
+    if (rc != LC_OK || !j->o->keep_split)
+        return rc;
+    if (!(j->parts = lc_calloc(j->n_parts, sizeof *j->parts)))
+        return lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory");
+    j->parts[0] = j->out;
+    /* The other parts hold the split keys only, as llama_model_quantize's new contexts. */
+    for (uint32_t k = 1; rc == LC_OK && k < j->n_parts; k++) {
+        if (!(j->parts[k] = lc_model_new()))
+            return lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory");
+        lc_value v = lc_value_uint(LC_VT_U16, k);
+        if ((rc = lc_model_add_meta(j->parts[k], LC_GGUF_SPLIT_NO, &v, err)) != LC_OK)
+            break;
+        v = lc_value_uint(LC_VT_U16, j->n_parts);
+        if ((rc = lc_model_add_meta(j->parts[k], LC_GGUF_SPLIT_COUNT, &v, err)) != LC_OK)
+            break;
+        v = lc_value_int(LC_VT_I32, (int64_t)lc_model_tensor_count(j->in));
+        rc = lc_model_add_meta(j->parts[k], LC_GGUF_SPLIT_TENSORS, &v, err);
+    }
+    return rc;
+}
+
+/* keep_split: as many output parts as the last input part with tensors (llama-quantize's
+ * n_split), named from OUT's prefix. A part before it without tensors is refused:
+ * llama_model_quantize would dereference a context it never made. */
+static lc_code plan_parts(job *j, const char *out, lc_error *err) {
+    j->n_parts = 1;
+    if (!j->o->keep_split)
+        return LC_OK;
+    const uint32_t count = j->split ? j->split->count : 1;
+    bool *used = lc_calloc(count, sizeof *used);
+    if (!used)
+        return lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory");
+    for (size_t i = 0; j->split && i < j->split->n_tensors; i++) {
+        used[j->split->part[i]] = true;
+        if (j->split->part[i] + 1 > j->n_parts)
+            j->n_parts = j->split->part[i] + 1;
+    }
+    lc_code rc = LC_OK;
+    for (uint32_t k = 1; rc == LC_OK && k < j->n_parts; k++)
+        if (!used[k])
+            rc = lc_fail(err, LC_E_UNSUPPORTED, LC_NO_OFFSET, "--keep-split: part %" PRIu32
+                         " of %" PRIu32 " holds no tensors, and a later part does (%.200s)",
+                         k + 1, count, j->split->paths[k]);
+    lc_free(used);
+    if (rc != LC_OK)
+        return rc;
+    /* OUT without a trailing ".gguf" is the prefix (llama-quantize's main strips it). */
+    const size_t len = strlen(out);
+    const size_t pre = len > 5 && strcmp(out + len - 5, ".gguf") == 0 ? len - 5 : len;
+    char *prefix = lc_strndup(out, pre);
+    if (!prefix || !(j->part_paths = lc_calloc(j->n_parts, sizeof *j->part_paths)))
+        rc = lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory");
+    for (uint32_t k = 0; rc == LC_OK && k < j->n_parts; k++) {
+        char path[4096];
+        if ((rc = lc_gguf_split_path(prefix, k, j->n_parts, path, sizeof path, err)) == LC_OK &&
+            !(j->part_paths[k] = lc_strdup(path)))
+            rc = lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory");
+    }
+    lc_free(prefix);
     return rc;
 }
 
@@ -333,6 +408,8 @@ lc_code lc_job_gguf_quantize(const lc_job_quantize_opts *o, lc_progress *p, lc_e
     rc = options(&j, err);
     if (rc == LC_OK && (rc = load_input(&j, err)) != LC_OK)
         lc_err_context(err, o->in, NULL);
+    if (rc == LC_OK && (rc = plan_parts(&j, out, err)) != LC_OK)
+        lc_err_context(err, o->in, NULL);
     if (rc == LC_OK)
         rc = new_models(&j, err);
     if (rc == LC_OK)
@@ -345,7 +422,12 @@ lc_code lc_job_gguf_quantize(const lc_job_quantize_opts *o, lc_progress *p, lc_e
         /* A device gets reads large enough to fill it (quant/device.h). */
         const lc_gguf_write_opts wo = { .threads = o->threads,
                                         .chunk_bytes = j.dev ? LC_QDEV_CHUNK_BYTES : 0 };
-        if ((rc = lc_gguf_write(j.out, out, &wo, p, err)) != LC_OK)
+        if (o->keep_split)
+            rc = lc_gguf_write_set((const lc_model *const *)j.parts,
+                                   (const char *const *)j.part_paths, j.n_parts, &wo, p, err);
+        else
+            rc = lc_gguf_write(j.out, out, &wo, p, err);
+        if (rc != LC_OK)
             lc_err_context(err, o->in, NULL);   /* a failed read or check: the input */
     }
     if (rc == LC_OK)

@@ -29,9 +29,23 @@
  *    leniency).
  *  - Every error is found before OUT is created when it can be (types, requantizing, row
  *    lengths, importance matrices); OUT appears atomically or not at all.
- *  - Not supported: importance matrices (so IQ1/IQ2/IQ3_XXS and Q2_K_S), split inputs
- *    and --keep-split, --prune-layers, COPY. Models of families arch/ does not describe
- *    are refused (the rules need each tensor's role). */
+ *  - --keep-split strips a trailing ".gguf" from OUT (llama-quantize strips the last
+ *    five bytes when ".gguf" appears anywhere in it); the parts appear as a set or not
+ *    at all, and a split input whose middle part has no tensors is refused
+ *    (llama-quantize crashes on it).
+ *  - Not supported: importance matrices (so IQ1/IQ2/IQ3_XXS and Q2_K_S), --prune-layers,
+ *    COPY. Models of families arch/ does not describe are refused (the rules need each
+ *    tensor's role).
+ *
+ * Split inputs (formats/gguf_split.h): IN is the first part; the others are found and
+ * checked as llama.cpp's loader does. By default the output is one file, as above (the
+ * first part's metadata, the split keys dropped). With keep_split it is split as the
+ * input is, as llama_model_quantize with keep_split writes it: part k holds the tensors
+ * of input part k in their file order (also the order the mixes' rules count them in),
+ * named OUT-0000k-of-0000n.gguf (OUT without ".gguf"); the first part holds the
+ * metadata as above followed by split.no, split.count and split.tensors.count, the
+ * others those three keys only. n is the last input part with tensors (1 for an
+ * unsplit input, which then gives OUT-00001-of-00001.gguf without split keys). */
 #ifndef LC_JOBS_GGUF_QUANTIZE_H
 #define LC_JOBS_GGUF_QUANTIZE_H
 
@@ -52,12 +66,14 @@ typedef struct lc_job_quantize_opts {
                                      * folder): the job takes it over and frees it, and
                                      * `in` only names it in messages */
     const char     *out;            /* NULL: ggml-model-<TYPE>.gguf beside IN (in IN for a
-                                     * folder), as llama-quantize names it */
+                                     * folder), as llama-quantize names it; with
+                                     * keep_split the prefix of the parts' names */
     const lc_ftype *ftype;          /* TYPE */
     bool            pure;           /* --pure */
     bool            leave_output;   /* --leave-output-tensor */
     bool            allow_requantize;   /* --allow-requantize */
     bool            dry_run;        /* print the plan; write nothing */
+    bool            keep_split;     /* --keep-split: the output split as the input is */
     const char     *output_type;    /* --output-tensor-type: a ggml type name, or NULL */
     const char     *token_embd_type;    /* --token-embedding-type, or NULL */
     const char *const *tensor_types;    /* --tensor-type PATTERN=TYPE, in order */

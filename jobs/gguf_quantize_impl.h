@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "formats/gguf_split.h"
 #include "jobs/gguf_quantize.h"
 #include "libconvert/model.h"
 #include "quant/mix.h"
@@ -24,14 +25,21 @@ typedef struct qj_row {
     const lc_tensor *in;
     lc_tensor       *out;
     lc_mix_choice    c;
+    uint32_t         part;      /* the input part it is read from (0 unless split) */
 } qj_row;
 
 typedef struct job {
     const lc_job_quantize_opts *o;
     lc_model *in;                   /* the input; owned by out once handed */
     lc_model *stage[LC_QJ_STAGES];  /* owned by out once handed */
-    lc_model *out;
-    int       fd;                   /* IN opened again for pread, or -1 (an HF folder) */
+    lc_model *out;                  /* the output, or its first part (keep_split) */
+    lc_model **parts;               /* keep_split: the output's parts, [0] == out; the
+                                     * others are freed before out */
+    uint32_t  n_parts;              /* output files: 1, or the parts with keep_split */
+    char    **part_paths;           /* keep_split: their names (owned) */
+    lc_gguf_split *split;           /* a GGUF input's parts (count 1: not split) */
+    int       fd;                   /* IN opened again for pread, or -1 (an HF folder,
+                                     * a split input: each part's map descriptor) */
     lc_qdev  *dev;                  /* where conversions run; NULL: the CPU */
     bool      own_dev;              /* opened by the job (closed with it) */
     bool      handed;
@@ -54,8 +62,9 @@ bool lc_job_quantize_writable(lc_dtype t);
 lc_code lc_job_quantize_override(const char *arg, char *key, size_t cap, lc_value *v,
                                  lc_error *err);
 
-/* Picks every tensor's type (quant/mix.h) in llama-quantize's order and adds it to j->out
- * with its lazy source; fills j->rows and the totals. Checks every choice first:
+/* Picks every tensor's type (quant/mix.h) in llama-quantize's order (its loader's; with
+ * keep_split, input part by part in file order) and adds it to j->out (or its part of
+ * j->parts) with its lazy source; fills j->rows and the totals. Checks every choice first:
  * LC_E_UNSUPPORTED for a type without kernels or data that cannot be converted,
  * LC_E_ARG for requantizing without allow_requantize (where = tensor). */
 lc_code lc_job_quantize_plan(job *j, const lc_mix_model *mm, lc_error *err);

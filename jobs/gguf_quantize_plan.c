@@ -67,13 +67,22 @@ static lc_code convert_on_cpu(job *j, const lc_tensor *s, lc_dtype to, const lc_
 
 /* Adds the output tensor for input s, of type `to`, with ggml's dimensions (trailing 1s
  * dropped), reading through the chain above. */
-static lc_code build(job *j, const lc_tensor *s, lc_dtype to, lc_tensor **outp,
-                     lc_error *err) {
+static lc_code build(job *j, const lc_tensor *s, uint32_t part, lc_dtype to,
+                     lc_tensor **outp, lc_error *err) {
     const lc_tensor *cur = s;
     lc_tensor *t;
+    lc_model *out = j->parts ? j->parts[part] : j->out;
+    int fd;
+    uint64_t off;
     if (j->fd >= 0 && s->file_offset != LC_NO_OFFSET && !j->o->dry_run) {
         LC_TRY(add(j->stage[QJ_SOURCE], s, s->dtype, &t, err));
         LC_TRY(lc_view_file(t, j->fd, s->file_offset, j->o->in, err));
+        cur = t;
+    } else if (j->split && j->split->count > 1 && !j->o->dry_run &&
+               lc_tensor_file_range(s, &fd, &off)) {
+        /* A part of a split input: read with pread from its own map's descriptor. */
+        LC_TRY(add(j->stage[QJ_SOURCE], s, s->dtype, &t, err));
+        LC_TRY(lc_view_file(t, fd, off, j->split->paths[part], err));
         cur = t;
     }
     uint32_t nd = s->ndim;
@@ -81,7 +90,7 @@ static lc_code build(job *j, const lc_tensor *s, lc_dtype to, lc_tensor **outp,
         nd--;
     const uint64_t *shape = s->shape + (s->ndim - nd);
     if (j->o->dry_run)      /* sizes only: no source (the kernels may not exist yet) */
-        return lc_model_add_tensor(j->out, s->name, to, nd, shape, outp, err);
+        return lc_model_add_tensor(out, s->name, to, nd, shape, outp, err);
     if (to != s->dtype) {
         LC_TRY(add(j->stage[QJ_CHECKED], s, s->dtype, &t, err));
         LC_TRY(lc_validate_view(t, cur, err));
@@ -95,7 +104,7 @@ static lc_code build(job *j, const lc_tensor *s, lc_dtype to, lc_tensor **outp,
             LC_TRY(convert_on_cpu(j, s, to, &cur, err));
         }
     }
-    LC_TRY(lc_model_add_tensor(j->out, s->name, to, nd, shape, &t, err));
+    LC_TRY(lc_model_add_tensor(out, s->name, to, nd, shape, &t, err));
     LC_TRY(lc_validate_view(t, cur, err));
     *outp = t;
     return LC_OK;
@@ -126,14 +135,18 @@ static lc_code can_convert(const job *j, const lc_tensor *s, const lc_mix_choice
     return err ? err->code : LC_E_ARG;
 }
 
+typedef struct placed {
+    const lc_tensor *t;
+    uint32_t part;
+} placed;
+
 static int by_loader_order(const void *a, const void *b) {
-    return lc_mix_order((*(const lc_tensor *const *)a)->name,
-                        (*(const lc_tensor *const *)b)->name);
+    return lc_mix_order(((const placed *)a)->t->name, ((const placed *)b)->t->name);
 }
 
 lc_code lc_job_quantize_plan(job *j, const lc_mix_model *mm, lc_error *err) {
     const size_t n = lc_model_tensor_count(j->in);
-    const lc_tensor **order = lc_calloc(n ? n : 1, sizeof *order);
+    placed *order = lc_calloc(n ? n : 1, sizeof *order);
     const char **names = lc_calloc(n ? n : 1, sizeof *names);
     lc_mix *mix = NULL;
     lc_code rc = LC_OK;
@@ -142,22 +155,27 @@ lc_code lc_job_quantize_plan(job *j, const lc_mix_model *mm, lc_error *err) {
         goto done;
     }
     for (size_t i = 0; i < n; i++) {
-        order[i] = lc_model_tensor(j->in, i);
-        names[i] = order[i]->name;
+        order[i].t = lc_model_tensor(j->in, i);
+        order[i].part = j->split && i < j->split->n_tensors ? j->split->part[i] : 0;
+        names[i] = order[i].t->name;
     }
-    qsort(order, n, sizeof *order, by_loader_order);
+    /* With keep_split llama_model_quantize sorts by (part, offset in the part): the
+     * model's own order (formats/gguf_split.h), so it stays. */
+    if (!j->o->keep_split)
+        qsort(order, n, sizeof *order, by_loader_order);
     if ((rc = lc_mix_new(&j->mo, mm, names, n, &mix, err)) != LC_OK)
         goto done;
     /* Every choice first, so that nothing is built (or written) for a plan that fails. */
     for (size_t i = 0; i < n && rc == LC_OK; i++) {
         qj_row *r = &j->rows[i];
-        r->in = order[i];
+        r->in = order[i].t;
+        r->part = order[i].part;
         if ((rc = lc_mix_pick(mix, r->in, &r->c, err)) == LC_OK)
             rc = can_convert(j, r->in, &r->c, err);
     }
     for (size_t i = 0; i < n && rc == LC_OK; i++) {
         qj_row *r = &j->rows[i];
-        rc = build(j, r->in, r->c.type, &r->out, err);
+        rc = build(j, r->in, r->part, r->c.type, &r->out, err);
         uint64_t numel = 0;
         lc_tensor_numel(r->in, &numel);
         j->elements += numel;
@@ -188,7 +206,25 @@ static void shape_text(const lc_tensor *t, char *buf, size_t cap) {
     lc_shape_format(t, buf, cap);
 }
 
+/* keep_split: the file each part goes to, its tensors and bytes. */
+static void part_totals(const job *j, uint32_t k, size_t *tensors, uint64_t *bytes) {
+    *tensors = 0;
+    *bytes = 0;
+    for (size_t i = 0; i < j->n_rows; i++)
+        if (j->rows[i].part == k) {
+            ++*tensors;
+            *bytes += j->rows[i].out->nbytes;
+        }
+}
+
 static void print_plan(const job *j, FILE *f) {
+    for (uint32_t k = 0; j->part_paths && k < j->n_parts; k++) {
+        size_t tensors;
+        uint64_t bytes;
+        part_totals(j, k, &tensors, &bytes);
+        fprintf(f, "part %" PRIu32 "/%" PRIu32 ": %s: %zu tensors, %.3f MiB of tensor data\n",
+                k + 1, j->n_parts, j->part_paths[k], tensors, mib(bytes));
+    }
     for (size_t i = 0; i < j->n_rows; i++) {
         const qj_row *r = &j->rows[i];
         char shape[64], fb[48] = "";
@@ -212,6 +248,20 @@ static lc_code put_json(const job *j, const char *out, double secs, FILE *f, lc_
         rc = lc_json_put(&b, ",\"out\":", 7, err);
     if (rc == LC_OK)
         rc = lc_json_put_string(&b, out, strlen(out), err);
+    if (rc == LC_OK && j->split && j->split->count > 1)
+        rc = lc_json_printf(&b, err, ",\"in_parts\":%" PRIu32, j->split->count);
+    for (uint32_t k = 0; rc == LC_OK && j->part_paths && k < j->n_parts; k++) {
+        size_t tensors;
+        uint64_t bytes;
+        part_totals(j, k, &tensors, &bytes);
+        const char *open = k ? ",{\"path\":" : ",\"parts\":[{\"path\":";
+        rc = lc_json_put(&b, open, strlen(open), err);
+        if (rc == LC_OK)
+            rc = lc_json_put_string(&b, j->part_paths[k], strlen(j->part_paths[k]), err);
+        if (rc == LC_OK)
+            rc = lc_json_printf(&b, err, ",\"tensors\":%zu,\"bytes_out\":%" PRIu64 "}%s",
+                                tensors, bytes, k + 1 == j->n_parts ? "]" : "");
+    }
     if (rc == LC_OK)
         rc = lc_json_printf(&b, err, ",\"type\":\"%s\",\"file_type\":%" PRIu32 ",\"dry_run\":%s,"
                             "\"tensors\":[", o->ftype->name, o->ftype->id,
@@ -226,7 +276,11 @@ static lc_code put_json(const job *j, const char *out, double secs, FILE *f, lc_
         for (uint32_t d = 0; rc == LC_OK && d < r->out->ndim; d++)
             rc = lc_json_printf(&b, err, "%s%" PRIu64, d ? "," : "", r->out->shape[d]);
         if (rc == LC_OK)
-            rc = lc_json_printf(&b, err, "],\"from\":\"%s\",\"to\":\"%s\",\"wanted\":\"%s\","
+            rc = lc_json_put(&b, "]", 1, err);
+        if (rc == LC_OK && j->part_paths)
+            rc = lc_json_printf(&b, err, ",\"part\":%" PRIu32, r->part + 1);
+        if (rc == LC_OK)
+            rc = lc_json_printf(&b, err, ",\"from\":\"%s\",\"to\":\"%s\",\"wanted\":\"%s\","
                                 "\"why\":\"%s\",\"bytes_in\":%" PRIu64 ",\"bytes_out\":%" PRIu64
                                 "}", lc_dtype_name(r->in->dtype), lc_dtype_name(r->c.type),
                                 lc_dtype_name(r->c.wanted), why_name(&r->c, r->in->dtype),
@@ -257,8 +311,12 @@ lc_code lc_job_quantize_report(const job *j, const char *out, lc_error *err) {
     FILE *f = o->dry_run && !o->json ? o->print : o->summary;
     if (f) {
         const double el = j->elements ? (double)j->elements : 1.0;
-        fprintf(f, "%s %s as %s: %zu tensors, %.2f MiB (%.2f bpw) -> %.2f MiB (%.2f bpw)",
-                o->dry_run ? "would write" : "wrote", out, o->ftype->name, j->n_rows,
+        fprintf(f, "%s %s", o->dry_run ? "would write" : "wrote",
+                j->part_paths ? j->part_paths[0] : out);
+        if (j->part_paths && j->n_parts > 1)
+            fprintf(f, " and %" PRIu32 " more parts", j->n_parts - 1);
+        fprintf(f, " as %s: %zu tensors, %.2f MiB (%.2f bpw) -> %.2f MiB (%.2f bpw)",
+                o->ftype->name, j->n_rows,
                 mib(j->bytes_in), (double)j->bytes_in * 8 / el, mib(j->bytes_out),
                 (double)j->bytes_out * 8 / el);
         if (j->fallbacks)

@@ -346,7 +346,8 @@ static void fsync_dir_of(const char *path) {
     lc_free(copy);
 }
 
-lc_code lc_outfile_commit(lc_outfile *f, lc_error *err) {
+/* Flush, fsync and close: the temporary holds the whole file; it is not renamed yet. */
+static lc_code finish(lc_outfile *f, lc_error *err) {
     lc_code rc = flush(f, err);
     if (rc == LC_OK && g_durable && fsync(f->fd) != 0) {
         rc = lc_fail(err, LC_E_IO, LC_NO_OFFSET, "fsync failed: %s", why(errno));
@@ -360,15 +361,60 @@ lc_code lc_outfile_commit(lc_outfile *f, lc_error *err) {
     /* Again, for an input opened after the output (a shard read while writing). */
     if (rc == LC_OK)
         rc = lc_outfile_check_target(f->path, false, err);
-    if (rc == LC_OK && rename(f->tmp, f->path) != 0) {
-        rc = lc_fail(err, LC_E_IO, LC_NO_OFFSET, "cannot rename %s: %s", f->tmp, strerror(errno));
-        lc_err_context(err, f->path, NULL);
-    }
+    return rc;
+}
+
+static lc_code publish(lc_outfile *f, lc_error *err) {
+    if (rename(f->tmp, f->path) == 0)
+        return LC_OK;
+    lc_fail(err, LC_E_IO, LC_NO_OFFSET, "cannot rename %s: %s", f->tmp, strerror(errno));
+    lc_err_context(err, f->path, NULL);
+    return err ? err->code : LC_E_IO;
+}
+
+lc_code lc_outfile_commit(lc_outfile *f, lc_error *err) {
+    lc_code rc = finish(f, err);
+    if (rc == LC_OK)
+        rc = publish(f, err);
     if (rc != LC_OK)
         unlink(f->tmp);
     else if (g_durable)
         fsync_dir_of(f->path);
     free_outfile(f);
+    return rc;
+}
+
+lc_code lc_outfile_commit_set(lc_outfile **fs, size_t n, lc_error *err) {
+    lc_code rc = LC_OK;
+    size_t published = 0;
+    lc_cleanup_tmp **live = lc_calloc(n ? n : 1, sizeof *live);
+    if (!live)
+        rc = lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory");
+    for (size_t i = 0; rc == LC_OK && i < n; i++)
+        rc = finish(fs[i], err);
+    /* Every file is whole on disk before the first rename; a published file stays
+     * registered for the signal handlers until the last one is in place. */
+    for (; rc == LC_OK && published < n; published++) {
+        if ((rc = publish(fs[published], err)) != LC_OK)
+            break;
+        live[published] = lc_cleanup_add(fs[published]->path, false);
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (rc != LC_OK && i < published)
+            unlink(fs[i]->path);
+        else if (rc != LC_OK) {
+            if (fs[i]->fd >= 0)
+                close(fs[i]->fd);
+            unlink(fs[i]->tmp);
+        } else if (g_durable) {
+            fsync_dir_of(fs[i]->path);
+        }
+        if (live)
+            lc_cleanup_remove(live[i]);
+        free_outfile(fs[i]);
+        fs[i] = NULL;
+    }
+    lc_free(live);
     return rc;
 }
 

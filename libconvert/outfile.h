@@ -56,6 +56,13 @@ void lc_outfile_reserve(lc_outfile *f, uint64_t size);
  * file-size limit (EFBIG, `ulimit -f`), a full disk (ENOSPC) and a quota (EDQUOT) are
  * ordinary LC_E_IO errors. */
 lc_code lc_outfile_commit(lc_outfile *f, lc_error *err);
+/* Commits N files as a set that appears whole or not at all: each is flushed, fsynced
+ * and checked first (any failure removes every temporary, as lc_outfile_abort), then
+ * they are renamed into place in order; if a rename fails, the files already renamed
+ * are removed again (a file they replaced is lost, as with any commit), and while the
+ * renames run the ones in place are registered with libconvert/cleanup, so a signal
+ * removes them too. Every f is freed either way (fs[i] set to NULL). */
+lc_code lc_outfile_commit_set(lc_outfile **fs, size_t n, lc_error *err);
 /* Close and remove the temp file; NULL-safe. */
 void lc_outfile_abort(lc_outfile *f);
 

@@ -86,8 +86,9 @@ def ggml_type(name):
 
 def llama_quantize(inp, out, ftype, *, dry_run=False, pure=False, leave_output=False,
                    allow_requantize=False, output_type=None, token_type=None,
-                   tensor_types=(), overrides=()):
+                   tensor_types=(), overrides=(), keep_split=False):
     """llama_model_quantize(inp, out) with these parameters; returns (rc, log text).
+    keep_split: out is the prefix of the parts' names (llama-quantize strips ".gguf").
     tensor_types: (pattern, type name) pairs, patterns lower-cased as llama-quantize's
     parser does; overrides: (key, "int"|"float"|"bool"|"str", value)."""
     llama_cpp.llama_backend_init()
@@ -99,6 +100,7 @@ def llama_quantize(inp, out, ftype, *, dry_run=False, pure=False, leave_output=F
     p.pure = pure
     p.quantize_output_tensor = not leave_output
     p.allow_requantize = allow_requantize
+    p.keep_split = keep_split
     if output_type:
         p.output_tensor_type = ggml_type(output_type)
     if token_type:

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "formats/gguf.h"
+#include "formats/gguf_split.h"
 #include "libconvert/alloc.h"
 #include "libconvert/bytes.h"
 #include "libconvert/map.h"
@@ -561,4 +562,30 @@ Test(gguf, writer_first_failing_source_wins_for_any_thread_count) {
         cr_assert_eq(access(path, F_OK), -1, "no file after a failure");
     }
     lc_model_free(m);
+}
+
+/* ---- split models: llama_split_path / llama_split_prefix ---- */
+
+Test(gguf_split, names_of_the_parts) {
+    char name[64];
+    lc_error err = {0};
+    cr_assert_eq(lc_gguf_split_path("d/m", 0, 3, name, sizeof name, &err), LC_OK);
+    cr_assert_str_eq(name, "d/m-00001-of-00003.gguf");
+    cr_assert_eq(lc_gguf_split_path("m", 11, 123456, name, sizeof name, &err), LC_OK);
+    cr_assert_str_eq(name, "m-00012-of-123456.gguf", "%%05d: wider counts are not cut");
+    cr_assert_eq(lc_gguf_split_path("m", 3, 3, name, sizeof name, &err), LC_E_ARG);
+    err = (lc_error){0};
+    cr_assert_eq(lc_gguf_split_path("a-long-prefix", 0, 2, name, 20, &err), LC_E_ARG);
+
+    cr_assert(lc_gguf_split_prefix("d/m-00001-of-00003.gguf", 0, 3, name, sizeof name));
+    cr_assert_str_eq(name, "d/m");
+    cr_assert(lc_gguf_split_prefix("x-00002-of-00004.gguf", 1, 4, name, sizeof name));
+    cr_assert_str_eq(name, "x");
+    cr_assert_not(lc_gguf_split_prefix("d/m-00001-of-00003.gguf", 0, 4, name, sizeof name));
+    cr_assert_not(lc_gguf_split_prefix("d/m-00002-of-00003.gguf", 0, 3, name, sizeof name));
+    cr_assert_not(lc_gguf_split_prefix("-00001-of-00003.gguf", 0, 3, name, sizeof name),
+                  "an empty prefix is no name (llama_split_prefix)");
+    cr_assert_not(lc_gguf_split_prefix("m.gguf", 0, 3, name, sizeof name));
+    cr_assert_not(lc_gguf_split_prefix("d/m-00001-of-00003.gguf", 0, 3, name, 3),
+                  "a prefix that does not fit");
 }

@@ -749,3 +749,51 @@ Test(outdir, existing_folder_rules) {
     cr_assert_str_eq(listing(out), "a b");
     rm_rf(dir);
 }
+
+/* ---- sets of files ---- */
+
+static lc_outfile *open_with(const char *path, const char *text) {
+    lc_outfile *f;
+    lc_error err = {0};
+    cr_assert_eq(lc_outfile_open(path, &f, &err), LC_OK, "%s", err.msg);
+    cr_assert_eq(lc_outfile_write(f, text, strlen(text), &err), LC_OK);
+    return f;
+}
+
+Test(outfile, a_set_appears_whole) {
+    const char *dir = scratch();
+    char a[512], b[512], c[512];
+    join(a, dir, "m-00001-of-00003.gguf");
+    join(b, dir, "m-00002-of-00003.gguf");
+    join(c, dir, "m-00003-of-00003.gguf");
+    write_file(b, "old");
+    lc_outfile *fs[3] = { open_with(a, "one"), open_with(b, "two"), open_with(c, "three") };
+    cr_assert_eq(access(a, F_OK), -1, "nothing appears before the commit");
+    lc_error err = {0};
+    cr_assert_eq(lc_outfile_commit_set(fs, 3, &err), LC_OK, "%s", err.msg);
+    cr_assert_null(fs[0]);
+    cr_assert_str_eq(listing(dir), "m-00001-of-00003.gguf m-00002-of-00003.gguf "
+                     "m-00003-of-00003.gguf");
+    cr_assert_str_eq(read_file(b), "two");
+    cr_assert_str_eq(read_file(c), "three");
+    rm_rf(dir);
+}
+
+Test(outfile, a_set_that_fails_leaves_nothing) {
+    const char *dir = scratch();
+    char a[512], b[512], c[512];
+    join(a, dir, "m-00001-of-00003.gguf");
+    join(b, dir, "m-00002-of-00003.gguf");
+    join(c, dir, "m-00003-of-00003.gguf");
+    write_file(a, "old");
+    lc_outfile *fs[3] = { open_with(a, "one"), open_with(b, "two"), open_with(c, "three") };
+    cr_assert_eq(mkdir(c, 0700), 0);       /* the last target became a folder meanwhile */
+    lc_error err = {0};
+    cr_assert_eq(lc_outfile_commit_set(fs, 3, &err), LC_E_ARG);
+    cr_assert_str_eq(err.path, c);
+    cr_assert_null(fs[2]);
+    cr_assert_str_eq(listing(dir), "m-00001-of-00003.gguf m-00003-of-00003.gguf",
+                     "no temporary, no new part; the folder and the old first part stay");
+    cr_assert_str_eq(read_file(a), "old");
+    rm_rf(dir);
+}
