@@ -4,6 +4,7 @@
 #ifndef LC_QUANT_QUANT_IMPL_H
 #define LC_QUANT_QUANT_IMPL_H
 
+#include <math.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -50,6 +51,26 @@ static inline uint16_t lc_q_scale_f16(float f) {
     if ((h & 0x7c00u) == 0x7c00u && (h & 0x3ffu))
         h = (uint16_t)((h & 0x8000u) | 0x7e00u);
     return h;
+}
+
+/* ---- the FP4 types' scales (MXFP4, NVFP4), shared by the reference and every variant ---- */
+
+/* ggml_e8m0_to_fp32_half: 2^(e - 128), by its bits (e = 255 gives 2^127, not NaN). */
+static inline float lc_q_e8m0_half(uint8_t e) {
+    const uint32_t bits = e < 2 ? 0x00200000u << e : (uint32_t)(e - 1) << 23;
+    float f;
+    memcpy(&f, &bits, sizeof f);
+    return f;
+}
+
+/* ggml_ue4m3_to_fp32: the unsigned E4M3 value, halved. Bit 7 is ignored; 0 and 0x7f
+ * (E4M3's NaN) read as 0. Every result is exact. */
+static inline float lc_q_ue4m3_half(uint8_t v) {
+    if (v == 0 || v == 0x7f)
+        return 0.0f;
+    const int e = (v >> 3) & 0xf, m = v & 0x7;
+    const float raw = e == 0 ? ldexpf((float)m, -9) : ldexpf(1.0f + (float)m / 8.0f, e - 7);
+    return raw * 0.5f;
 }
 
 /* ---- float -> small integer, the way ggml's compiled reference does it ----

@@ -30,6 +30,9 @@
     X(Q5_K, q5_K)              \
     X(Q6_K, q6_K)
 
+/* The dequantize-only types (quant/types.h LC_DEQUANT_TYPES) with an AVX2 dequantizer,
+ * one file each; the table takes their dequantize entry, their quantize entry stays NULL. */
+#define LC_DEQUANT_AVX2_TYPES(X)
 /* The CPU features the folder's compiler flags assume (keep in step with the Makefile). */
 #define LC_QK_AVX2_NEEDS \
     (LC_CPU_BIT(LC_CPU_AVX2) | LC_CPU_BIT(LC_CPU_FMA) | LC_CPU_BIT(LC_CPU_F16C))
@@ -39,6 +42,9 @@
 #define LC_QUANT_DECLARE_AVX2(T, stem) LC_QUANT_DECLARE(stem, avx2)
 LC_QUANT_AVX2_TYPES(LC_QUANT_DECLARE_AVX2)
 #undef LC_QUANT_DECLARE_AVX2
+#define LC_DEQUANT_DECLARE_AVX2(T, stem) LC_DEQUANT_DECLARE(stem, avx2)
+LC_DEQUANT_AVX2_TYPES(LC_DEQUANT_DECLARE_AVX2)
+#undef LC_DEQUANT_DECLARE_AVX2
 
 extern const lc_qkernels lc_qk_avx2;
 
