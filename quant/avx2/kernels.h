@@ -33,6 +33,7 @@
 /* The dequantize-only types (quant/types.h LC_DEQUANT_TYPES) with an AVX2 dequantizer,
  * one file each; the table takes their dequantize entry, their quantize entry stays NULL. */
 #define LC_DEQUANT_AVX2_TYPES(X) \
+    X(Q8_K, q8_K)            \
     X(IQ4_NL, iq4_nl)        \
     X(IQ4_XS, iq4_xs)
 /* The CPU features the folder's compiler flags assume (keep in step with the Makefile). */
