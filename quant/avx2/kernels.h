@@ -35,7 +35,8 @@
 #define LC_DEQUANT_AVX2_TYPES(X) \
     X(Q8_K, q8_K)            \
     X(IQ4_NL, iq4_nl)        \
-    X(IQ4_XS, iq4_xs)
+    X(IQ4_XS, iq4_xs)        \
+    X(TQ2_0, tq2_0)
 /* The CPU features the folder's compiler flags assume (keep in step with the Makefile). */
 #define LC_QK_AVX2_NEEDS \
     (LC_CPU_BIT(LC_CPU_AVX2) | LC_CPU_BIT(LC_CPU_FMA) | LC_CPU_BIT(LC_CPU_F16C))
