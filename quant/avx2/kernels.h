@@ -36,6 +36,7 @@
     X(Q8_K, q8_K)            \
     X(IQ4_NL, iq4_nl)        \
     X(IQ4_XS, iq4_xs)        \
+    X(TQ1_0, tq1_0)          \
     X(TQ2_0, tq2_0)
 /* The CPU features the folder's compiler flags assume (keep in step with the Makefile). */
 #define LC_QK_AVX2_NEEDS \
