@@ -33,6 +33,7 @@
 /* The dequantize-only types (quant/types.h LC_DEQUANT_TYPES) with an AVX2 dequantizer,
  * one file each; the table takes their dequantize entry, their quantize entry stays NULL. */
 #define LC_DEQUANT_AVX2_TYPES(X) \
+    X(Q8_1, q8_1)            \
     X(Q8_K, q8_K)            \
     X(IQ2_XXS, iq2_xxs)      \
     X(IQ2_XS, iq2_xs)        \
