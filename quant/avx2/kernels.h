@@ -47,7 +47,8 @@
     X(TQ1_0, tq1_0)          \
     X(TQ2_0, tq2_0)          \
     X(MXFP4, mxfp4)          \
-    X(NVFP4, nvfp4)
+    X(NVFP4, nvfp4)          \
+    X(Q1_0, q1_0)
 /* The CPU features the folder's compiler flags assume (keep in step with the Makefile). */
 #define LC_QK_AVX2_NEEDS \
     (LC_CPU_BIT(LC_CPU_AVX2) | LC_CPU_BIT(LC_CPU_FMA) | LC_CPU_BIT(LC_CPU_F16C))
