@@ -4,7 +4,6 @@
 #ifndef LC_QUANT_QUANT_IMPL_H
 #define LC_QUANT_QUANT_IMPL_H
 
-#include <math.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -64,13 +63,20 @@ static inline float lc_q_e8m0_half(uint8_t e) {
 }
 
 /* ggml_ue4m3_to_fp32: the unsigned E4M3 value, halved. Bit 7 is ignored; 0 and 0x7f
- * (E4M3's NaN) read as 0. Every result is exact. */
+ * (E4M3's NaN) read as 0. ggml computes ldexpf(m, -9) (e = 0) or ldexpf(1 + m/8, e - 7),
+ * times 0.5; every one of those values is exact in binary32, so it is built here from
+ * its bits instead (no libm call per scale: NVFP4 has one per 16 values). The unit tests
+ * compare the two for all 256 bytes. */
 static inline float lc_q_ue4m3_half(uint8_t v) {
     if (v == 0 || v == 0x7f)
         return 0.0f;
-    const int e = (v >> 3) & 0xf, m = v & 0x7;
-    const float raw = e == 0 ? ldexpf((float)m, -9) : ldexpf(1.0f + (float)m / 8.0f, e - 7);
-    return raw * 0.5f;
+    const uint32_t e = (v >> 3) & 0xfu, m = v & 0x7u;
+    if (e == 0)
+        return (float)m * 0x1p-10f;                  /* m * 2^-9 * 0.5, exact */
+    const uint32_t bits = (e + 119u) << 23 | m << 20;   /* (1 + m/8) * 2^(e - 8) */
+    float f;
+    memcpy(&f, &bits, sizeof f);
+    return f;
 }
 
 /* ---- float -> small integer, the way ggml's compiled reference does it ----

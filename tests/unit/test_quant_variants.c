@@ -610,8 +610,21 @@ static void put_scale(uint8_t *p, const dq_scale *sc, uint16_t h, uint32_t f, ui
     case U8: memset(p + sc->at, u, (size_t)sc->count); break;
     case IQ1M:                           /* nibble k of h in the top nibble of u16 k */
         for (int k = 0; k < 4; k++)
-            p[sc->at + 2 * k + 1] = (uint8_t)((p[sc->at + 2 * k + 1] & 0x0f) | ((h >> 4 * k) & 0xf) << 4);
+            p[sc->at + 2 * k + 1] =
+                (uint8_t)((p[sc->at + 2 * k + 1] & 0x0f) | ((h >> 4 * k) & 0xf) << 4);
         break;
+    }
+}
+
+/* The shared UE4M3 decode (NVFP4's scales) builds each value from its bits: the same
+ * float as ggml_ue4m3_to_fp32's ldexpf formula, halved, for every byte. */
+Test(quant_variants, ue4m3_decode_is_ggml_formula) {
+    for (int v = 0; v < 256; v++) {
+        const int e = (v >> 3) & 0xf, m = v & 0x7;
+        const float raw = e == 0 ? ldexpf((float)m, -9) : ldexpf(1.0f + (float)m / 8.0f, e - 7);
+        const float want = v == 0 || v == 0x7f ? 0.0f : raw * 0.5f;
+        const float got = lc_q_ue4m3_half((uint8_t)v);
+        cr_assert_eq(memcmp(&got, &want, 4), 0, "byte 0x%02x: %a, want %a", v, got, want);
     }
 }
 
@@ -723,8 +736,10 @@ Test(quant_variants, dequantize_only_types_every_grid_index) {
         for (size_t i = 0; i < nb * ts; i++)
             blk[i] = (uint8_t)rng_next(&s);
         for (size_t b = 0; b < nb; b++)
-            for (unsigned k = 0; k < slots; k++)
-                put_grid_index(t, blk + b * ts, k, (unsigned)((b * slots + k + b / (size / slots)) % size));
+            for (unsigned k = 0; k < slots; k++) {
+                const size_t idx = (b * slots + k + b / (size / slots)) % size;
+                put_grid_index(t, blk + b * ts, k, (unsigned)idx);
+            }
         for (size_t b = 0; b < nb; b++)              /* finite scales: every value shows */
             if (t == LC_DT_IQ1_M) {
                 put_scale(blk + b * ts, &(dq_scale){ t, IQ1M, 48, 1 },
