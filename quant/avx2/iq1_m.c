@@ -12,6 +12,7 @@
 
 void lc_iq1_m_dequantize_avx2(const void *restrict vx, float *restrict y, size_t n) {
     const lc_block_iq1_m *x = vx;
+    const __m256 pos_delta = _mm256_set1_ps(LC_IQ1S_DELTA);
     for (size_t b = 0; b < n / LC_QK_K; b++) {
         unsigned sc[4];
         for (int i = 0; i < 4; i++)
@@ -27,9 +28,12 @@ void lc_iq1_m_dequantize_avx2(const void *restrict vx, float *restrict y, size_t
                                       qs[1] | ((qh[0] << 4) & 0x700u),
                                       qs[2] | ((qh[1] << 8) & 0x700u),
                                       qs[3] | ((qh[1] << 4) & 0x700u) };
-            const uint8_t hbits[4] = { qh[0] & 0x08, qh[0] & 0x80, qh[1] & 0x08, qh[1] & 0x80 };
+            /* +-LC_IQ1S_DELTA by its sign bit, without a branch (the bits are random) */
+            const uint32_t hbits[4] = { (qh[0] & 0x08u) << 28, (qh[0] & 0x80u) << 24,
+                                        (qh[1] & 0x08u) << 28, (qh[1] & 0x80u) << 24 };
             for (int l = 0; l < 4; l++, y += 8) {
-                const __m256 delta = _mm256_set1_ps(hbits[l] ? -LC_IQ1S_DELTA : LC_IQ1S_DELTA);
+                const __m256 sign = _mm256_castsi256_ps(_mm256_set1_epi32((int)hbits[l]));
+                const __m256 delta = _mm256_xor_ps(pos_delta, sign);
                 const __m256 dl = _mm256_set1_ps(l < 2 ? dl1 : dl2);
                 const __m256 g = lc_avx2_i8x8_ps(lc_iq1s_grid[idx[l]]);
                 _mm256_storeu_ps(y, _mm256_mul_ps(dl, _mm256_add_ps(g, delta)));

@@ -15,8 +15,9 @@ static inline void iq3s_32(const uint8_t *qs, unsigned qh, const uint8_t *signs,
                            float *y) {
     const __m256 vdb = _mm256_set1_ps(db);
     for (int l = 0; l < 4; l++, y += 8) {
-        const __m256 g = lc_avx2_u8x4x2_ps(lc_iq3s_grid[qs[2 * l] | ((qh << (8 - 2 * l)) & 256)],
-                                           lc_iq3s_grid[qs[2 * l + 1] | ((qh << (7 - 2 * l)) & 256)]);
+        const uint8_t *grid1 = lc_iq3s_grid[qs[2 * l] | ((qh << (8 - 2 * l)) & 256)];
+        const uint8_t *grid2 = lc_iq3s_grid[qs[2 * l + 1] | ((qh << (7 - 2 * l)) & 256)];
+        const __m256 g = lc_avx2_u8x4x2_ps(grid1, grid2);
         _mm256_storeu_ps(y, _mm256_xor_ps(_mm256_mul_ps(vdb, g), lc_avx2_signs8(signs[l])));
     }
 }

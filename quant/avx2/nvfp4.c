@@ -17,7 +17,8 @@ void lc_nvfp4_dequantize_avx2(const void *restrict vx, float *restrict y, size_t
     for (size_t b = 0; b < n / LC_QK_NVFP4; b++) {
         for (int s = 0; s < LC_QK_NVFP4 / SUB; s += 2, y += 2 * SUB) {
             /* bytes 0..7: sub-block s, bytes 8..15: sub-block s + 1 */
-            const __m128i q = _mm_loadu_si128((const __m128i *)(const void *)(x[b].qs + s * (SUB / 2)));
+            const uint8_t *qs = x[b].qs + s * (SUB / 2);
+            const __m128i q = _mm_loadu_si128((const __m128i *)(const void *)qs);
             __m128i lo, hi;
             lc_avx2_lut_nibbles(lut, q, &lo, &hi);
             const __m256 d0 = _mm256_set1_ps(lc_q_ue4m3_half(x[b].d[s]));

@@ -15,7 +15,8 @@ void lc_q2_0_dequantize_avx2(const void *restrict vx, float *restrict y, size_t 
         const __m256 d = _mm256_set1_ps(lc_q_f16_to_f32(x[b].d));
         for (int k = 0; k < LC_QK2_0 / 8; k++) {
             const __m256i w = _mm256_set1_epi32((int)lc_load_le16(x[b].qs + 2 * k));
-            const __m256i q = _mm256_sub_epi32(_mm256_and_si256(_mm256_srlv_epi32(w, shift), three), one);
+            const __m256i q =
+                _mm256_sub_epi32(_mm256_and_si256(_mm256_srlv_epi32(w, shift), three), one);
             _mm256_storeu_ps(y + 8 * k, _mm256_mul_ps(_mm256_cvtepi32_ps(q), d));
         }
     }
