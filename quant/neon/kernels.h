@@ -28,11 +28,18 @@
     X(Q5_K, q5_K)              \
     X(Q6_K, q6_K)
 
+/* The dequantize-only types (quant/types.h LC_DEQUANT_TYPES) with a NEON dequantizer,
+ * one file each; the table takes their dequantize entry, their quantize entry stays NULL. */
+#define LC_DEQUANT_NEON_TYPES(X)
+
 #define LC_QK_NEON_NEEDS LC_CPU_BIT(LC_CPU_NEON)
 
 #define LC_QUANT_DECLARE_NEON(T, stem) LC_QUANT_DECLARE(stem, neon)
 LC_QUANT_NEON_TYPES(LC_QUANT_DECLARE_NEON)
 #undef LC_QUANT_DECLARE_NEON
+#define LC_DEQUANT_DECLARE_NEON(T, stem) LC_DEQUANT_DECLARE(stem, neon)
+LC_DEQUANT_NEON_TYPES(LC_DEQUANT_DECLARE_NEON)
+#undef LC_DEQUANT_DECLARE_NEON
 
 extern const lc_qkernels lc_qk_neon;
 

@@ -800,6 +800,11 @@ Test(quant_variants, dispatch_and_env) {
         cr_assert_eq(lc_qk_dequantize(ne, LC_DT_##T), lc_##stem##_dequantize_neon, #T);
         LC_QUANT_NEON_TYPES(LISTED_NEON)
 #undef LISTED_NEON
+#define LISTED_NEON_DQ(T, stem)                                                            \
+        cr_assert_eq(lc_qk_dequantize(ne, LC_DT_##T), lc_##stem##_dequantize_neon, #T);    \
+        cr_assert_null(ne->quantize[LC_DT_##T], #T);
+        LC_DEQUANT_NEON_TYPES(LISTED_NEON_DQ)
+#undef LISTED_NEON_DQ
     }
 #endif
 }
