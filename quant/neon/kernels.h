@@ -31,6 +31,7 @@
 /* The dequantize-only types (quant/types.h LC_DEQUANT_TYPES) with a NEON dequantizer,
  * one file each; the table takes their dequantize entry, their quantize entry stays NULL. */
 #define LC_DEQUANT_NEON_TYPES(X) \
+    X(Q8_K, q8_K)            \
     X(IQ4_NL, iq4_nl)        \
     X(IQ4_XS, iq4_xs)
 
