@@ -33,7 +33,8 @@
 #define LC_DEQUANT_NEON_TYPES(X) \
     X(Q8_K, q8_K)            \
     X(IQ4_NL, iq4_nl)        \
-    X(IQ4_XS, iq4_xs)
+    X(IQ4_XS, iq4_xs)        \
+    X(TQ2_0, tq2_0)
 
 #define LC_QK_NEON_NEEDS LC_CPU_BIT(LC_CPU_NEON)
 
