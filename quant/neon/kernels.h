@@ -34,6 +34,7 @@
     X(Q8_K, q8_K)            \
     X(IQ4_NL, iq4_nl)        \
     X(IQ4_XS, iq4_xs)        \
+    X(TQ1_0, tq1_0)          \
     X(TQ2_0, tq2_0)
 
 #define LC_QK_NEON_NEEDS LC_CPU_BIT(LC_CPU_NEON)
