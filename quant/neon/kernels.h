@@ -35,7 +35,8 @@
     X(IQ4_NL, iq4_nl)        \
     X(IQ4_XS, iq4_xs)        \
     X(TQ1_0, tq1_0)          \
-    X(TQ2_0, tq2_0)
+    X(TQ2_0, tq2_0)          \
+    X(MXFP4, mxfp4)
 
 #define LC_QK_NEON_NEEDS LC_CPU_BIT(LC_CPU_NEON)
 
