@@ -33,6 +33,7 @@
 #define LC_DEQUANT_NEON_TYPES(X) \
     X(Q8_K, q8_K)            \
     X(IQ2_XXS, iq2_xxs)      \
+    X(IQ3_XXS, iq3_xxs)      \
     X(IQ4_NL, iq4_nl)        \
     X(IQ4_XS, iq4_xs)        \
     X(TQ1_0, tq1_0)          \
