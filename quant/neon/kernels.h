@@ -33,6 +33,7 @@
 #define LC_DEQUANT_NEON_TYPES(X) \
     X(Q8_K, q8_K)            \
     X(IQ2_XXS, iq2_xxs)      \
+    X(IQ2_XS, iq2_xs)        \
     X(IQ3_XXS, iq3_xxs)      \
     X(IQ4_NL, iq4_nl)        \
     X(IQ4_XS, iq4_xs)        \
