@@ -36,6 +36,7 @@
     X(IQ2_XS, iq2_xs)        \
     X(IQ3_XXS, iq3_xxs)      \
     X(IQ4_NL, iq4_nl)        \
+    X(IQ3_S, iq3_s)          \
     X(IQ2_S, iq2_s)          \
     X(IQ4_XS, iq4_xs)        \
     X(TQ1_0, tq1_0)          \
