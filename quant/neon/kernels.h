@@ -35,6 +35,7 @@
     X(IQ2_XXS, iq2_xxs)      \
     X(IQ2_XS, iq2_xs)        \
     X(IQ3_XXS, iq3_xxs)      \
+    X(IQ1_S, iq1_s)          \
     X(IQ4_NL, iq4_nl)        \
     X(IQ3_S, iq3_s)          \
     X(IQ2_S, iq2_s)          \
