@@ -40,6 +40,7 @@
     X(IQ3_S, iq3_s)          \
     X(IQ2_S, iq2_s)          \
     X(IQ4_XS, iq4_xs)        \
+    X(IQ1_M, iq1_m)          \
     X(TQ1_0, tq1_0)          \
     X(TQ2_0, tq2_0)          \
     X(MXFP4, mxfp4)
