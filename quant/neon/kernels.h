@@ -31,6 +31,7 @@
 /* The dequantize-only types (quant/types.h LC_DEQUANT_TYPES) with a NEON dequantizer,
  * one file each; the table takes their dequantize entry, their quantize entry stays NULL. */
 #define LC_DEQUANT_NEON_TYPES(X) \
+    X(Q8_1, q8_1)            \
     X(Q8_K, q8_K)            \
     X(IQ2_XXS, iq2_xxs)      \
     X(IQ2_XS, iq2_xs)        \
