@@ -45,7 +45,8 @@
     X(TQ1_0, tq1_0)          \
     X(TQ2_0, tq2_0)          \
     X(MXFP4, mxfp4)          \
-    X(NVFP4, nvfp4)
+    X(NVFP4, nvfp4)          \
+    X(Q1_0, q1_0)
 
 #define LC_QK_NEON_NEEDS LC_CPU_BIT(LC_CPU_NEON)
 
