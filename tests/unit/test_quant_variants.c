@@ -24,6 +24,8 @@
 /* Every type quant/ implements (quant/types.h), so a new type is covered here at once. */
 static const lc_dtype vtypes[] = { LC_QUANT_TYPES(LC_QUANT_DTYPE) };
 #define NVTYPES (sizeof vtypes / sizeof vtypes[0])
+/* The types quant/ only dequantizes: every vector variant has a dequantizer for each. */
+static const lc_dtype dq_all[] = { LC_DEQUANT_TYPES(LC_QUANT_DTYPE) };
 #define CANARY 64
 
 /* The non-reference variants available here; at most 4. Built with -DLC_TEST_VARIANTS=f
@@ -642,13 +644,12 @@ Test(quant_variants, dequantize_only_types_special_scales) {
                                     0x3f800000u, 0x00800000u };
     enum { NSP = sizeof h16 / sizeof h16[0], NB = 256 * 2 };
     _Static_assert(sizeof f32 / sizeof f32[0] == NSP, "one f32 per f16 special");
-    static const lc_dtype all[] = { LC_DEQUANT_TYPES(LC_QUANT_DTYPE) };
-    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {   /* a new type joins here */
+    for (size_t i = 0; i < sizeof dq_all / sizeof dq_all[0]; i++) {   /* a new type joins */
         size_t j = 0;
-        while (j < sizeof dq_scales / sizeof dq_scales[0] && dq_scales[j].t != all[i])
+        while (j < sizeof dq_scales / sizeof dq_scales[0] && dq_scales[j].t != dq_all[i])
             j++;
         cr_assert_lt(j, sizeof dq_scales / sizeof dq_scales[0], "%s: no scale layout here",
-                     lc_dtype_name(all[i]));
+                     lc_dtype_name(dq_all[i]));
     }
     uint32_t s = 6502;
     for (size_t ti = 0; ti < sizeof dq_scales / sizeof dq_scales[0]; ti++) {
@@ -780,6 +781,9 @@ Test(quant_variants, dispatch_and_env) {
         cr_assert_null(a->quantize[LC_DT_##T], #T);
         LC_DEQUANT_AVX2_TYPES(LISTED_DQ)
 #undef LISTED_DQ
+        for (size_t i = 0; i < sizeof dq_all / sizeof dq_all[0]; i++)
+            cr_assert_not_null(a->dequantize[dq_all[i]], "%s: no AVX2 dequantizer",
+                               lc_dtype_name(dq_all[i]));
         for (size_t ti = 0; ti < NVTYPES; ti++) {
             const lc_dtype t = vtypes[ti];
             if (!a->quantize[t])
@@ -805,6 +809,9 @@ Test(quant_variants, dispatch_and_env) {
         cr_assert_null(ne->quantize[LC_DT_##T], #T);
         LC_DEQUANT_NEON_TYPES(LISTED_NEON_DQ)
 #undef LISTED_NEON_DQ
+        for (size_t i = 0; i < sizeof dq_all / sizeof dq_all[0]; i++)
+            cr_assert_not_null(ne->dequantize[dq_all[i]], "%s: no NEON dequantizer",
+                               lc_dtype_name(dq_all[i]));
     }
 #endif
 }
