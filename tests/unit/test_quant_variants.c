@@ -558,7 +558,7 @@ Test(quant_variants, millions_of_values, .timeout = 600) {
 Test(quant_variants, dequantize_only_types_random_blocks) {
     NEED_VARIANTS(ks, nk);
     static const lc_dtype dq[] = { LC_DEQUANT_TYPES(LC_QUANT_DTYPE) };
-    enum { NBLK = 64 };
+    enum { NBLK = 1024 };
     uint32_t s = 8086;
     for (size_t ti = 0; ti < sizeof dq / sizeof dq[0]; ti++) {
         const lc_dtype_info *info = lc_dtype_get(dq[ti]);
