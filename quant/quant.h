@@ -58,7 +58,10 @@
  *      tests/cuda/ take the type from the list (make check builds them with nvcc for the
  *      host and compares them with the reference; check-ptx checks the device code).
  *   A variant kernel is then optional: a file in quant/<isa>/ plus one line in that
- *   folder's kernels.h; tests/unit/test_quant_variants.c compares it with the reference.
+ *   folder's kernels.h (LC_DEQUANT_<ISA>_TYPES for a dequantize-only type, whose test
+ *   there also needs the type's scale layout, dq_scales, and for a grid type its index
+ *   layout, put_grid_index); tests/unit/test_quant_variants.c compares it with the
+ *   reference.
  *
  * Kernel contract (all of them): `n` is a count of floats. Only the n / block_size
  * whole blocks are read and written; a tail shorter than a block is neither read

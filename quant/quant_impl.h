@@ -52,6 +52,33 @@ static inline uint16_t lc_q_scale_f16(float f) {
     return h;
 }
 
+/* ---- the FP4 types' scales (MXFP4, NVFP4), shared by the reference and every variant ---- */
+
+/* ggml_e8m0_to_fp32_half: 2^(e - 128), by its bits (e = 255 gives 2^127, not NaN). */
+static inline float lc_q_e8m0_half(uint8_t e) {
+    const uint32_t bits = e < 2 ? 0x00200000u << e : (uint32_t)(e - 1) << 23;
+    float f;
+    memcpy(&f, &bits, sizeof f);
+    return f;
+}
+
+/* ggml_ue4m3_to_fp32: the unsigned E4M3 value, halved. Bit 7 is ignored; 0 and 0x7f
+ * (E4M3's NaN) read as 0. ggml computes ldexpf(m, -9) (e = 0) or ldexpf(1 + m/8, e - 7),
+ * times 0.5; every one of those values is exact in binary32, so it is built here from
+ * its bits instead (no libm call per scale: NVFP4 has one per 16 values). The unit tests
+ * compare the two for all 256 bytes. */
+static inline float lc_q_ue4m3_half(uint8_t v) {
+    if (v == 0 || v == 0x7f)
+        return 0.0f;
+    const uint32_t e = (v >> 3) & 0xfu, m = v & 0x7u;
+    if (e == 0)
+        return (float)m * 0x1p-10f;                  /* m * 2^-9 * 0.5, exact */
+    const uint32_t bits = (e + 119u) << 23 | m << 20;   /* (1 + m/8) * 2^(e - 8) */
+    float f;
+    memcpy(&f, &bits, sizeof f);
+    return f;
+}
+
 /* ---- float -> small integer, the way ggml's compiled reference does it ----
  * ggml converts with plain C casts ((int8_t)v, (uint8_t)v), which are undefined
  * for NaN and out-of-range values. gcc on x86-64 truncates through a 32-bit

@@ -22,7 +22,6 @@
  *   ggml defines no dequantizer for Q8_1 (it never appears in a model file); this is the
  *   inverse of quantize_row_q8_1_ref, computed as dequantize_row_q8_0 computes Q8_0.
  * Q8_K (292 B): | d:4 (binary32) | qs[256] | bsums[16]: i16 |  x = d*qs. */
-#include <math.h>
 #include <string.h>
 
 #include "libconvert/bytes.h"
@@ -72,28 +71,10 @@ void lc_tq2_0_dequantize_ref(const void *restrict vx, float *restrict y, size_t 
 
 /* ---- FP4 ---- */
 
-/* ggml_e8m0_to_fp32_half: 2^(e - 128), by its bits (e = 255 gives 2^127, not NaN). */
-static inline float e8m0_half(uint8_t e) {
-    const uint32_t bits = e < 2 ? 0x00200000u << e : (uint32_t)(e - 1) << 23;
-    float f;
-    memcpy(&f, &bits, sizeof f);
-    return f;
-}
-
-/* ggml_ue4m3_to_fp32: the unsigned E4M3 value, halved. Bit 7 is ignored; 0 and 0x7f
- * (E4M3's NaN) read as 0. Every result is exact. */
-static inline float ue4m3_half(uint8_t v) {
-    if (v == 0 || v == 0x7f)
-        return 0.0f;
-    const int e = (v >> 3) & 0xf, m = v & 0x7;
-    const float raw = e == 0 ? ldexpf((float)m, -9) : ldexpf(1.0f + (float)m / 8.0f, e - 7);
-    return raw * 0.5f;
-}
-
 void lc_mxfp4_dequantize_ref(const void *restrict vx, float *restrict y, size_t n) {
     const lc_block_mxfp4 *x = vx;
     for (size_t b = 0; b < n / LC_QK_MXFP4; b++, y += LC_QK_MXFP4) {
-        const float d = e8m0_half(x[b].e);
+        const float d = lc_q_e8m0_half(x[b].e);
         for (int j = 0; j < LC_QK_MXFP4 / 2; j++) {
             y[j] = lc_kvalues_fp4[x[b].qs[j] & 0x0f] * d;
             y[j + LC_QK_MXFP4 / 2] = lc_kvalues_fp4[x[b].qs[j] >> 4] * d;
@@ -106,7 +87,7 @@ void lc_nvfp4_dequantize_ref(const void *restrict vx, float *restrict y, size_t 
     enum { SUB = LC_QK_NVFP4_SUB };
     for (size_t b = 0; b < n / LC_QK_NVFP4; b++) {
         for (int s = 0; s < LC_QK_NVFP4 / SUB; s++, y += SUB) {
-            const float d = ue4m3_half(x[b].d[s]);
+            const float d = lc_q_ue4m3_half(x[b].d[s]);
             const uint8_t *q = x[b].qs + s * (SUB / 2);
             for (int j = 0; j < SUB / 2; j++) {
                 y[j] = lc_kvalues_fp4[q[j] & 0x0f] * d;

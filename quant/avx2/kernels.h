@@ -30,6 +30,27 @@
     X(Q5_K, q5_K)              \
     X(Q6_K, q6_K)
 
+/* The dequantize-only types (quant/types.h LC_DEQUANT_TYPES) with an AVX2 dequantizer,
+ * one file each; the table takes their dequantize entry, their quantize entry stays NULL. */
+#define LC_DEQUANT_AVX2_TYPES(X) \
+    X(Q8_1, q8_1)                \
+    X(Q8_K, q8_K)                \
+    X(IQ2_XXS, iq2_xxs)          \
+    X(IQ2_XS, iq2_xs)            \
+    X(IQ3_XXS, iq3_xxs)          \
+    X(IQ1_S, iq1_s)              \
+    X(IQ4_NL, iq4_nl)            \
+    X(IQ3_S, iq3_s)              \
+    X(IQ2_S, iq2_s)              \
+    X(IQ4_XS, iq4_xs)            \
+    X(IQ1_M, iq1_m)              \
+    X(TQ1_0, tq1_0)              \
+    X(TQ2_0, tq2_0)              \
+    X(MXFP4, mxfp4)              \
+    X(NVFP4, nvfp4)              \
+    X(Q1_0, q1_0)                \
+    X(Q2_0, q2_0)
+
 /* The CPU features the folder's compiler flags assume (keep in step with the Makefile). */
 #define LC_QK_AVX2_NEEDS \
     (LC_CPU_BIT(LC_CPU_AVX2) | LC_CPU_BIT(LC_CPU_FMA) | LC_CPU_BIT(LC_CPU_F16C))
@@ -39,6 +60,9 @@
 #define LC_QUANT_DECLARE_AVX2(T, stem) LC_QUANT_DECLARE(stem, avx2)
 LC_QUANT_AVX2_TYPES(LC_QUANT_DECLARE_AVX2)
 #undef LC_QUANT_DECLARE_AVX2
+#define LC_DEQUANT_DECLARE_AVX2(T, stem) LC_DEQUANT_DECLARE(stem, avx2)
+LC_DEQUANT_AVX2_TYPES(LC_DEQUANT_DECLARE_AVX2)
+#undef LC_DEQUANT_DECLARE_AVX2
 
 extern const lc_qkernels lc_qk_avx2;
 

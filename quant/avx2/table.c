@@ -1,5 +1,6 @@
-/* quant/avx2/table.c: the AVX2 variant's kernel table, one entry per type of
- * LC_QUANT_AVX2_TYPES; dispatch.c fills the other types from the reference. */
+/* quant/avx2/table.c: the AVX2 variant's kernel table, both kernels of every type of
+ * LC_QUANT_AVX2_TYPES and the dequantizer of every type of LC_DEQUANT_AVX2_TYPES;
+ * dispatch.c fills the other entries from the reference. */
 #include "libconvert/dtype.h"
 #include "quant/avx2/kernels.h"
 #include "quant/quant.h"
@@ -10,5 +11,5 @@
 const lc_qkernels lc_qk_avx2 = {
     .name = "avx2",
     .quantize = { LC_QUANT_AVX2_TYPES(QUANTIZE) },
-    .dequantize = { LC_QUANT_AVX2_TYPES(DEQUANTIZE) },
+    .dequantize = { LC_QUANT_AVX2_TYPES(DEQUANTIZE) LC_DEQUANT_AVX2_TYPES(DEQUANTIZE) },
 };

@@ -20,8 +20,9 @@
 #include "quant/quant.h"
 
 /* The kernel that serves each type in the AVX-512 variant:
- * X(TYPE, stem, quantize variant, dequantize variant). A type of quant/types.h left out
- * is served by the reference. */
+ * X(TYPE, stem, quantize variant, dequantize variant). The dequantize-only types take
+ * quant/avx2/'s dequantizers, every one of LC_DEQUANT_AVX2_TYPES (table.c). A type of
+ * quant/types.h left out of both is served by the reference. */
 #define LC_QUANT_AVX512_TABLE(X)       \
     X(Q8_0, q8_0, avx2, avx2)          \
     X(Q4_0, q4_0, avx2, avx2)          \

@@ -1,5 +1,6 @@
-/* quant/neon/table.c: the NEON variant's kernel table, one entry per type of
- * LC_QUANT_NEON_TYPES; dispatch.c fills the other types from the reference. */
+/* quant/neon/table.c: the NEON variant's kernel table, both kernels of every type of
+ * LC_QUANT_NEON_TYPES and the dequantizer of every type of LC_DEQUANT_NEON_TYPES;
+ * dispatch.c fills the other entries from the reference. */
 #include "libconvert/dtype.h"
 #include "quant/neon/kernels.h"
 #include "quant/quant.h"
@@ -10,5 +11,5 @@
 const lc_qkernels lc_qk_neon = {
     .name = "neon",
     .quantize = { LC_QUANT_NEON_TYPES(QUANTIZE) },
-    .dequantize = { LC_QUANT_NEON_TYPES(DEQUANTIZE) },
+    .dequantize = { LC_QUANT_NEON_TYPES(DEQUANTIZE) LC_DEQUANT_NEON_TYPES(DEQUANTIZE) },
 };

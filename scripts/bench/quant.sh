@@ -8,7 +8,9 @@
 #   LLAMA_PY             python of build/llama-venv, whose llama_cpp ships libggml-base.so
 #   LC_BENCH_QUANT_MIB   MiB of f32 per type (default 64)
 #   LC_BENCH_REPS        runs per type, best kept (default 3)
-#   LC_BENCH_QUANT_TYPES e.g. Q4_K,Q6_K (default every type we quantize)
+#   LC_BENCH_QUANT_TYPES e.g. Q4_K,Q6_K (default every type we quantize); a dequantize-only
+#                        type named here (IQ4_XS, TQ2_0, ...) gets a dequantize row, timed
+#                        on random blocks
 #   LC_BENCH_CLOCK=cpu   time with the thread's CPU clock (a shared machine's load)
 set -euo pipefail
 cd "$(dirname "$0")/../.."

@@ -11,7 +11,9 @@
  * the same number of f32 bytes, all measured side by side: each repetition times memcpy
  * and then every variant on the same buffers, so that a noisy machine slows them alike.
  * A variant this build or CPU lacks prints "-". The last columns: the fastest variant
- * over memcpy, and over the reference. LC_BENCH_CLOCK=cpu: see now().
+ * over memcpy, and over the reference. LC_BENCH_CLOCK=cpu: see now(). A dequantize-only
+ * type (quant/types.h LC_DEQUANT_TYPES) is timed only where TYPES names it, on one
+ * dequantize row, from random blocks (random_blocks()).
  *
  * LC_BENCH_GGML=path/to/libggml-base.so (llama-cpp-python's, see scripts/bench/quant.sh)
  * adds ggml's ggml_quantize_chunk (what llama-quantize runs: without an importance matrix,
@@ -72,6 +74,28 @@ static void fill(float *x, size_t n) {
             a += (float)(s >> 8) / 16777216.0f;
         }
         x[i] = (a - 2.0f) * 0.05f;
+    }
+}
+
+/* nb random blocks of the dequantize-only type t at q, with their scales kept in the
+ * normal range where random bits would often make subnormal products (Q8_K's binary32
+ * d, MXFP4's E8M0 exponent), whose microcode assists would time something else. */
+static void random_blocks(lc_dtype t, uint8_t *q, size_t nb) {
+    const size_t ts = lc_dtype_get(t)->type_size;
+    uint32_t s = 2463534242u;
+    for (size_t i = 0; i < nb * ts; i++) {
+        s ^= s << 13, s ^= s >> 17, s ^= s << 5;
+        q[i] = (uint8_t)(s >> 24);
+    }
+    for (size_t b = 0; b < nb; b++) {
+        uint8_t *p = q + b * ts;
+        if (t == LC_DT_Q8_K) {                    /* 2^-10 .. 2^-3, either sign */
+            const uint32_t d = (uint32_t)(p[3] & 0x80) << 24 | (uint32_t)(117 + p[2] % 8) << 23 |
+                               (uint32_t)p[1] << 8 | p[0];
+            memcpy(p, &d, 4);
+        } else if (t == LC_DT_MXFP4) {
+            p[0] = (uint8_t)(120 + p[0] % 8);
+        }
     }
 }
 
@@ -139,9 +163,15 @@ static int table(size_t mib, int reps, const char *vlist, const char *tlist, flo
     printf(" %7s%s %12s %9s%s\n", "memcpy", ggml ? "    ggml" : "", "best/memcpy", "best/ref",
            ggml ? " best/ggml  ggml bytes" : "");
     for (int t = 0; t < LC_DT_COUNT; t++) {
-        if (!lc_quant_supported((lc_dtype)t) || !listed(tlist, lc_dtype_name((lc_dtype)t)))
+        const bool dq_only = !lc_quant_supported((lc_dtype)t) &&
+                             lc_dequant_supported((lc_dtype)t) && tlist &&
+                             listed(tlist, lc_dtype_name((lc_dtype)t));
+        if (!dq_only &&
+            (!lc_quant_supported((lc_dtype)t) || !listed(tlist, lc_dtype_name((lc_dtype)t))))
             continue;
         const lc_dtype_info *info = lc_dtype_get((lc_dtype)t);
+        if (dq_only)             /* q holds at most 2 bytes per value: 292/256 fits */
+            random_blocks((lc_dtype)t, q, n / info->block_size);
         double bq[MAXV], bd[MAXV], bm = 1e30, bg = 1e30;
         int same = -1;
         for (int v = 0; v < nv; v++)
@@ -155,14 +185,15 @@ static int table(size_t mib, int reps, const char *vlist, const char *tlist, flo
                 if (!ks[v])
                     continue;
                 t0 = now();
-                lc_qk_quantize(ks[v], (lc_dtype)t)(x, q, n);
+                if (!dq_only)
+                    lc_qk_quantize(ks[v], (lc_dtype)t)(x, q, n);
                 const double t1 = now();
                 lc_qk_dequantize(ks[v], (lc_dtype)t)(q, y, n);
                 const double t2 = now();
                 bq[v] = t1 - t0 < bq[v] ? t1 - t0 : bq[v];
                 bd[v] = t2 - t1 < bd[v] ? t2 - t1 : bd[v];
             }
-            if (ggml) {                         /* rows of 4096, as a weight matrix's */
+            if (ggml && !dq_only) {             /* rows of 4096, as a weight matrix's */
                 t0 = now();
                 ggml((int)info->gguf_id, x, g, 0, (int64_t)(n / 4096), 4096, NULL);
                 const double dg = now() - t0;
@@ -171,7 +202,7 @@ static int table(size_t mib, int reps, const char *vlist, const char *tlist, flo
                 same = memcmp(q, g, n / info->block_size * info->type_size) == 0;
             }
         }
-        for (int dir = 0; dir < 2; dir++) {
+        for (int dir = dq_only; dir < 2; dir++) {
             const double *b = dir ? bd : bq;
             double best = 1e30, ref = 0;
             printf("%-5s %-10s", info->name, dir ? "dequantize" : "quantize");

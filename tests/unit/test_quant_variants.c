@@ -24,6 +24,8 @@
 /* Every type quant/ implements (quant/types.h), so a new type is covered here at once. */
 static const lc_dtype vtypes[] = { LC_QUANT_TYPES(LC_QUANT_DTYPE) };
 #define NVTYPES (sizeof vtypes / sizeof vtypes[0])
+/* The types quant/ only dequantizes: every vector variant has a dequantizer for each. */
+static const lc_dtype dq_all[] = { LC_DEQUANT_TYPES(LC_QUANT_DTYPE) };
 #define CANARY 64
 
 /* The non-reference variants available here; at most 4. Built with -DLC_TEST_VARIANTS=f
@@ -556,7 +558,7 @@ Test(quant_variants, millions_of_values, .timeout = 600) {
 Test(quant_variants, dequantize_only_types_random_blocks) {
     NEED_VARIANTS(ks, nk);
     static const lc_dtype dq[] = { LC_DEQUANT_TYPES(LC_QUANT_DTYPE) };
-    enum { NBLK = 64 };
+    enum { NBLK = 1024 };
     uint32_t s = 8086;
     for (size_t ti = 0; ti < sizeof dq / sizeof dq[0]; ti++) {
         const lc_dtype_info *info = lc_dtype_get(dq[ti]);
@@ -582,6 +584,176 @@ Test(quant_variants, dequantize_only_types_random_blocks) {
     }
 }
 
+/* ---- the dequantize-only types, field by field ---- */
+
+/* How a dequantize-only type stores its scale: a binary16 (F16), a binary32 (F32), one
+ * byte per scale (U8: MXFP4's E8M0, NVFP4's four UE4M3), or IQ1_M's binary16 spread over
+ * the top nibbles of its four u16 scales (IQ1M). `at`: the byte offset in the block. */
+enum scale_kind { F16, F32, U8, IQ1M };
+typedef struct { lc_dtype t; enum scale_kind kind; size_t at; int count; } dq_scale;
+
+static const dq_scale dq_scales[] = {
+    { LC_DT_Q8_1, F16, 0, 1 },     { LC_DT_Q8_K, F32, 0, 1 },
+    { LC_DT_IQ2_XXS, F16, 0, 1 },  { LC_DT_IQ2_XS, F16, 0, 1 },
+    { LC_DT_IQ3_XXS, F16, 0, 1 },  { LC_DT_IQ1_S, F16, 0, 1 },
+    { LC_DT_IQ4_NL, F16, 0, 1 },   { LC_DT_IQ3_S, F16, 0, 1 },
+    { LC_DT_IQ2_S, F16, 0, 1 },    { LC_DT_IQ4_XS, F16, 0, 1 },
+    { LC_DT_IQ1_M, IQ1M, 48, 1 },  { LC_DT_TQ1_0, F16, 52, 1 },
+    { LC_DT_TQ2_0, F16, 64, 1 },   { LC_DT_MXFP4, U8, 0, 1 },
+    { LC_DT_NVFP4, U8, 0, 4 },     { LC_DT_Q1_0, F16, 0, 1 },
+    { LC_DT_Q2_0, F16, 0, 1 },
+};
+
+/* Writes the scale field(s) of block p: the binary16 h, the binary32 f, or the byte u. */
+static void put_scale(uint8_t *p, const dq_scale *sc, uint16_t h, uint32_t f, uint8_t u) {
+    switch (sc->kind) {
+    case F16: memcpy(p + sc->at, &h, 2); break;
+    case F32: memcpy(p + sc->at, &f, 4); break;
+    case U8: memset(p + sc->at, u, (size_t)sc->count); break;
+    case IQ1M:                           /* nibble k of h in the top nibble of u16 k */
+        for (int k = 0; k < 4; k++)
+            p[sc->at + 2 * k + 1] =
+                (uint8_t)((p[sc->at + 2 * k + 1] & 0x0f) | ((h >> 4 * k) & 0xf) << 4);
+        break;
+    }
+}
+
+/* The shared UE4M3 decode (NVFP4's scales) builds each value from its bits: the same
+ * float as ggml_ue4m3_to_fp32's ldexpf formula, halved, for every byte. */
+Test(quant_variants, ue4m3_decode_is_ggml_formula) {
+    for (int v = 0; v < 256; v++) {
+        const int e = (v >> 3) & 0xf, m = v & 0x7;
+        const float raw = e == 0 ? ldexpf((float)m, -9) : ldexpf(1.0f + (float)m / 8.0f, e - 7);
+        const float want = v == 0 || v == 0x7f ? 0.0f : raw * 0.5f;
+        const float got = lc_q_ue4m3_half((uint8_t)v);
+        cr_assert_eq(memcmp(&got, &want, 4), 0, "byte 0x%02x: %a, want %a", v, got, want);
+    }
+}
+
+/* Every dequantize-only type's scale fields set to NaN (several payloads, both signs,
+ * signalling ones too), infinities, zeros, subnormals, the largest finite values and 1,
+ * over random levels, and blocks of all-zero levels: for the one-byte scales (E8M0,
+ * UE4M3) every one of the 256 values. Every bit must match, NaN payloads included. */
+Test(quant_variants, dequantize_only_types_special_scales) {
+    NEED_VARIANTS(ks, nk);
+    static const uint16_t h16[] = { 0x7e00, 0xfe00, 0x7d55, 0x7c01, 0xfdff, 0x7c00, 0xfc00,
+                                    0x0000, 0x8000, 0x0001, 0x83ff, 0x7bff, 0xfbff, 0x3c00 };
+    static const uint32_t f32[] = { 0x7fc00000u, 0xffc00000u, 0x7fa12345u, 0x7f800001u,
+                                    0xff800000u, 0x7f800000u, 0x00000000u, 0x80000000u,
+                                    0x00000001u, 0x807fffffu, 0x7f7fffffu, 0xff7fffffu,
+                                    0x3f800000u, 0x00800000u };
+    enum { NSP = sizeof h16 / sizeof h16[0], NB = 256 * 2 };
+    _Static_assert(sizeof f32 / sizeof f32[0] == NSP, "one f32 per f16 special");
+    for (size_t i = 0; i < sizeof dq_all / sizeof dq_all[0]; i++) {   /* a new type joins */
+        size_t j = 0;
+        while (j < sizeof dq_scales / sizeof dq_scales[0] && dq_scales[j].t != dq_all[i])
+            j++;
+        cr_assert_lt(j, sizeof dq_scales / sizeof dq_scales[0], "%s: no scale layout here",
+                     lc_dtype_name(dq_all[i]));
+    }
+    uint32_t s = 6502;
+    for (size_t ti = 0; ti < sizeof dq_scales / sizeof dq_scales[0]; ti++) {
+        const dq_scale *sc = &dq_scales[ti];
+        const size_t ts = lc_dtype_get(sc->t)->type_size;
+        uint8_t *blk = malloc(NB * ts);
+        cr_assert_not_null(blk);
+        for (size_t b = 0; b < NB; b++) {
+            uint8_t *p = blk + b * ts;
+            for (size_t i = 0; i < ts; i++)
+                p[i] = (uint8_t)rng_next(&s);
+            if (b % 4 == 1)                      /* every level byte zero */
+                memset(p, 0, ts);
+            put_scale(p, sc, h16[(b / 2) % NSP], f32[(b / 2) % NSP], (uint8_t)(b / 2));
+        }
+        check_dequantize(ks, nk, sc->t, blk, NB, "dequantize-only special scales");
+        free(blk);
+    }
+}
+
+/* Sets grid slot `slot` of an IQ block p (type t) to grid index idx, leaving the
+ * block's other bits as they are; returns the grid's size, or 0 for a type without one. */
+static unsigned put_grid_index(lc_dtype t, uint8_t *p, unsigned slot, unsigned idx) {
+    const unsigned ib = slot / 4, l = slot % 4;
+    switch (t) {
+    case LC_DT_IQ2_XXS:                  /* d | per 32: 4 index bytes, u32 w */
+        p[2 + 8 * ib + l] = (uint8_t)idx;
+        return 256;
+    case LC_DT_IQ2_XS: {                 /* d | u16 qs: 9-bit index | signs << 9 */
+        uint16_t v;
+        memcpy(&v, p + 2 + 2 * slot, 2);
+        v = (uint16_t)((v & ~511u) | (idx & 511u));
+        memcpy(p + 2 + 2 * slot, &v, 2);
+        return 512;
+    }
+    case LC_DT_IQ2_S:                    /* d | qs[32] | signs[32] | qh[8] | scales[8] */
+        p[2 + slot] = (uint8_t)idx;
+        p[2 + 64 + ib] = (uint8_t)((p[2 + 64 + ib] & ~(3u << 2 * l)) | ((idx >> 8) & 3) << 2 * l);
+        return 1024;
+    case LC_DT_IQ3_XXS:                  /* d | qs[64] | ... ; 64 slots */
+        p[2 + slot] = (uint8_t)idx;
+        return 256;
+    case LC_DT_IQ3_S:                    /* d | qs[64] | qh[8]: bit e%8 of qh[e/8] */
+        p[2 + slot] = (uint8_t)idx;
+        p[2 + 64 + slot / 8] = (uint8_t)((p[2 + 64 + slot / 8] & ~(1u << slot % 8)) |
+                                         ((idx >> 8) & 1) << slot % 8);
+        return 512;
+    case LC_DT_IQ1_S: {                  /* d | qs[32] | u16 qh: 3 bits per slot at 3l */
+        p[2 + slot] = (uint8_t)idx;
+        uint16_t h;
+        memcpy(&h, p + 34 + 2 * ib, 2);
+        h = (uint16_t)((h & ~(7u << 3 * l)) | ((idx >> 8) & 7) << 3 * l);
+        memcpy(p + 34 + 2 * ib, &h, 2);
+        return 2048;
+    }
+    case LC_DT_IQ1_M: {                  /* qs[32] | qh[16]: 3 bits per slot at 4*(l%2) */
+        p[slot] = (uint8_t)idx;
+        uint8_t *h = p + 32 + 2 * ib + l / 2;
+        *h = (uint8_t)((*h & ~(7u << 4 * (l % 2))) | ((idx >> 8) & 7) << 4 * (l % 2));
+        return 2048;
+    }
+    default:
+        return 0;
+    }
+}
+
+/* Every grid index of every IQ type with a grid, twice, in every slot position, with
+ * random scales and signs: a kernel that reads one grid row wrong fails here. */
+Test(quant_variants, dequantize_only_types_every_grid_index) {
+    NEED_VARIANTS(ks, nk);
+    static const lc_dtype grid_types[] = { LC_DT_IQ2_XXS, LC_DT_IQ2_XS, LC_DT_IQ2_S,
+                                           LC_DT_IQ3_XXS, LC_DT_IQ3_S, LC_DT_IQ1_S,
+                                           LC_DT_IQ1_M };
+    uint32_t s = 1985;
+    for (size_t ti = 0; ti < sizeof grid_types / sizeof grid_types[0]; ti++) {
+        const lc_dtype t = grid_types[ti];
+        const size_t ts = lc_dtype_get(t)->type_size;
+        const unsigned slots = t == LC_DT_IQ3_XXS || t == LC_DT_IQ3_S ? 64 : 32;
+        uint8_t probe[128] = { 0 };
+        const unsigned size = put_grid_index(t, probe, 0, 0);
+        cr_assert_gt(size, 0u);
+        const size_t nb = 2 * size / slots + 1;      /* the +1: indices shifted by a slot */
+        uint8_t *blk = malloc(nb * ts);
+        cr_assert_not_null(blk);
+        for (size_t i = 0; i < nb * ts; i++)
+            blk[i] = (uint8_t)rng_next(&s);
+        for (size_t b = 0; b < nb; b++)
+            for (unsigned k = 0; k < slots; k++) {
+                const size_t idx = (b * slots + k + b / (size / slots)) % size;
+                put_grid_index(t, blk + b * ts, k, (unsigned)idx);
+            }
+        for (size_t b = 0; b < nb; b++)              /* finite scales: every value shows */
+            if (t == LC_DT_IQ1_M) {
+                put_scale(blk + b * ts, &(dq_scale){ t, IQ1M, 48, 1 },
+                          (uint16_t)(0x3000 + (rng_next(&s) & 0x0fff)), 0, 0);
+            } else {
+                const uint16_t h = (uint16_t)(0x3000 + (rng_next(&s) & 0x0fff));
+                memcpy(blk + b * ts, &h, 2);
+            }
+        check_dequantize(ks, nk, t, blk, nb, "every grid index");
+        free(blk);
+    }
+}
+
 Test(quant_variants, dispatch_and_env) {
     const lc_qkernels *ks[4];
     const int nk = variants(ks);
@@ -603,6 +775,15 @@ Test(quant_variants, dispatch_and_env) {
         cr_assert_eq(lc_qk_dequantize(a, LC_DT_##T), lc_##stem##_dequantize_avx2, #T);
         LC_QUANT_AVX2_TYPES(LISTED)
 #undef LISTED
+        /* The dequantize-only types the folder lists: its dequantizer, no quantizer. */
+#define LISTED_DQ(T, stem)                                                                 \
+        cr_assert_eq(lc_qk_dequantize(a, LC_DT_##T), lc_##stem##_dequantize_avx2, #T);     \
+        cr_assert_null(a->quantize[LC_DT_##T], #T);
+        LC_DEQUANT_AVX2_TYPES(LISTED_DQ)
+#undef LISTED_DQ
+        for (size_t i = 0; i < sizeof dq_all / sizeof dq_all[0]; i++)
+            cr_assert_not_null(a->dequantize[dq_all[i]], "%s: no AVX2 dequantizer",
+                               lc_dtype_name(dq_all[i]));
         for (size_t ti = 0; ti < NVTYPES; ti++) {
             const lc_dtype t = vtypes[ti];
             if (!a->quantize[t])
@@ -623,6 +804,14 @@ Test(quant_variants, dispatch_and_env) {
         cr_assert_eq(lc_qk_dequantize(ne, LC_DT_##T), lc_##stem##_dequantize_neon, #T);
         LC_QUANT_NEON_TYPES(LISTED_NEON)
 #undef LISTED_NEON
+#define LISTED_NEON_DQ(T, stem)                                                            \
+        cr_assert_eq(lc_qk_dequantize(ne, LC_DT_##T), lc_##stem##_dequantize_neon, #T);    \
+        cr_assert_null(ne->quantize[LC_DT_##T], #T);
+        LC_DEQUANT_NEON_TYPES(LISTED_NEON_DQ)
+#undef LISTED_NEON_DQ
+        for (size_t i = 0; i < sizeof dq_all / sizeof dq_all[0]; i++)
+            cr_assert_not_null(ne->dequantize[dq_all[i]], "%s: no NEON dequantizer",
+                               lc_dtype_name(dq_all[i]));
     }
 #endif
 }
@@ -644,6 +833,11 @@ Test(quant_variants, avx512_table) {
     cr_assert_eq(lc_qk_dequantize(k, LC_DT_##T), lc_##stem##_dequantize_##d, #T);
     LC_QUANT_AVX512_TABLE(SERVED)
 #undef SERVED
+#define SERVED_DQ(T, stem)                                                                 \
+    cr_assert_eq(lc_qk_dequantize(k, LC_DT_##T), lc_##stem##_dequantize_avx2, #T);         \
+    cr_assert_null(k->quantize[LC_DT_##T], #T);
+    LC_DEQUANT_AVX2_TYPES(SERVED_DQ)
+#undef SERVED_DQ
     const lc_qkernels *a = lc_qkernels_get("avx2");
     cr_assert_not_null(a, "AVX-512 without AVX2");
     for (size_t ti = 0; ti < NVTYPES; ti++) {

@@ -1,0 +1,30 @@
+/* quant/avx2/iq4_xs.c: IQ4_XS dequantize with AVX2, bit-identical to the reference
+ * (quant/ref_iq.c): per 32 values dl = d * (ls - 32) as in ref, then x = dl * kvalues[q],
+ * the levels looked up with PSHUFB. */
+#include <immintrin.h>
+
+#include "libconvert/bytes.h"
+#include "quant/avx2/dq.h"
+#include "quant/avx2/kernels.h"
+#include "quant/blocks.h"
+#include "quant/iq_tables.h"
+#include "quant/quant_impl.h"
+
+void lc_iq4_xs_dequantize_avx2(const void *restrict vx, float *restrict y, size_t n) {
+    const lc_block_iq4_xs *x = vx;
+    const __m128i lut = _mm_loadu_si128((const __m128i *)(const void *)lc_kvalues_iq4nl);
+    for (size_t b = 0; b < n / LC_QK_K; b++) {
+        const float d = lc_q_f16_to_f32(x[b].d);
+        const unsigned scales_h = lc_load_le16(x[b].scales_h);
+        const uint8_t *qs = x[b].qs;
+        for (int ib = 0; ib < LC_QK_K / 32; ib++, y += 32, qs += 16) {
+            const int ls = (int)(((x[b].scales_l[ib / 2] >> 4 * (ib % 2)) & 0xf) |
+                                 ((scales_h >> 2 * ib) & 3) << 4);
+            const __m256 dl = _mm256_set1_ps(d * (ls - 32));
+            __m128i lo, hi;
+            lc_avx2_lut_nibbles(lut, _mm_loadu_si128((const __m128i *)(const void *)qs), &lo, &hi);
+            lc_avx2_store16_i8(y, dl, lo);
+            lc_avx2_store16_i8(y + 16, dl, hi);
+        }
+    }
+}
