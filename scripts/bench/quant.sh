@@ -12,6 +12,7 @@
 #                        type named here (IQ4_XS, TQ2_0, ...) gets a dequantize row, timed
 #                        on random blocks
 #   LC_BENCH_CLOCK=cpu   time with the thread's CPU clock (a shared machine's load)
+#   LC_BENCH_THREADS     threads of the second table (default: every core; 1: no table)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 LLAMA_PY=${LLAMA_PY:-build/llama-venv/bin/python}
@@ -23,5 +24,5 @@ if [ -z "$lib" ] || [ ! -f "$lib" ]; then
     echo "bench quant: ggml column SKIPPED: no llama_cpp at LLAMA_PY=$LLAMA_PY (make check-llama builds it)"
     lib=
 fi
-LC_BENCH_GGML=$lib "$BENCH" "${LC_BENCH_QUANT_MIB:-64}" "${LC_BENCH_REPS:-3}" \
+LC_BENCH_THREADS=${LC_BENCH_THREADS:-$(nproc)} LC_BENCH_GGML=$lib "$BENCH" "${LC_BENCH_QUANT_MIB:-64}" "${LC_BENCH_REPS:-3}" \
     ref,avx2,avx512,neon ${LC_BENCH_QUANT_TYPES:+"$LC_BENCH_QUANT_TYPES"}

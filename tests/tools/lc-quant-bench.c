@@ -1,4 +1,4 @@
-/* tests/tools/lc-quant-bench.c: single-thread throughput of the kernel variants.
+/* tests/tools/lc-quant-bench.c: throughput of the kernel variants, one thread and all.
  *   lc-quant-bench [MIB_OF_F32 [REPS [VARIANTS [TYPES]]]]
  * MIB_OF_F32 (default 64) of weight-like floats, best of REPS (default 3).
  *
@@ -18,8 +18,14 @@
  * LC_BENCH_GGML=path/to/libggml-base.so (llama-cpp-python's, see scripts/bench/quant.sh)
  * adds ggml's ggml_quantize_chunk (what llama-quantize runs: without an importance matrix,
  * quantize_row_<type>_ref on one thread) as a column, timed in the same turns on rows of
- * 4096 of the same floats, the fastest variant over it, and whether its bytes equal ours. */
+ * 4096 of the same floats, the fastest variant over it, and whether its bytes equal ours.
+ *
+ * LC_BENCH_THREADS=N (N > 1) adds a second table after the first: quantize with the
+ * variant lc_qkernels_best() picks, ggml_quantize_chunk and memcpy, each splitting the rows
+ * into N equal runs on N threads (as llama.cpp's quantizer splits a tensor's rows), wall
+ * clock, best of REPS, in the same turns. */
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -232,6 +238,108 @@ static int table(size_t mib, int reps, const char *vlist, const char *tlist, flo
     return 0;
 }
 
+/* The all-threads table: one job per thread, each a run of whole 4096-float rows. */
+enum { MAXT = 256, ROW = 4096 };
+enum job_kind { JOB_MEMCPY, JOB_OURS, JOB_GGML };
+
+struct job {
+    enum job_kind kind;
+    lc_quantize_fn ours;
+    ggml_quantize_chunk_fn ggml;
+    int gguf_id;
+    const float *x;
+    float *y;
+    uint8_t *q;
+    size_t row0, nrows, row_bytes;
+};
+
+static void *run_job(void *arg) {
+    const struct job *j = arg;
+    const float *x = j->x + j->row0 * ROW;
+    switch (j->kind) {
+    case JOB_MEMCPY:
+        memcpy(j->y + j->row0 * ROW, x, j->nrows * ROW * sizeof *x);
+        break;
+    case JOB_OURS:
+        for (size_t r = 0; r < j->nrows; r++)
+            j->ours(x + r * ROW, j->q + (j->row0 + r) * j->row_bytes, ROW);
+        break;
+    case JOB_GGML:     /* ggml_quantize_chunk's start is an element index into src and dst */
+        j->ggml(j->gguf_id, j->x, j->q, (int64_t)(j->row0 * ROW), (int64_t)j->nrows, ROW, NULL);
+        break;
+    }
+    return NULL;
+}
+
+/* Seconds for one pass of `proto` over every row on nt threads (wall clock). A thread that
+ * cannot be started runs its share on this one, still inside the timing. */
+static double timed_pass(struct job proto, size_t rows, int nt) {
+    pthread_t tid[MAXT];
+    bool started[MAXT];
+    struct job jobs[MAXT];
+    struct timespec a, b;
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    for (int i = 0; i < nt; i++) {
+        jobs[i] = proto;
+        jobs[i].row0 = rows * (size_t)i / (size_t)nt;
+        jobs[i].nrows = rows * (size_t)(i + 1) / (size_t)nt - jobs[i].row0;
+        started[i] = pthread_create(&tid[i], NULL, run_job, &jobs[i]) == 0;
+        if (!started[i])
+            run_job(&jobs[i]);
+    }
+    for (int i = 0; i < nt; i++)
+        if (started[i])
+            pthread_join(tid[i], NULL);
+    clock_gettime(CLOCK_MONOTONIC, &b);
+    return (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) * 1e-9;
+}
+
+static int threaded(int nt, int reps, const char *tlist, float *x, float *y, uint8_t *q,
+                    size_t n) {
+    int failed;
+    const ggml_quantize_chunk_fn ggml = load_ggml(&failed);
+    if (failed)
+        return 1;
+    const lc_qkernels *k = lc_qkernels_best();
+    const size_t rows = n / ROW;
+    const double gb = (double)n * sizeof(float) / 1e9;
+    printf("%d threads (%s), rows of %d split evenly, wall clock, best of %d; GB/s of f32\n",
+           nt, k->name, ROW, reps);
+    timed_pass((struct job){ .kind = JOB_MEMCPY, .x = x, .y = y }, rows, nt);   /* warm-up */
+    printf("%-5s %8s %8s%s %12s%s\n", "type", k->name, "memcpy", ggml ? "     ggml" : "",
+           "ours/memcpy", ggml ? "  ours/ggml" : "");
+    for (int t = 0; t < LC_DT_COUNT; t++) {
+        if (!lc_quant_supported((lc_dtype)t) || !listed(tlist, lc_dtype_name((lc_dtype)t)))
+            continue;
+        const lc_dtype_info *info = lc_dtype_get((lc_dtype)t);
+        struct job ours = { .kind = JOB_OURS, .ours = lc_qk_quantize(k, (lc_dtype)t), .x = x,
+                            .q = q, .row_bytes = ROW / info->block_size * info->type_size };
+        struct job mem = { .kind = JOB_MEMCPY, .x = x, .y = y };
+        struct job gg = { .kind = JOB_GGML, .ggml = ggml, .gguf_id = (int)info->gguf_id, .x = x,
+                          .q = q };
+        double bo = 1e30, bm = 1e30, bg = 1e30;
+        for (int r = 0; r < reps; r++) {
+            double d = timed_pass(mem, rows, nt);
+            bm = d < bm ? d : bm;
+            d = timed_pass(ours, rows, nt);
+            bo = d < bo ? d : bo;
+            if (ggml) {
+                d = timed_pass(gg, rows, nt);
+                bg = d < bg ? d : bg;
+            }
+        }
+        printf("%-5s %8.2f %8.2f", info->name, gb / bo, gb / bm);
+        if (ggml)
+            printf(" %8.2f", gb / bg);
+        printf(" %11.2fx", bm / bo);
+        if (ggml)
+            printf(" %9.1fx", bg / bo);
+        printf("\n");
+        fflush(stdout);
+    }
+    return 0;
+}
+
 int main(int argc, char **argv) {
     const char *clk = getenv("LC_BENCH_CLOCK");
     if (clk && strcmp(clk, "cpu") == 0)
@@ -251,6 +359,10 @@ int main(int argc, char **argv) {
     memset(q, 0, n * 2);
     rc = argc > 3 ? table(mib, reps, argv[3], argc > 4 ? argv[4] : NULL, x, y, q, n)
                   : legacy(mib, reps, x, y, q, n);
+    const char *th = getenv("LC_BENCH_THREADS");
+    const int nt = th ? atoi(th) : 0;
+    if (rc == 0 && nt > 1)
+        rc = threaded(nt < MAXT ? nt : MAXT, reps, argc > 4 ? argv[4] : NULL, x, y, q, n);
 done:
     lc_free(x), lc_free(y), lc_free(q);
     return rc;
