@@ -8,6 +8,7 @@
  * A tensor whose type does not change is its checked input. llama-quantize converts
  * everything through F32 the same way (llama_tensor_dequantize_impl, then
  * ggml_quantize_chunk), so the bytes are the same. */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -294,7 +295,8 @@ static lc_code put_json(const job *j, const char *out, double secs, FILE *f, lc_
                             j->elements, (double)j->bytes_in * 8 / el,
                             (double)j->bytes_out * 8 / el, j->fallbacks, secs);
     if (rc == LC_OK && fwrite(b.data, 1, b.len, f) != b.len)
-        rc = lc_fail(err, LC_E_IO, LC_NO_OFFSET, "cannot write the report");
+        rc = lc_fail(err, LC_E_IO, LC_NO_OFFSET, "cannot write the report: %s",
+                     strerror(errno));
     lc_json_buf_free(&b);
     return rc;
 }

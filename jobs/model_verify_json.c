@@ -5,6 +5,7 @@
  * are not finite (an exact tensor's SNR, a limit that is not judged) are null. */
 #include "jobs/model_verify_impl.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -18,7 +19,8 @@ lc_code lc_vf_json_num(lc_json_buf *b, double v, lc_error *err) {
 
 static lc_code flush(lc_json_buf *b, FILE *f, lc_error *err) {
     if (b->len && fwrite(b->data, 1, b->len, f) != b->len)
-        return lc_fail(err, LC_E_IO, LC_NO_OFFSET, "cannot write the report");
+        return lc_fail(err, LC_E_IO, LC_NO_OFFSET, "cannot write the report: %s",
+                       strerror(errno));
     b->len = 0;
     return LC_OK;
 }

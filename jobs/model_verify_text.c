@@ -5,6 +5,7 @@
  * forge a line of the report. */
 #include "jobs/model_verify_impl.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -64,7 +65,8 @@ void lc_vf_quote(const char *s, size_t len, char *buf, size_t cap) {
 
 static lc_code flush(lc_json_buf *b, FILE *f, lc_error *err) {
     if (b->len && fwrite(b->data, 1, b->len, f) != b->len)
-        return lc_fail(err, LC_E_IO, LC_NO_OFFSET, "cannot write the report");
+        return lc_fail(err, LC_E_IO, LC_NO_OFFSET, "cannot write the report: %s",
+                       strerror(errno));
     b->len = 0;
     return LC_OK;
 }

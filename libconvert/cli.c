@@ -2,7 +2,11 @@
  * error line and progress set-up for the tools. */
 #include "libconvert/cli.h"
 
+#include <errno.h>
 #include <getopt.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -169,14 +173,32 @@ static int parse_dtype(const lc_cli *cli, const lc_cli_opt *o, const char *arg) 
     return LC_EXIT_USAGE;
 }
 
+/* True when writing stdout failed because nobody reads it any more: `model-inspect x | head`.
+ * A pipe whose read end is closed polls POLLERR on its write end. */
+static bool stdout_reader_gone(void) {
+    struct pollfd p = { .fd = STDOUT_FILENO, .events = POLLOUT };
+    return ferror(stdout) && poll(&p, 1, 0) == 1 && (p.revents & POLLERR);
+}
+
+/* After --help or --version: LC_EXIT_OK only if the text reached stdout (lc_cli_end's
+ * rule, for the two answers printed before a tool starts). */
+static int stdout_written(const lc_cli *cli) {
+    if (fflush(stdout) == 0 && !ferror(stdout))
+        return LC_EXIT_OK;
+    if (stdout_reader_gone())
+        return LC_EXIT_PIPE;
+    fprintf(stderr, "%s: standard output: cannot write: %s\n", cli->prog, strerror(errno));
+    return LC_EXIT_FAIL;
+}
+
 static int common_flag(lc_cli *cli, unsigned bit, const char *arg) {
     switch (bit) {
     case HELP:
         lc_cli_help(cli->tool, cli->prog, stdout);
-        return LC_EXIT_OK;
+        return stdout_written(cli);
     case VERSION:
         printf("%s (libconvert) %s\n", cli->prog, LC_VERSION);
-        return LC_EXIT_OK;
+        return stdout_written(cli);
     case LC_CLI_QUIET:
         cli->quiet = true;
         return -1;
@@ -285,9 +307,16 @@ void lc_cli_start(lc_cli *cli) {
     cli->progress = lc_progress_new(!cli->quiet && isatty(STDERR_FILENO));
 }
 
+_Static_assert(LC_EXIT_PIPE == 128 + SIGPIPE, "LC_EXIT_PIPE is a SIGPIPE death's status");
+
 int lc_cli_report(const lc_cli *cli, const lc_error *err) {
     char line[1024];
     lc_progress_end(cli->progress);
+    /* SIGPIPE is ignored (cleanup.h) so that a file's EPIPE is an error naming it; but a
+     * report whose reader left is not one: end quietly with the status a tool killed by
+     * SIGPIPE gives its shell, as cat or grep would. */
+    if (stdout_reader_gone())
+        return LC_EXIT_PIPE;           /* 128 + SIGPIPE */
     lc_err_format(err, line, sizeof line);
     fprintf(stderr, "%s: %s\n", cli->prog, line);
     return LC_EXIT_FAIL;
@@ -299,6 +328,20 @@ void lc_cli_finish(lc_cli *cli) {
 }
 
 int lc_cli_end(lc_cli *cli, lc_code rc, const lc_error *err) {
+    /* A report that did not reach stdout (a full disk behind `> plan.txt`, a reader that
+     * left) is a failure too, as GNU tools' close_stdout makes it: never exit 0 for it. */
+    lc_error out_err = { 0 };
+    const int flushed = rc == LC_OK ? fflush(stdout) : 0;
+    if (rc == LC_OK && (flushed != 0 || ferror(stdout))) {
+        rc = lc_fail(&out_err, LC_E_IO, LC_NO_OFFSET, "cannot write: %s",
+                     flushed != 0 ? strerror(errno) : "an earlier write failed");
+        lc_err_context(&out_err, "standard output", NULL);
+        err = &out_err;
+    } else if (rc != LC_OK && err && !err->path[0] && ferror(stdout)) {
+        out_err = *err;     /* a report writer's error ("cannot write the report"): say where */
+        lc_err_context(&out_err, "standard output", NULL);
+        err = &out_err;
+    }
     int status = rc == LC_OK ? LC_EXIT_OK : lc_cli_report(cli, err);
     lc_cli_finish(cli);
     return status;

@@ -24,7 +24,7 @@
 #include "libconvert/error.h"
 #include "libconvert/progress.h"
 
-enum { LC_EXIT_OK = 0, LC_EXIT_FAIL = 1, LC_EXIT_USAGE = 2 };
+enum { LC_EXIT_OK = 0, LC_EXIT_FAIL = 1, LC_EXIT_USAGE = 2, LC_EXIT_PIPE = 141 };
 
 /* The common flags a tool may take (lc_cli_tool.common). */
 enum {
@@ -104,11 +104,13 @@ int lc_cli_usage(const lc_cli *cli);
  * reported) and creates the progress reporter (enabled when stderr is a terminal and
  * not -q). */
 void lc_cli_start(lc_cli *cli);
-/* Prints "prog: <error>" on stderr and returns LC_EXIT_FAIL. */
+/* Prints "prog: <error>" on stderr and returns LC_EXIT_FAIL; when the error came from
+ * writing stdout after its reader went away (`TOOL ... | head`), prints nothing and returns
+ * LC_EXIT_PIPE, as a tool killed by SIGPIPE would end. */
 int lc_cli_report(const lc_cli *cli, const lc_error *err);
 void lc_cli_finish(lc_cli *cli);
 /* The end of a tool's main: reports err when rc is not LC_OK, then lc_cli_finish.
- * Returns LC_EXIT_OK or LC_EXIT_FAIL. */
+ * Returns LC_EXIT_OK, LC_EXIT_FAIL or LC_EXIT_PIPE. */
 int lc_cli_end(lc_cli *cli, lc_code rc, const lc_error *err);
 
 #endif
