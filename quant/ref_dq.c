@@ -22,10 +22,9 @@
  *   ggml defines no dequantizer for Q8_1 (it never appears in a model file); this is the
  *   inverse of quantize_row_q8_1_ref, computed as dequantize_row_q8_0 computes Q8_0.
  * Q8_K (292 B): | d:4 (binary32) | qs[256] | bsums[16]: i16 |  x = d*qs. */
-#include <string.h>
-
 #include "libconvert/bytes.h"
 #include "quant/blocks.h"
+#include "quant/dq_decode.h"
 #include "quant/iq_tables.h"
 #include "quant/quant.h"
 #include "quant/quant_impl.h"
@@ -132,9 +131,7 @@ void lc_q8_1_dequantize_ref(const void *restrict vx, float *restrict y, size_t n
 void lc_q8_K_dequantize_ref(const void *restrict vx, float *restrict y, size_t n) {
     const lc_block_q8_K *x = vx;
     for (size_t b = 0; b < n / LC_QK_K; b++, y += LC_QK_K) {
-        const uint32_t bits = lc_load_le32(x[b].d);
-        float d;
-        memcpy(&d, &bits, sizeof d);
+        const float d = lc_q8_K_d(&x[b]);
         for (int j = 0; j < LC_QK_K; j++)
             y[j] = d * x[b].qs[j];
     }

@@ -35,6 +35,7 @@
 
 #include "libconvert/bytes.h"
 #include "quant/blocks.h"
+#include "quant/dq_decode.h"
 #include "quant/iq_tables.h"
 #include "quant/quant.h"
 #include "quant/quant_impl.h"
@@ -45,164 +46,29 @@
  * gives ggml's bytes (gguf-py's numpy multiplies, and keeps the NaN's sign). */
 static inline float with_sign(float v, unsigned s, int j) { return (s >> j) & 1u ? -v : v; }
 
-/* ---- IQ2 ---- */
-
-void lc_iq2_xxs_dequantize_ref(const void *restrict vx, float *restrict y, size_t n) {
-    const lc_block_iq2_xxs *x = vx;
-    for (size_t b = 0; b < n / LC_QK_K; b++) {
-        const float d = lc_q_f16_to_f32(x[b].d);
-        for (int ib = 0; ib < LC_QK_K / 32; ib++) {
-            const uint8_t *q = x[b].qs + 8 * ib;
-            const uint32_t w = lc_load_le32(q + 4);
-            const float db = d * (0.5f + (w >> 28)) * 0.25f;
-            for (int l = 0; l < 4; l++, y += 8) {
-                const uint8_t *grid = lc_iq2xxs_grid[q[l]];
-                const unsigned signs = lc_ksigns_iq2xs[(w >> 7 * l) & 127];
-                for (int j = 0; j < 8; j++)
-                    y[j] = with_sign(db * grid[j], signs, j);
-            }
-        }
-    }
+/* The 8 values of one decoded IQ2/IQ3 group (quant/dq_decode.h). */
+static inline void iq_grp8(const lc_iq_grp8 *g, float *y) {
+    for (int h = 0; h < 2; h++)
+        for (int j = 0; j < 4; j++)
+            y[4 * h + j] = with_sign(g->db * g->grid[h][j], g->signs, 4 * h + j);
 }
 
-void lc_iq2_xs_dequantize_ref(const void *restrict vx, float *restrict y, size_t n) {
-    const lc_block_iq2_xs *x = vx;
-    for (size_t b = 0; b < n / LC_QK_K; b++) {
-        const float d = lc_q_f16_to_f32(x[b].d);
-        for (int ib = 0; ib < LC_QK_K / 32; ib++) {
-            const float db[2] = { d * (0.5f + (x[b].scales[ib] & 0xf)) * 0.25f,
-                                  d * (0.5f + (x[b].scales[ib] >> 4)) * 0.25f };
-            for (int l = 0; l < 4; l++, y += 8) {
-                const unsigned v = lc_load_le16(x[b].qs + 2 * (4 * ib + l));
-                const uint8_t *grid = lc_iq2xs_grid[v & 511];
-                const unsigned signs = lc_ksigns_iq2xs[v >> 9];
-                for (int j = 0; j < 8; j++)
-                    y[j] = with_sign(db[l / 2] * grid[j], signs, j);
-            }
-        }
-    }
+/* The 8 values of one decoded IQ1 group. */
+static inline void iq1_grp8(const lc_iq1_grp8 *g, float *y) {
+    const float delta = lc_iq1_delta(g);
+    for (int j = 0; j < 8; j++)
+        y[j] = g->dl * (g->grid[j] + delta);
 }
 
-void lc_iq2_s_dequantize_ref(const void *restrict vx, float *restrict y, size_t n) {
-    const lc_block_iq2_s *x = vx;
-    for (size_t b = 0; b < n / LC_QK_K; b++) {
-        const float d = lc_q_f16_to_f32(x[b].d);
-        const uint8_t *qs = x[b].qs, *signs = x[b].qs + LC_QK_K / 8;
-        for (int ib = 0; ib < LC_QK_K / 32; ib++, qs += 4, signs += 4) {
-            const float db[2] = { d * (0.5f + (x[b].scales[ib] & 0xf)) * 0.25f,
-                                  d * (0.5f + (x[b].scales[ib] >> 4)) * 0.25f };
-            for (int l = 0; l < 4; l++, y += 8) {
-                const unsigned idx = qs[l] | ((unsigned)x[b].qh[ib] << (8 - 2 * l) & 0x300);
-                const uint8_t *grid = lc_iq2s_grid[idx];
-                for (int j = 0; j < 8; j++)
-                    y[j] = with_sign(db[l / 2] * grid[j], signs[l], j);
-            }
-        }
-    }
-}
+/* ---- IQ2, IQ3, IQ1 (the block decoding is quant/dq_decode.h's) ---- */
 
-/* ---- IQ3 ---- */
-
-void lc_iq3_xxs_dequantize_ref(const void *restrict vx, float *restrict y, size_t n) {
-    const lc_block_iq3_xxs *x = vx;
-    for (size_t b = 0; b < n / LC_QK_K; b++) {
-        const float d = lc_q_f16_to_f32(x[b].d);
-        const uint8_t *qs = x[b].qs, *scales_and_signs = x[b].qs + LC_QK_K / 4;
-        for (int ib = 0; ib < LC_QK_K / 32; ib++, qs += 8) {
-            const uint32_t w = lc_load_le32(scales_and_signs + 4 * ib);
-            const float db = d * (0.5f + (w >> 28)) * 0.5f;
-            for (int l = 0; l < 4; l++, y += 8) {
-                const unsigned signs = lc_ksigns_iq2xs[(w >> 7 * l) & 127];
-                const uint8_t *grid1 = lc_iq3xxs_grid[qs[2 * l]];
-                const uint8_t *grid2 = lc_iq3xxs_grid[qs[2 * l + 1]];
-                for (int j = 0; j < 4; j++) {
-                    y[j] = with_sign(db * grid1[j], signs, j);
-                    y[j + 4] = with_sign(db * grid2[j], signs, j + 4);
-                }
-            }
-        }
-    }
-}
-
-/* Eight values of IQ3_S: two grid entries whose 9th index bits come from qh. */
-static inline void iq3s_group(const uint8_t *qs, unsigned qh, int l, unsigned signs,
-                              float db, float *y) {
-    const uint8_t *grid1 = lc_iq3s_grid[qs[2 * l] | ((qh << (8 - 2 * l)) & 256)];
-    const uint8_t *grid2 = lc_iq3s_grid[qs[2 * l + 1] | ((qh << (7 - 2 * l)) & 256)];
-    for (int j = 0; j < 4; j++) {
-        y[j] = with_sign(db * grid1[j], signs, j);
-        y[j + 4] = with_sign(db * grid2[j], signs, j + 4);
-    }
-}
-
-void lc_iq3_s_dequantize_ref(const void *restrict vx, float *restrict y, size_t n) {
-    const lc_block_iq3_s *x = vx;
-    for (size_t b = 0; b < n / LC_QK_K; b++) {
-        const float d = lc_q_f16_to_f32(x[b].d);
-        const uint8_t *qs = x[b].qs, *qh = x[b].qh, *signs = x[b].signs;
-        for (int ib = 0; ib < LC_QK_K / 32; ib += 2, qh += 2) {
-            const float db1 = d * (1 + 2 * (x[b].scales[ib / 2] & 0xf));
-            const float db2 = d * (1 + 2 * (x[b].scales[ib / 2] >> 4));
-            for (int l = 0; l < 4; l++, y += 8)
-                iq3s_group(qs, qh[0], l, signs[l], db1, y);
-            qs += 8, signs += 4;
-            for (int l = 0; l < 4; l++, y += 8)
-                iq3s_group(qs, qh[1], l, signs[l], db2, y);
-            qs += 8, signs += 4;
-        }
-    }
-}
-
-/* ---- IQ1 ---- */
-
-void lc_iq1_s_dequantize_ref(const void *restrict vx, float *restrict y, size_t n) {
-    const lc_block_iq1_s *x = vx;
-    for (size_t b = 0; b < n / LC_QK_K; b++) {
-        const float d = lc_q_f16_to_f32(x[b].d);
-        const uint8_t *qs = x[b].qs;
-        for (int ib = 0; ib < LC_QK_K / 32; ib++, qs += 4) {
-            const unsigned qh = lc_load_le16(x[b].qh + 2 * ib);
-            const float dl = d * (2 * ((qh >> 12) & 7) + 1);
-            const float delta = qh & 0x8000 ? -LC_IQ1S_DELTA : LC_IQ1S_DELTA;
-            for (int l = 0; l < 4; l++, y += 8) {
-                const int8_t *grid = lc_iq1s_grid[qs[l] | ((qh >> 3 * l) & 7) << 8];
-                for (int j = 0; j < 8; j++)
-                    y[j] = dl * (grid[j] + delta);
-            }
-        }
-    }
-}
-
-void lc_iq1_m_dequantize_ref(const void *restrict vx, float *restrict y, size_t n) {
-    const lc_block_iq1_m *x = vx;
-    for (size_t b = 0; b < n / LC_QK_K; b++) {
-        unsigned sc[4];
-        for (int i = 0; i < 4; i++)
-            sc[i] = lc_load_le16(x[b].scales + 2 * i);
-        const uint16_t dbits = (uint16_t)((sc[0] >> 12) | ((sc[1] >> 8) & 0x00f0) |
-                                          ((sc[2] >> 4) & 0x0f00) | (sc[3] & 0xf000));
-        const float d = lc_q_f16_to_f32(dbits);
-        const uint8_t *qs = x[b].qs, *qh = x[b].qh;
-        for (int ib = 0; ib < LC_QK_K / 32; ib++, qs += 4, qh += 2) {
-            const float dl1 = d * (2 * ((sc[ib / 2] >> (6 * (ib % 2) + 0)) & 0x7) + 1);
-            const float dl2 = d * (2 * ((sc[ib / 2] >> (6 * (ib % 2) + 3)) & 0x7) + 1);
-            const unsigned idx[4] = { qs[0] | ((qh[0] << 8) & 0x700u),
-                                      qs[1] | ((qh[0] << 4) & 0x700u),
-                                      qs[2] | ((qh[1] << 8) & 0x700u),
-                                      qs[3] | ((qh[1] << 4) & 0x700u) };
-            const float delta[4] = { qh[0] & 0x08 ? -LC_IQ1S_DELTA : LC_IQ1S_DELTA,
-                                     qh[0] & 0x80 ? -LC_IQ1S_DELTA : LC_IQ1S_DELTA,
-                                     qh[1] & 0x08 ? -LC_IQ1S_DELTA : LC_IQ1S_DELTA,
-                                     qh[1] & 0x80 ? -LC_IQ1S_DELTA : LC_IQ1S_DELTA };
-            for (int l = 0; l < 4; l++, y += 8) {
-                const int8_t *grid = lc_iq1s_grid[idx[l]];
-                const float dl = l < 2 ? dl1 : dl2;
-                for (int j = 0; j < 8; j++)
-                    y[j] = dl * (grid[j] + delta[l]);
-            }
-        }
-    }
-}
+LC_IQ_DEQUANTIZE(iq2_xxs, ref, lc_iq_grp8, iq_grp8)
+LC_IQ_DEQUANTIZE(iq2_xs, ref, lc_iq_grp8, iq_grp8)
+LC_IQ_DEQUANTIZE(iq2_s, ref, lc_iq_grp8, iq_grp8)
+LC_IQ_DEQUANTIZE(iq3_xxs, ref, lc_iq_grp8, iq_grp8)
+LC_IQ_DEQUANTIZE(iq3_s, ref, lc_iq_grp8, iq_grp8)
+LC_IQ_DEQUANTIZE(iq1_s, ref, lc_iq1_grp8, iq1_grp8)
+LC_IQ_DEQUANTIZE(iq1_m, ref, lc_iq1_grp8, iq1_grp8)
 
 /* ---- IQ4 ---- */
 
@@ -221,12 +87,9 @@ void lc_iq4_xs_dequantize_ref(const void *restrict vx, float *restrict y, size_t
     const lc_block_iq4_xs *x = vx;
     for (size_t b = 0; b < n / LC_QK_K; b++) {
         const float d = lc_q_f16_to_f32(x[b].d);
-        const unsigned scales_h = lc_load_le16(x[b].scales_h);
         const uint8_t *qs = x[b].qs;
         for (int ib = 0; ib < LC_QK_K / 32; ib++, y += 32, qs += 16) {
-            const int ls = (int)(((x[b].scales_l[ib / 2] >> 4 * (ib % 2)) & 0xf) |
-                                 ((scales_h >> 2 * ib) & 3) << 4);
-            const float dl = d * (ls - 32);
+            const float dl = lc_iq4_xs_dl(&x[b], d, ib);
             for (int j = 0; j < 16; j++) {
                 y[j] = dl * lc_kvalues_iq4nl[qs[j] & 0xf];
                 y[j + 16] = dl * lc_kvalues_iq4nl[qs[j] >> 4];

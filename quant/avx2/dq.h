@@ -12,6 +12,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "quant/dq_decode.h"
+
 /* (float) of the 8 unsigned (signed) bytes at p. */
 static inline __m256 lc_avx2_u8x8_ps(const uint8_t *p) {
     const __m128i b = _mm_loadl_epi64((const __m128i *)(const void *)p);
@@ -55,6 +57,42 @@ static inline void lc_avx2_store8_i8(float *y, __m256 d, __m128i v) {
 static inline void lc_avx2_store16_i8(float *y, __m256 d, __m128i v) {
     lc_avx2_store8_i8(y, d, v);
     lc_avx2_store8_i8(y + 8, d, _mm_srli_si128(v, 8));
+}
+
+/* ---- one decoded group of 8 values (quant/dq_decode.h), as the reference computes it ---- */
+
+/* y[0..7] = with_sign(db * g) for the 8 floats g of an IQ2/IQ3 group. */
+static inline void lc_avx2_store8_signed(float *y, const lc_iq_grp8 *grp, __m256 g) {
+    const __m256 prod = _mm256_mul_ps(_mm256_set1_ps(grp->db), g);
+    _mm256_storeu_ps(y, _mm256_xor_ps(prod, lc_avx2_signs8(grp->signs)));
+}
+
+/* An IQ2 group: one 8-byte grid entry. */
+static inline void lc_avx2_iq2_grp8(const lc_iq_grp8 *grp, float *y) {
+    lc_avx2_store8_signed(y, grp, lc_avx2_u8x8_ps(grp->grid[0]));
+}
+
+/* An IQ3 group: two 4-byte grid entries. */
+static inline void lc_avx2_iq3_grp8(const lc_iq_grp8 *grp, float *y) {
+    lc_avx2_store8_signed(y, grp, lc_avx2_u8x4x2_ps(grp->grid[0], grp->grid[1]));
+}
+
+/* An IQ1 group: y = dl * ((float)grid + delta), the add first; delta's sign set by XOR,
+ * without a branch (the sign bits are random). */
+static inline void lc_avx2_iq1_grp8(const lc_iq1_grp8 *grp, float *y) {
+    const __m256 sign = _mm256_castsi256_ps(_mm256_set1_epi32((int)grp->delta_sign));
+    const __m256 delta = _mm256_xor_ps(_mm256_set1_ps(LC_IQ1S_DELTA), sign);
+    const __m256 g = lc_avx2_i8x8_ps(grp->grid);
+    _mm256_storeu_ps(y, _mm256_mul_ps(_mm256_set1_ps(grp->dl), _mm256_add_ps(g, delta)));
+}
+
+/* y[0..31] = d * lut[q] for the 32 nibbles of the 16 bytes at qs (low nibbles first),
+ * as IQ4_NL and MXFP4 store them. */
+static inline void lc_avx2_store32_lut(float *y, __m256 d, __m128i lut, const uint8_t *qs) {
+    __m128i lo, hi;
+    lc_avx2_lut_nibbles(lut, _mm_loadu_si128((const __m128i *)(const void *)qs), &lo, &hi);
+    lc_avx2_store16_i8(y, d, lo);
+    lc_avx2_store16_i8(y + 16, d, hi);
 }
 
 #endif

@@ -11,11 +11,6 @@
 void lc_iq4_nl_dequantize_avx2(const void *restrict vx, float *restrict y, size_t n) {
     const lc_block_iq4_nl *x = vx;
     const __m128i lut = _mm_loadu_si128((const __m128i *)(const void *)lc_kvalues_iq4nl);
-    for (size_t b = 0; b < n / LC_QK4_NL; b++, y += LC_QK4_NL) {
-        const __m256 d = _mm256_set1_ps(lc_q_f16_to_f32(x[b].d));
-        __m128i lo, hi;
-        lc_avx2_lut_nibbles(lut, _mm_loadu_si128((const __m128i *)(const void *)x[b].qs), &lo, &hi);
-        lc_avx2_store16_i8(y, d, lo);
-        lc_avx2_store16_i8(y + 16, d, hi);
-    }
+    for (size_t b = 0; b < n / LC_QK4_NL; b++, y += LC_QK4_NL)
+        lc_avx2_store32_lut(y, _mm256_set1_ps(lc_q_f16_to_f32(x[b].d)), lut, x[b].qs);
 }

@@ -12,11 +12,6 @@
 void lc_mxfp4_dequantize_avx2(const void *restrict vx, float *restrict y, size_t n) {
     const lc_block_mxfp4 *x = vx;
     const __m128i lut = _mm_loadu_si128((const __m128i *)(const void *)lc_kvalues_fp4);
-    for (size_t b = 0; b < n / LC_QK_MXFP4; b++, y += LC_QK_MXFP4) {
-        const __m256 d = _mm256_set1_ps(lc_q_e8m0_half(x[b].e));
-        __m128i lo, hi;
-        lc_avx2_lut_nibbles(lut, _mm_loadu_si128((const __m128i *)(const void *)x[b].qs), &lo, &hi);
-        lc_avx2_store16_i8(y, d, lo);
-        lc_avx2_store16_i8(y + 16, d, hi);
-    }
+    for (size_t b = 0; b < n / LC_QK_MXFP4; b++, y += LC_QK_MXFP4)
+        lc_avx2_store32_lut(y, _mm256_set1_ps(lc_q_e8m0_half(x[b].e)), lut, x[b].qs);
 }

@@ -10,6 +10,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "quant/dq_decode.h"
+
 /* (float) of 8 unsigned (signed) bytes: out[0] lanes 0..3, out[1] lanes 4..7. */
 static inline void lc_neon_u8x8_f32(uint8x8_t b, float32x4_t out[2]) {
     const uint16x8_t w = vmovl_u8(b);
@@ -68,6 +70,43 @@ static inline void lc_neon_store8_i8(float *y, float32x4_t d, int8x8_t v) {
 static inline void lc_neon_store16_i8(float *y, float32x4_t d, int8x16_t v) {
     lc_neon_store8_i8(y, d, vget_low_s8(v));
     lc_neon_store8_i8(y + 8, d, vget_high_s8(v));
+}
+
+/* ---- one decoded group of 8 values (quant/dq_decode.h), as the reference computes it ---- */
+
+/* An IQ2 group: one 8-byte grid entry. */
+static inline void lc_neon_iq2_grp8(const lc_iq_grp8 *grp, float *y) {
+    float32x4_t g[2];
+    lc_neon_u8x8_f32(vld1_u8(grp->grid[0]), g);
+    lc_neon_store8_signed(y, vdupq_n_f32(grp->db), g, grp->signs);
+}
+
+/* An IQ3 group: two 4-byte grid entries. */
+static inline void lc_neon_iq3_grp8(const lc_iq_grp8 *grp, float *y) {
+    float32x4_t g[2];
+    lc_neon_u8x4x2_f32(grp->grid[0], grp->grid[1], g);
+    lc_neon_store8_signed(y, vdupq_n_f32(grp->db), g, grp->signs);
+}
+
+/* An IQ1 group: y = dl * ((float)grid + delta), the add first; delta's sign set by XOR,
+ * without a branch (the sign bits are random). */
+static inline void lc_neon_iq1_grp8(const lc_iq1_grp8 *grp, float *y) {
+    const uint32x4_t pos = vreinterpretq_u32_f32(vdupq_n_f32(LC_IQ1S_DELTA));
+    const float32x4_t delta = vreinterpretq_f32_u32(veorq_u32(pos, vdupq_n_u32(grp->delta_sign)));
+    const float32x4_t dl = vdupq_n_f32(grp->dl);
+    float32x4_t g[2];
+    lc_neon_i8x8_f32(vld1_s8(grp->grid), g);
+    vst1q_f32(y, vmulq_f32(dl, vaddq_f32(g[0], delta)));
+    vst1q_f32(y + 4, vmulq_f32(dl, vaddq_f32(g[1], delta)));
+}
+
+/* y[0..31] = d * lut[q] for the 32 nibbles of the 16 bytes at qs (low nibbles first),
+ * as IQ4_NL and MXFP4 store them. */
+static inline void lc_neon_store32_lut(float *y, float32x4_t d, int8x16_t lut, const uint8_t *qs) {
+    int8x16_t lo, hi;
+    lc_neon_lut_nibbles(lut, vld1q_u8(qs), &lo, &hi);
+    lc_neon_store16_i8(y, d, lo);
+    lc_neon_store16_i8(y + 16, d, hi);
 }
 
 #endif

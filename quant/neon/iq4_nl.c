@@ -11,11 +11,6 @@
 void lc_iq4_nl_dequantize_neon(const void *restrict vx, float *restrict y, size_t n) {
     const lc_block_iq4_nl *x = vx;
     const int8x16_t lut = vld1q_s8(lc_kvalues_iq4nl);
-    for (size_t b = 0; b < n / LC_QK4_NL; b++, y += LC_QK4_NL) {
-        const float32x4_t d = vdupq_n_f32(lc_q_f16_to_f32(x[b].d));
-        int8x16_t lo, hi;
-        lc_neon_lut_nibbles(lut, vld1q_u8(x[b].qs), &lo, &hi);
-        lc_neon_store16_i8(y, d, lo);
-        lc_neon_store16_i8(y + 16, d, hi);
-    }
+    for (size_t b = 0; b < n / LC_QK4_NL; b++, y += LC_QK4_NL)
+        lc_neon_store32_lut(y, vdupq_n_f32(lc_q_f16_to_f32(x[b].d)), lut, x[b].qs);
 }

@@ -12,11 +12,6 @@
 void lc_mxfp4_dequantize_neon(const void *restrict vx, float *restrict y, size_t n) {
     const lc_block_mxfp4 *x = vx;
     const int8x16_t lut = vld1q_s8(lc_kvalues_fp4);
-    for (size_t b = 0; b < n / LC_QK_MXFP4; b++, y += LC_QK_MXFP4) {
-        const float32x4_t d = vdupq_n_f32(lc_q_e8m0_half(x[b].e));
-        int8x16_t lo, hi;
-        lc_neon_lut_nibbles(lut, vld1q_u8(x[b].qs), &lo, &hi);
-        lc_neon_store16_i8(y, d, lo);
-        lc_neon_store16_i8(y + 16, d, hi);
-    }
+    for (size_t b = 0; b < n / LC_QK_MXFP4; b++, y += LC_QK_MXFP4)
+        lc_neon_store32_lut(y, vdupq_n_f32(lc_q_e8m0_half(x[b].e)), lut, x[b].qs);
 }
