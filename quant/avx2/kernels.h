@@ -30,26 +30,11 @@
     X(Q5_K, q5_K)              \
     X(Q6_K, q6_K)
 
-/* The dequantize-only types (quant/types.h LC_DEQUANT_TYPES) with an AVX2 dequantizer,
- * one file each; the table takes their dequantize entry, their quantize entry stays NULL. */
-#define LC_DEQUANT_AVX2_TYPES(X) \
-    X(Q8_1, q8_1)                \
-    X(Q8_K, q8_K)                \
-    X(IQ2_XXS, iq2_xxs)          \
-    X(IQ2_XS, iq2_xs)            \
-    X(IQ3_XXS, iq3_xxs)          \
-    X(IQ1_S, iq1_s)              \
-    X(IQ4_NL, iq4_nl)            \
-    X(IQ3_S, iq3_s)              \
-    X(IQ2_S, iq2_s)              \
-    X(IQ4_XS, iq4_xs)            \
-    X(IQ1_M, iq1_m)              \
-    X(TQ1_0, tq1_0)              \
-    X(TQ2_0, tq2_0)              \
-    X(MXFP4, mxfp4)              \
-    X(NVFP4, nvfp4)              \
-    X(Q1_0, q1_0)                \
-    X(Q2_0, q2_0)
+/* The dequantize-only types with a AVX2 dequantizer: all of quant/types.h
+ * LC_DEQUANT_TYPES, one file each (a type joining that list brings its file here, or
+ * this becomes a list of its own again). The table takes their dequantize entry, their
+ * quantize entry stays NULL. */
+#define LC_DEQUANT_AVX2_TYPES(X) LC_DEQUANT_TYPES(X)
 
 /* The CPU features the folder's compiler flags assume (keep in step with the Makefile). */
 #define LC_QK_AVX2_NEEDS \
