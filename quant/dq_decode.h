@@ -29,8 +29,10 @@ typedef struct {
 } lc_iq_head;
 
 /* lc_<stem>_dequantize_<variant> for an IQ type with 256-value blocks: per block
- * lc_<stem>_head, per 32 values lc_<stem>_decode into 4 groups of grp_t, and for each
- * group the variant's grp8(const grp_t *, float *y), which writes its 8 values. */
+ * lc_<stem>_head, per 8 values lc_<stem>_grp(x, h, ib, l) (group l of the 32 values
+ * 32*ib ..) and the variant's grp8(const grp_t *, float *y), which writes them. The
+ * decoders are one group each, by value, so that the compiler keeps a group in registers
+ * and hoists what a sub-block's groups share out of the loop over l. */
 #define LC_IQ_DEQUANTIZE(stem, variant, grp_t, grp8)                                       \
     void lc_##stem##_dequantize_##variant(const void *restrict vx, float *restrict y,       \
                                           size_t n) {                                      \
@@ -38,12 +40,12 @@ typedef struct {
         for (size_t b = 0; b < n / LC_QK_K; b++) {                                         \
             lc_iq_head h;                                                                  \
             lc_##stem##_head(&x[b], &h);                                                   \
-            for (int ib = 0; ib < LC_QK_K / 32; ib++) {                                    \
-                grp_t g[4];                                                                \
-                lc_##stem##_decode(&x[b], &h, ib, g);                                      \
-                for (int l = 0; l < 4; l++, y += 8)                                        \
-                    grp8(&g[l], y);                                                        \
-            }                                                                              \
+            for (int ib = 0; ib < LC_QK_K / 32; ib++)                                      \
+                _Pragma("GCC unroll 4")                                                    \
+                for (int l = 0; l < 4; l++, y += 8) {                                      \
+                    const grp_t g = lc_##stem##_grp(&x[b], &h, ib, l);                     \
+                    grp8(&g, y);                                                           \
+                }                                                                          \
         }                                                                                  \
     }
 
@@ -79,68 +81,61 @@ typedef struct {
     unsigned signs;
 } lc_iq_grp8;
 
-static inline void lc_iq_grp8_set(lc_iq_grp8 *g, float db, const uint8_t *g1,
-                                  const uint8_t *g2, unsigned signs) {
-    g->db = db;
-    g->grid[0] = g1;
-    g->grid[1] = g2;
-    g->signs = signs;
+static inline lc_iq_grp8 lc_iq_grp8_of(float db, const uint8_t *g1, const uint8_t *g2,
+                                       unsigned signs) {
+    const lc_iq_grp8 g = { db, { g1, g2 }, signs };
+    return g;
 }
 
-/* Sub-block ib (values 32*ib .. 32*ib+31) of a block with header h, as 4 groups of 8. */
-static inline void lc_iq2_xxs_decode(const lc_block_iq2_xxs *x, const lc_iq_head *h, int ib,
-                                     lc_iq_grp8 g[4]) {
+/* Group l (values 8*l .. 8*l+7) of sub-block ib (values 32*ib ..) of a block with
+ * header h. */
+static inline lc_iq_grp8 lc_iq2_xxs_grp(const lc_block_iq2_xxs *x, const lc_iq_head *h,
+                                        int ib, int l) {
     const uint8_t *q = x->qs + 8 * ib;
     const uint32_t w = lc_load_le32(q + 4);
     const float db = h->d * (0.5f + (w >> 28)) * 0.25f;
-    for (int l = 0; l < 4; l++) {
-        const uint8_t *grid = lc_iq2xxs_grid[q[l]];
-        lc_iq_grp8_set(&g[l], db, grid, grid + 4, lc_ksigns_iq2xs[(w >> 7 * l) & 127]);
-    }
+    const uint8_t *grid = lc_iq2xxs_grid[q[l]];
+    return lc_iq_grp8_of(db, grid, grid + 4, lc_ksigns_iq2xs[(w >> 7 * l) & 127]);
 }
 
-static inline void lc_iq2_xs_decode(const lc_block_iq2_xs *x, const lc_iq_head *h, int ib,
-                                    lc_iq_grp8 g[4]) {
+/* IQ2_XS, IQ2_S: groups 0-1 of a sub-block take the low nibble of scales[ib], 2-3 the
+ * high one. */
+static inline lc_iq_grp8 lc_iq2_xs_grp(const lc_block_iq2_xs *x, const lc_iq_head *h,
+                                       int ib, int l) {
     const float db[2] = { h->d * (0.5f + (x->scales[ib] & 0xf)) * 0.25f,
                           h->d * (0.5f + (x->scales[ib] >> 4)) * 0.25f };
-    for (int l = 0; l < 4; l++) {
-        const unsigned v = lc_load_le16(x->qs + 2 * (4 * ib + l));
-        const uint8_t *grid = lc_iq2xs_grid[v & 511];
-        lc_iq_grp8_set(&g[l], db[l / 2], grid, grid + 4, lc_ksigns_iq2xs[v >> 9]);
-    }
+    const unsigned v = lc_load_le16(x->qs + 2 * (4 * ib + l));
+    const uint8_t *grid = lc_iq2xs_grid[v & 511];
+    return lc_iq_grp8_of(db[l / 2], grid, grid + 4, lc_ksigns_iq2xs[v >> 9]);
 }
 
-static inline void lc_iq2_s_decode(const lc_block_iq2_s *x, const lc_iq_head *h, int ib,
-                                   lc_iq_grp8 g[4]) {
+static inline lc_iq_grp8 lc_iq2_s_grp(const lc_block_iq2_s *x, const lc_iq_head *h, int ib,
+                                      int l) {
     const uint8_t *qs = x->qs + 4 * ib, *signs = x->qs + LC_QK_K / 8 + 4 * ib;
     const float db[2] = { h->d * (0.5f + (x->scales[ib] & 0xf)) * 0.25f,
                           h->d * (0.5f + (x->scales[ib] >> 4)) * 0.25f };
-    for (int l = 0; l < 4; l++) {
-        const unsigned idx = qs[l] | ((unsigned)x->qh[ib] << (8 - 2 * l) & 0x300);
-        const uint8_t *grid = lc_iq2s_grid[idx];
-        lc_iq_grp8_set(&g[l], db[l / 2], grid, grid + 4, signs[l]);
-    }
+    const unsigned idx = qs[l] | ((unsigned)x->qh[ib] << (8 - 2 * l) & 0x300);
+    const uint8_t *grid = lc_iq2s_grid[idx];
+    return lc_iq_grp8_of(db[l / 2], grid, grid + 4, signs[l]);
 }
 
-static inline void lc_iq3_xxs_decode(const lc_block_iq3_xxs *x, const lc_iq_head *h, int ib,
-                                     lc_iq_grp8 g[4]) {
+static inline lc_iq_grp8 lc_iq3_xxs_grp(const lc_block_iq3_xxs *x, const lc_iq_head *h,
+                                        int ib, int l) {
     const uint8_t *qs = x->qs + 8 * ib;
     const uint32_t w = lc_load_le32(x->qs + LC_QK_K / 4 + 4 * ib);
     const float db = h->d * (0.5f + (w >> 28)) * 0.5f;
-    for (int l = 0; l < 4; l++)
-        lc_iq_grp8_set(&g[l], db, lc_iq3xxs_grid[qs[2 * l]], lc_iq3xxs_grid[qs[2 * l + 1]],
-                       lc_ksigns_iq2xs[(w >> 7 * l) & 127]);
+    return lc_iq_grp8_of(db, lc_iq3xxs_grid[qs[2 * l]], lc_iq3xxs_grid[qs[2 * l + 1]],
+                         lc_ksigns_iq2xs[(w >> 7 * l) & 127]);
 }
 
 /* IQ3_S: scales[ib / 2] holds the 4-bit ls of sub-blocks ib (low nibble) and ib + 1. */
-static inline void lc_iq3_s_decode(const lc_block_iq3_s *x, const lc_iq_head *h, int ib,
-                                   lc_iq_grp8 g[4]) {
+static inline lc_iq_grp8 lc_iq3_s_grp(const lc_block_iq3_s *x, const lc_iq_head *h, int ib,
+                                      int l) {
     const uint8_t *qs = x->qs + 8 * ib, *signs = x->signs + 4 * ib;
     const unsigned qh = x->qh[ib];
     const float db = h->d * (1 + 2 * ((x->scales[ib / 2] >> 4 * (ib % 2)) & 0xf));
-    for (int l = 0; l < 4; l++)
-        lc_iq_grp8_set(&g[l], db, lc_iq3s_grid[qs[2 * l] | ((qh << (8 - 2 * l)) & 256)],
-                       lc_iq3s_grid[qs[2 * l + 1] | ((qh << (7 - 2 * l)) & 256)], signs[l]);
+    return lc_iq_grp8_of(db, lc_iq3s_grid[qs[2 * l] | ((qh << (8 - 2 * l)) & 256)],
+                         lc_iq3s_grid[qs[2 * l + 1] | ((qh << (7 - 2 * l)) & 256)], signs[l]);
 }
 
 /* ---- IQ1 ---- */
@@ -158,33 +153,26 @@ static inline float lc_iq1_delta(const lc_iq1_grp8 *g) {
     return g->delta_sign ? -LC_IQ1S_DELTA : LC_IQ1S_DELTA;
 }
 
-static inline void lc_iq1_s_decode(const lc_block_iq1_s *x, const lc_iq_head *h, int ib,
-                                   lc_iq1_grp8 g[4]) {
-    const uint8_t *qs = x->qs + 4 * ib;
+static inline lc_iq1_grp8 lc_iq1_s_grp(const lc_block_iq1_s *x, const lc_iq_head *h, int ib,
+                                       int l) {
     const unsigned qh = lc_load_le16(x->qh + 2 * ib);
     const float dl = h->d * (2 * ((qh >> 12) & 7) + 1);
-    for (int l = 0; l < 4; l++) {
-        g[l].dl = dl;
-        g[l].grid = lc_iq1s_grid[qs[l] | ((qh >> 3 * l) & 7) << 8];
-        g[l].delta_sign = (qh & 0x8000u) << 16;
-    }
+    const lc_iq1_grp8 g = { dl, lc_iq1s_grid[x->qs[4 * ib + l] | ((qh >> 3 * l) & 7) << 8],
+                            (qh & 0x8000u) << 16 };
+    return g;
 }
 
-static inline void lc_iq1_m_decode(const lc_block_iq1_m *x, const lc_iq_head *h, int ib,
-                                   lc_iq1_grp8 g[4]) {
-    const uint8_t *qs = x->qs + 4 * ib, *qh = x->qh + 2 * ib;
+/* IQ1_M: per group a nibble of qh (the low one for even l): 3 index bits, then the
+ * delta's sign; ls per 16 values. */
+static inline lc_iq1_grp8 lc_iq1_m_grp(const lc_block_iq1_m *x, const lc_iq_head *h, int ib,
+                                       int l) {
     const unsigned sc = h->sc[ib / 2];
     const float dl1 = h->d * (2 * ((sc >> (6 * (ib % 2) + 0)) & 0x7) + 1);
     const float dl2 = h->d * (2 * ((sc >> (6 * (ib % 2) + 3)) & 0x7) + 1);
-    const unsigned idx[4] = { qs[0] | ((qh[0] << 8) & 0x700u), qs[1] | ((qh[0] << 4) & 0x700u),
-                              qs[2] | ((qh[1] << 8) & 0x700u), qs[3] | ((qh[1] << 4) & 0x700u) };
-    const uint32_t sign[4] = { (qh[0] & 0x08u) << 28, (qh[0] & 0x80u) << 24,
-                               (qh[1] & 0x08u) << 28, (qh[1] & 0x80u) << 24 };
-    for (int l = 0; l < 4; l++) {
-        g[l].dl = l < 2 ? dl1 : dl2;
-        g[l].grid = lc_iq1s_grid[idx[l]];
-        g[l].delta_sign = sign[l];
-    }
+    const unsigned qh = (unsigned)x->qh[2 * ib + l / 2] >> 4 * (l % 2) & 0xfu;
+    const lc_iq1_grp8 g = { l < 2 ? dl1 : dl2, lc_iq1s_grid[x->qs[4 * ib + l] | (qh & 7u) << 8],
+                            (qh & 8u) << 28 };
+    return g;
 }
 
 /* ---- IQ4_XS, Q8_K ---- */
