@@ -20,7 +20,8 @@
  * Q5_K, Q2_K and Q6_K). Two exact shortcuts: levels are rounded with one instruction
  * where bounds on the values prove it equal to ggml's bit trick (lanes_mode), and the
  * levels of the best fit are recomputed once instead of copied at every improvement.
- * Q3_K's passes stop only when every lane of a group has stopped, so its gain is smaller.
+ * Q3_K's fit is a different shape (passes until nothing moves, usually one), so its later
+ * passes run only the lanes still moving, gathered from a batch of groups (lanes_q3_fit).
  *
  * A group is LC_LANES sub-blocks: LC_LANES/8 super-blocks of Q4_K or Q5_K (8 sub-blocks
  * of 32), LC_LANES/16 of Q2_K, Q3_K or Q6_K (16 sub-blocks of 16). The rows of a group
@@ -43,7 +44,8 @@
  *   lv_transpose_in(x, len, xt): xt[i*LC_LANES + r] = x[r*len + i]   (len 16 or 32)
  *   li_transpose_out_u8(lt, len, out): out[r*len + i] = lt[i*LC_LANES + r] (values 0..255)
  * Every function here is static inline: a file that uses one type keeps no copy of the
- * other. The kernels never allocate; their scratch (a few KiB) is on the stack. */
+ * other. The kernels never allocate; their scratch is on the stack (a few KiB, up to about
+ * 90 KiB for Q3_K's batch of AVX-512 groups). */
 #ifndef LC_QUANT_LANES_H
 #define LC_QUANT_LANES_H
 
@@ -493,69 +495,191 @@ static inline void lanes_q2_K_quantize(const float *restrict x, void *restrict v
 
 /* ---- Q3_K ---- */
 
-/* ggml's make_q3_quants(16, 4, x, L, true) on every lane (quant/ref_k.c fit_scale_q3): a
+/* ggml's make_q3_quants(16, 4, x, L, true) (quant/ref_k.c fit_scale_q3) on every lane: a
  * symmetric fit from the signed extreme (levels -4..3, weights w = x^2), then up to five
  * passes over the elements, each moving one level at a time while that raises
- * sumlx^2/suml2. A lane stops after a pass that moved nothing, as the reference breaks
- * out of its loop; the passes run while any lane is still moving. lev gets the levels
- * + 4 (0 for an all-zero lane); returns the scale. */
-static inline lc_lv lanes_fit_q3(const float *xt, float *wt, float *wxt, float *lt,
-                                 int32_t *lev) {
+ * sumlx^2/suml2, stopping after a pass that moved nothing.
+ *
+ * Most sub-blocks stop after their first pass (about 79 % of normal-like data, 1.28
+ * passes on average), but a group of lanes would run until its slowest lane stops
+ * (about 3.2 passes for 32 lanes). So the fit is split: every group runs its start and
+ * its first pass in place; then the lanes still moving, from a whole batch of groups,
+ * are gathered into fresh groups for each later pass, and their state scattered back.
+ * A lane's operations never look at another lane, so where it runs does not change a
+ * bit of its result. */
+enum { LANES_Q3K_BATCH = 8 };   /* groups whose still-moving lanes share passes 2..5 */
+
+typedef struct {
+    LC_LANES_ALIGN float xt[16 * LC_LANES];     /* elements, one vector per index */
+    LC_LANES_ALIGN float wt[16 * LC_LANES];     /* w = x*x */
+    LC_LANES_ALIGN float wxt[16 * LC_LANES];    /* w*x */
+    LC_LANES_ALIGN float lt[16 * LC_LANES];     /* levels -4..3, as floats */
+    LC_LANES_ALIGN float sumlx[LC_LANES], suml2[LC_LANES];
+    LC_LANES_ALIGN float moving[LC_LANES];      /* 1: the lane's first pass moved a level */
+    lc_lm tiny;                                 /* the reference's all-zero sub-block */
+    bool nan;                                   /* the group goes to the reference */
+} lanes_q3_fit;
+
+/* The symmetric start on every lane of f (f->xt filled). */
+static inline void lanes_q3_start(lanes_q3_fit *f) {
     enum { N = 16, NMAX = 4 };
     const lc_lv zero = lv_set1(0.0f);
     lc_lv max = zero, amax = zero;
     for (int i = 0; i < N; i++) {
-        const lc_lv x = lv_load(xt + i * LC_LANES), ax = lv_abs(x);
+        const lc_lv x = lv_load(f->xt + i * LC_LANES), ax = lv_abs(x);
         const lc_lm m = lv_gt(ax, amax);
         amax = lv_sel(m, ax, amax);
         max = lv_sel(m, x, max);
         const lc_lv w = lv_mul(x, x);
-        lv_store(wt + i * LC_LANES, w);
-        lv_store(wxt + i * LC_LANES, lv_mul(w, x));
+        lv_store(f->wt + i * LC_LANES, w);
+        lv_store(f->wxt + i * LC_LANES, lv_mul(w, x));
     }
-    const lc_lm tiny = lv_lt(amax, lv_set1(LC_LANES_EPS));     /* the reference's all zero */
+    f->tiny = lv_lt(amax, lv_set1(LC_LANES_EPS));
     const lc_lv iscale = lv_div(lv_set1((float)-NMAX), max);
     lc_lv sumlx = zero, suml2 = zero;
     for (int i = 0; i < N; i++) {
-        const lc_lv x = lv_load(xt + i * LC_LANES);
+        const lc_lv x = lv_load(f->xt + i * LC_LANES);
         const lc_lv l = li_to_lv(li_clamp(lv_nearest(lv_mul(iscale, x)), -NMAX, NMAX - 1));
-        lv_store(lt + i * LC_LANES, l);
-        sumlx = lv_add(sumlx, lv_mul(lv_load(wxt + i * LC_LANES), l));   /* w*x*l */
-        suml2 = lv_add(suml2, lv_mul(lv_mul(lv_load(wt + i * LC_LANES), l), l));
+        lv_store(f->lt + i * LC_LANES, l);
+        sumlx = lv_add(sumlx, lv_mul(lv_load(f->wxt + i * LC_LANES), l));   /* w*x*l */
+        suml2 = lv_add(suml2, lv_mul(lv_mul(lv_load(f->wt + i * LC_LANES), l), l));
     }
-    lc_lm moving = lm_andnot(tiny, lv_eq(zero, zero));
-    for (int itry = 0; itry < 5 && lm_any(moving); itry++) {
-        lc_lm changed = lm_none();
-        for (int i = 0; i < N; i++) {
-            const lc_lv x = lv_load(xt + i * LC_LANES), w = lv_load(wt + i * LC_LANES);
-            const lc_lv wx = lv_load(wxt + i * LC_LANES), l = lv_load(lt + i * LC_LANES);
-            lc_lv slx = lv_sub(sumlx, lv_mul(wx, l));
-            const lc_lm pos = lm_and(moving, lv_gt(slx, zero));
-            if (!lm_any(pos))
-                continue;
-            lc_lv sl2 = lv_sub(suml2, lv_mul(lv_mul(w, l), l));
-            const lc_lv new_l = li_to_lv(
-                li_clamp(lv_nearest(lv_div(lv_mul(x, sl2), slx)), -NMAX, NMAX - 1));
-            const lc_lm differs = lm_and(pos, lv_ne(new_l, l));
-            slx = lv_add(slx, lv_mul(wx, new_l));
-            sl2 = lv_add(sl2, lv_mul(lv_mul(w, new_l), new_l));
-            const lc_lm take =
-                lm_and(lm_and(differs, lv_gt(sl2, zero)),
-                       lv_gt(lv_mul(lv_mul(slx, slx), suml2), lv_mul(lv_mul(sumlx, sumlx), sl2)));
-            lv_store(lt + i * LC_LANES, lv_sel(take, new_l, l));
-            sumlx = lv_sel(take, slx, sumlx);
-            suml2 = lv_sel(take, sl2, suml2);
-            changed = lm_or(changed, take);
-        }
-        moving = lm_and(moving, changed);
+    lv_store(f->sumlx, sumlx);
+    lv_store(f->suml2, suml2);
+}
+
+/* One pass of the reference's loop on the lanes in moving[k] of fits f[k], k < nf (1 or
+ * 2, a constant: two fits interleave two independent chains of dependent operations, as
+ * a pass is a chain from one element's decision to the next); changed[k] gets the lanes
+ * that moved a level (the others are left as they were). */
+static inline void lanes_q3_pass(lanes_q3_fit *const *f, const lc_lm *moving, lc_lm *changed,
+                                 int nf) {
+    enum { N = 16, NMAX = 4 };
+    const lc_lv zero = lv_set1(0.0f);
+    lc_lv sumlx[2], suml2[2];
+    for (int k = 0; k < nf; k++) {
+        sumlx[k] = lv_load(f[k]->sumlx);
+        suml2[k] = lv_load(f[k]->suml2);
+        changed[k] = lm_none();
     }
     for (int i = 0; i < N; i++) {
-        const lc_lv l = lv_add(lv_load(lt + i * LC_LANES), lv_set1((float)NMAX));
+        lc_lv x[2], w[2], wx[2], l[2], slx[2];
+        lc_lm pos[2], any = lm_none();
+        for (int k = 0; k < nf; k++) {
+            x[k] = lv_load(f[k]->xt + i * LC_LANES);
+            w[k] = lv_load(f[k]->wt + i * LC_LANES);
+            wx[k] = lv_load(f[k]->wxt + i * LC_LANES);
+            l[k] = lv_load(f[k]->lt + i * LC_LANES);
+            slx[k] = lv_sub(sumlx[k], lv_mul(wx[k], l[k]));
+            pos[k] = lm_and(moving[k], lv_gt(slx[k], zero));
+            any = lm_or(any, pos[k]);
+        }
+        if (!lm_any(any))
+            continue;
+        for (int k = 0; k < nf; k++) {
+            lc_lv sl2 = lv_sub(suml2[k], lv_mul(lv_mul(w[k], l[k]), l[k]));
+            const lc_lv new_l = li_to_lv(li_clamp(
+                lv_nearest(lv_div(lv_mul(x[k], sl2), slx[k])), -NMAX, NMAX - 1));
+            const lc_lm differs = lm_and(pos[k], lv_ne(new_l, l[k]));
+            const lc_lv nslx = lv_add(slx[k], lv_mul(wx[k], new_l));
+            sl2 = lv_add(sl2, lv_mul(lv_mul(w[k], new_l), new_l));
+            const lc_lm take = lm_and(
+                lm_and(differs, lv_gt(sl2, zero)),
+                lv_gt(lv_mul(lv_mul(nslx, nslx), suml2[k]),
+                      lv_mul(lv_mul(sumlx[k], sumlx[k]), sl2)));
+            lv_store(f[k]->lt + i * LC_LANES, lv_sel(take, new_l, l[k]));
+            sumlx[k] = lv_sel(take, nslx, sumlx[k]);
+            suml2[k] = lv_sel(take, sl2, suml2[k]);
+            changed[k] = lm_or(changed[k], take);
+        }
+    }
+    for (int k = 0; k < nf; k++) {
+        lv_store(f[k]->sumlx, sumlx[k]);
+        lv_store(f[k]->suml2, suml2[k]);
+    }
+}
+
+/* Passes 2..5 for the lanes of fits[0..nfit) still moving (f->moving), LC_LANES at a
+ * time: each round gathers a lane's elements, levels and sums into a pool group (its
+ * weights recomputed there by the same two multiplies), runs one pass and scatters the
+ * levels and sums back. The list of moving lanes is built without branches: which lanes
+ * move is close to random. */
+static inline void lanes_q3_later_passes(lanes_q3_fit *fits, int nfit) {
+    lanes_q3_fit pools[2];                       /* idle lanes keep old values, masked */
+    lanes_q3_fit *const pool[2] = { &pools[0], &pools[1] };
+    LC_LANES_ALIGN float index[LC_LANES], moved[2 * LC_LANES];
+    uint16_t list[LANES_Q3K_BATCH * LC_LANES], next[LANES_Q3K_BATCH * LC_LANES];
+    memset(pools, 0, sizeof pools);
+    for (int r = 0; r < LC_LANES; r++)
+        index[r] = (float)r;
+    const lc_lv one = lv_set1(1.0f), zero = lv_set1(0.0f);
+    int count = 0;
+    for (int g = 0; g < nfit; g++)
+        for (int r = 0; r < LC_LANES; r++) {
+            list[count] = (uint16_t)(g * LC_LANES + r);
+            count += fits[g].moving[r] != 0.0f;
+        }
+    for (int itry = 1; itry < 5 && count > 0; itry++) {
+        int kept = 0;
+        for (int k0 = 0; k0 < count; k0 += 2 * LC_LANES) {
+            const int live = count - k0 < 2 * LC_LANES ? count - k0 : 2 * LC_LANES;
+            for (int k = 0; k < live; k++) {
+                const lanes_q3_fit *f = &fits[list[k0 + k] / LC_LANES];
+                lanes_q3_fit *p = pool[k / LC_LANES];
+                const int rf = list[k0 + k] % LC_LANES, rp = k % LC_LANES;
+                for (int i = 0; i < 16; i++) {
+                    p->xt[i * LC_LANES + rp] = f->xt[i * LC_LANES + rf];
+                    p->lt[i * LC_LANES + rp] = f->lt[i * LC_LANES + rf];
+                }
+                p->sumlx[rp] = f->sumlx[rf];
+                p->suml2[rp] = f->suml2[rf];
+            }
+            const int npool = live > LC_LANES ? 2 : 1;
+            lc_lm mask[2], moves[2];
+            for (int q = 0; q < npool; q++) {
+                for (int i = 0; i < 16; i++) {
+                    const lc_lv x = lv_load(pool[q]->xt + i * LC_LANES), w = lv_mul(x, x);
+                    lv_store(pool[q]->wt + i * LC_LANES, w);
+                    lv_store(pool[q]->wxt + i * LC_LANES, lv_mul(w, x));
+                }
+                mask[q] = lv_lt(lv_load(index), lv_set1((float)(live - q * LC_LANES)));
+            }
+            if (npool == 2)
+                lanes_q3_pass(pool, mask, moves, 2);
+            else
+                lanes_q3_pass(pool, mask, moves, 1);
+            for (int q = 0; q < npool; q++)
+                lv_store(moved + q * LC_LANES, lv_sel(moves[q], one, zero));
+            for (int k = 0; k < live; k++) {
+                lanes_q3_fit *f = &fits[list[k0 + k] / LC_LANES];
+                const lanes_q3_fit *p = pool[k / LC_LANES];
+                const int rf = list[k0 + k] % LC_LANES, rp = k % LC_LANES;
+                for (int i = 0; i < 16; i++)
+                    f->lt[i * LC_LANES + rf] = p->lt[i * LC_LANES + rp];
+                f->sumlx[rf] = p->sumlx[rp];
+                f->suml2[rf] = p->suml2[rp];
+                next[kept] = list[k0 + k];
+                kept += moved[k] != 0.0f;
+            }
+        }
+        memcpy(list, next, (size_t)kept * sizeof *list);
+        count = kept;
+    }
+}
+
+/* The fit's result on every lane of f: lev gets the levels + 4 (0 for an all-zero lane),
+ * the return value the scale. */
+static inline lc_lv lanes_q3_finish(const lanes_q3_fit *f, int32_t *lev) {
+    enum { N = 16, NMAX = 4 };
+    const lc_lv zero = lv_set1(0.0f);
+    for (int i = 0; i < N; i++) {
+        const lc_lv l = lv_add(lv_load(f->lt + i * LC_LANES), lv_set1((float)NMAX));
         /* l + 4 is 0..7: the float converts exactly (lanes_level's LANES_ROUND path). */
         li_store(lev + i * LC_LANES,
-                 li_sel(tiny, li_set1(0), li_clamp(lv_nearest(l), 0, 2 * NMAX - 1)));
+                 li_sel(f->tiny, li_set1(0), li_clamp(lv_nearest(l), 0, 2 * NMAX - 1)));
     }
-    return lv_sel(tiny, zero, lv_sel(lv_gt(suml2, zero), lv_div(sumlx, suml2), zero));
+    const lc_lv sumlx = lv_load(f->sumlx), suml2 = lv_load(f->suml2);
+    return lv_sel(f->tiny, zero, lv_sel(lv_gt(suml2, zero), lv_div(sumlx, suml2), zero));
 }
 
 /* Sub-block s's 6-bit scale (0..63) from Q3_K's packed 12 bytes (quant/ref_k.c). */
@@ -576,6 +700,9 @@ static inline void lanes_q3_K_scales(const float *scales, lc_block_q3_K *y, floa
             max_scale = scales[j];
         }
     }
+    /* The 6-bit scales as packed (0 each when max_scale is 0, as the packed bytes then
+     * are), kept here to give d_l without unpacking them again. */
+    int ls[16] = { 0 };
     memset(y->scales, 0, sizeof y->scales);
     if (max_scale != 0.0f) {
         const float iscale = -32.f / max_scale;
@@ -583,6 +710,7 @@ static inline void lanes_q3_K_scales(const float *scales, lc_block_q3_K *y, floa
             /* ggml: int8_t l = nearest_int(...); l = MAX(-32, MIN(31, l)) + 32; */
             int l = (int8_t)(uint8_t)((unsigned)lc_q_nearest_int(iscale * scales[j]) & 0xffu);
             l = (l < -32 ? -32 : l > 31 ? 31 : l) + 32;
+            ls[j] = l;
             if (j < 8)
                 y->scales[j] = (uint8_t)(l & 0xf);
             else
@@ -593,28 +721,24 @@ static inline void lanes_q3_K_scales(const float *scales, lc_block_q3_K *y, floa
     } else {
         y->d = lc_q_scale_f16(0.f);
     }
+    const float d = lc_q_f16_to_f32(y->d);
     for (int j = 0; j < 16; j++)
-        d_l[j] = lc_q_f16_to_f32(y->d) * (float)(lanes_scale_k3(j, y->scales) - 32);
+        d_l[j] = d * (float)(ls[j] - 32);
 }
 
-/* LANES_Q2K_SB (one sub-block of 16 per lane, as Q2_K) whole super-blocks of Q3_K; false,
- * with nothing written, when x holds a NaN. */
-static inline bool lanes_q3_K_group(const float *x, lc_block_q3_K *y) {
-    LC_LANES_ALIGN float xt[16 * LC_LANES], wt[16 * LC_LANES], wxt[16 * LC_LANES];
-    LC_LANES_ALIGN float lt[16 * LC_LANES], scales[LC_LANES], d_l[LC_LANES];
+/* The levels and packing of LANES_Q2K_SB super-blocks of Q3_K from a finished fit. */
+static inline void lanes_q3_K_write(const lanes_q3_fit *f, lc_block_q3_K *y) {
+    LC_LANES_ALIGN float scales[LC_LANES], d_l[LC_LANES];
     LC_LANES_ALIGN int32_t lev[16 * LC_LANES];
     uint8_t L[LC_LANES * 16];
-    lv_transpose_in(x, 16, xt);
-    if (lanes_any_nan(xt, 16 * LC_LANES))
-        return false;
-    lv_store(scales, lanes_fit_q3(xt, wt, wxt, lt, lev));
+    lv_store(scales, lanes_q3_finish(f, lev));
     for (int g = 0; g < LANES_Q2K_SB; g++)
         lanes_q3_K_scales(scales + 16 * g, &y[g], d_l + 16 * g);
     /* Re-quantize against the scales as stored; a zero stored scale keeps the fit. */
     const lc_lv d = lv_load(d_l);
     const lc_lm keep = lv_eq(d, lv_set1(0.0f));
     for (int i = 0; i < 16; i++) {
-        const lc_lv v = lv_load(xt + i * LC_LANES);
+        const lc_lv v = lv_load(f->xt + i * LC_LANES);
         const lc_li l = li_add(li_clamp(lv_nearest(lv_div(v, d)), -4, 3), li_set1(4));
         li_store(lev + i * LC_LANES, li_sel(keep, li_load(lev + i * LC_LANES), l));
     }
@@ -623,13 +747,13 @@ static inline bool lanes_q3_K_group(const float *x, lc_block_q3_K *y) {
         const uint8_t *Lg = L + 256 * g;
         lc_block_q3_K *blk = &y[g];
         /* Levels are 0..7: bit 2 of element 32k + m goes to bit k of hmask[m], bits 0-1
-         * pack four to a byte as Q2_K's. */
-        for (int m = 0; m < 32; m++) {
-            uint8_t h = 0;
-            for (int k = 0; k < 8; k++)
-                h |= (uint8_t)(((Lg[32 * k + m] >> 2) & 1) << k);
-            blk->hmask[m] = h;
-        }
+         * pack four to a byte as Q2_K's. The inner loops run over 32 contiguous bytes, so
+         * that the compiler makes each one a few vector instructions. */
+        uint8_t hmask[32] = { 0 };
+        for (int k = 0; k < 8; k++)
+            for (int m = 0; m < 32; m++)
+                hmask[m] |= (uint8_t)(((Lg[32 * k + m] >> 2) & 1) << k);
+        memcpy(blk->hmask, hmask, sizeof hmask);
         for (int hh = 0; hh < 2; hh++)
             for (int l = 0; l < 32; l++)
                 blk->qs[32 * hh + l] = (uint8_t)((Lg[128 * hh + l] & 3) |
@@ -637,11 +761,63 @@ static inline bool lanes_q3_K_group(const float *x, lc_block_q3_K *y) {
                                                  (Lg[128 * hh + l + 64] & 3) << 4 |
                                                  (Lg[128 * hh + l + 96] & 3) << 6);
     }
-    return true;
 }
 
+/* ngroups (<= LANES_Q3K_BATCH) groups of LANES_Q2K_SB whole super-blocks of Q3_K from x;
+ * a group holding a NaN goes to the reference. */
+static inline void lanes_q3_K_batch(const float *x, lc_block_q3_K *y, int ngroups) {
+    lanes_q3_fit fits[LANES_Q3K_BATCH];
+    const lc_lv one = lv_set1(1.0f), zero = lv_set1(0.0f);
+    lc_lm first[LANES_Q3K_BATCH + 1];            /* the lanes of each group's first pass */
+    for (int g = 0; g < ngroups; g++) {
+        lanes_q3_fit *f = &fits[g];
+        lv_transpose_in(x + (size_t)g * LANES_Q2K_SB * LC_QK_K, 16, f->xt);
+        f->nan = lanes_any_nan(f->xt, 16 * LC_LANES);
+        first[g] = lm_none();
+        if (f->nan)
+            continue;
+        lanes_q3_start(f);
+        first[g] = lm_andnot(f->tiny, lv_eq(zero, zero));
+    }
+    for (int g = 0; g < ngroups; g += 2) {       /* the first passes, two groups at a time */
+        lanes_q3_fit *const pair[2] = { &fits[g], &fits[g + 1 < ngroups ? g + 1 : g] };
+        lc_lm moved[2];
+        if (g + 1 < ngroups)
+            lanes_q3_pass(pair, &first[g], moved, 2);
+        else
+            lanes_q3_pass(pair, &first[g], moved, 1);
+        for (int k = 0; k < 2 && g + k < ngroups; k++)
+            lv_store(fits[g + k].moving, lv_sel(moved[k], one, zero));
+    }
+    lanes_q3_later_passes(fits, ngroups);
+    for (int g = 0; g < ngroups; g++) {
+        const float *xg = x + (size_t)g * LANES_Q2K_SB * LC_QK_K;
+        if (fits[g].nan)
+            lc_q3_K_quantize_ref(xg, &y[g * LANES_Q2K_SB], LANES_Q2K_SB * LC_QK_K);
+        else
+            lanes_q3_K_write(&fits[g], &y[g * LANES_Q2K_SB]);
+    }
+}
+
+/* A row of Q3_K: batches of whole groups, then the last partial group from a
+ * zero-padded copy. */
 static inline void lanes_q3_K_quantize(const float *restrict x, void *restrict vy, size_t n) {
-    LANES_ROW_LOOP(lc_block_q3_K, LANES_Q2K_SB, lanes_q3_K_group, lc_q3_K_quantize_ref);
+    lc_block_q3_K *y = vy;
+    const size_t nsb = n / LC_QK_K, per_batch = (size_t)LANES_Q3K_BATCH * LANES_Q2K_SB;
+    size_t b = 0;
+    while (nsb - b >= LANES_Q2K_SB) {
+        const size_t groups = (nsb - b >= per_batch ? per_batch : nsb - b) / LANES_Q2K_SB;
+        lanes_q3_K_batch(x + b * LC_QK_K, &y[b], (int)groups);
+        b += groups * LANES_Q2K_SB;
+    }
+    if (b < nsb) {
+        float pad[LANES_Q2K_SB * LC_QK_K];
+        lc_block_q3_K out[LANES_Q2K_SB];
+        memcpy(pad, x + b * LC_QK_K, (nsb - b) * LC_QK_K * sizeof *pad);
+        memset(pad + (nsb - b) * LC_QK_K, 0, (LANES_Q2K_SB - (nsb - b)) * LC_QK_K * sizeof *pad);
+        lanes_q3_K_batch(pad, out, 1);
+        memcpy(&y[b], out, (nsb - b) * sizeof *out);
+    }
 }
 
 /* ---- Q6_K ---- */
