@@ -65,6 +65,10 @@
 
 #define LC_LANES_EPS 1e-15f   /* ggml's GROUP_MAX_EPS */
 
+/* For the small steps of a loop whose state must stay in registers across calls: the
+ * compiler's size limits would otherwise leave them out of line, the state in memory. */
+#define LANES_INLINE static inline __attribute__((always_inline))
+
 /* True when any of the `count` floats at xt (a multiple of LC_LANES) is NaN. */
 static inline bool lanes_any_nan(const float *xt, int count) {
     lc_lm nan = lm_none();
@@ -548,55 +552,87 @@ static inline void lanes_q3_start(lanes_q3_fit *f) {
     lv_store(f->suml2, suml2);
 }
 
-/* One pass of the reference's loop on the lanes in moving[k] of fits f[k], k < nf (1 or
- * 2, a constant: two fits interleave two independent chains of dependent operations, as
- * a pass is a chain from one element's decision to the next); changed[k] gets the lanes
- * that moved a level (the others are left as they were). */
-static inline void lanes_q3_pass(lanes_q3_fit *const *f, const lc_lm *moving, lc_lm *changed,
-                                 int nf) {
-    enum { N = 16, NMAX = 4 };
+/* Element i of one pass of the reference's loop, on the lanes in `moving` of f, whose
+ * running sums are *sumlx and *suml2; *changed gains the lanes that moved a level. */
+LANES_INLINE void lanes_q3_step(lanes_q3_fit *f, int i, lc_lm moving, lc_lv *sumlx,
+                                lc_lv *suml2, lc_lm *changed) {
+    enum { NMAX = 4 };
     const lc_lv zero = lv_set1(0.0f);
-    lc_lv sumlx[2], suml2[2];
-    for (int k = 0; k < nf; k++) {
-        sumlx[k] = lv_load(f[k]->sumlx);
-        suml2[k] = lv_load(f[k]->suml2);
-        changed[k] = lm_none();
+    const lc_lv x = lv_load(f->xt + i * LC_LANES), w = lv_load(f->wt + i * LC_LANES);
+    const lc_lv wx = lv_load(f->wxt + i * LC_LANES), l = lv_load(f->lt + i * LC_LANES);
+    lc_lv slx = lv_sub(*sumlx, lv_mul(wx, l));
+    const lc_lm pos = lm_and(moving, lv_gt(slx, zero));
+    if (!lm_any(pos))
+        return;
+    lc_lv sl2 = lv_sub(*suml2, lv_mul(lv_mul(w, l), l));
+    const lc_lv new_l =
+        li_to_lv(li_clamp(lv_nearest(lv_div(lv_mul(x, sl2), slx)), -NMAX, NMAX - 1));
+    const lc_lm differs = lm_and(pos, lv_ne(new_l, l));
+    slx = lv_add(slx, lv_mul(wx, new_l));
+    sl2 = lv_add(sl2, lv_mul(lv_mul(w, new_l), new_l));
+    const lc_lm take =
+        lm_and(lm_and(differs, lv_gt(sl2, zero)),
+               lv_gt(lv_mul(lv_mul(slx, slx), *suml2), lv_mul(lv_mul(*sumlx, *sumlx), sl2)));
+    lv_store(f->lt + i * LC_LANES, lv_sel(take, new_l, l));
+    *sumlx = lv_sel(take, slx, *sumlx);
+    *suml2 = lv_sel(take, sl2, *suml2);
+    *changed = lm_or(*changed, take);
+}
+
+/* One pass on the lanes in `moving` of f; returns the lanes that moved a level (the
+ * others are left as they were). */
+LANES_INLINE lc_lm lanes_q3_pass(lanes_q3_fit *f, lc_lm moving) {
+    lc_lv sumlx = lv_load(f->sumlx), suml2 = lv_load(f->suml2);
+    lc_lm changed = lm_none();
+    for (int i = 0; i < 16; i++)
+        lanes_q3_step(f, i, moving, &sumlx, &suml2, &changed);
+    lv_store(f->sumlx, sumlx);
+    lv_store(f->suml2, suml2);
+    return changed;
+}
+
+/* lanes_q3_pass on two fits at once: a pass is a chain of dependent operations from one
+ * element's decision to the next, and two independent chains keep the vector units
+ * twice as busy. */
+LANES_INLINE void lanes_q3_pass2(lanes_q3_fit *f0, lanes_q3_fit *f1, lc_lm moving0,
+                                 lc_lm moving1, lc_lm *changed0, lc_lm *changed1) {
+    lc_lv sumlx0 = lv_load(f0->sumlx), suml20 = lv_load(f0->suml2);
+    lc_lv sumlx1 = lv_load(f1->sumlx), suml21 = lv_load(f1->suml2);
+    lc_lm c0 = lm_none(), c1 = lm_none();
+    for (int i = 0; i < 16; i++) {
+        lanes_q3_step(f0, i, moving0, &sumlx0, &suml20, &c0);
+        lanes_q3_step(f1, i, moving1, &sumlx1, &suml21, &c1);
     }
-    for (int i = 0; i < N; i++) {
-        lc_lv x[2], w[2], wx[2], l[2], slx[2];
-        lc_lm pos[2], any = lm_none();
-        for (int k = 0; k < nf; k++) {
-            x[k] = lv_load(f[k]->xt + i * LC_LANES);
-            w[k] = lv_load(f[k]->wt + i * LC_LANES);
-            wx[k] = lv_load(f[k]->wxt + i * LC_LANES);
-            l[k] = lv_load(f[k]->lt + i * LC_LANES);
-            slx[k] = lv_sub(sumlx[k], lv_mul(wx[k], l[k]));
-            pos[k] = lm_and(moving[k], lv_gt(slx[k], zero));
-            any = lm_or(any, pos[k]);
-        }
-        if (!lm_any(any))
-            continue;
-        for (int k = 0; k < nf; k++) {
-            lc_lv sl2 = lv_sub(suml2[k], lv_mul(lv_mul(w[k], l[k]), l[k]));
-            const lc_lv new_l = li_to_lv(li_clamp(
-                lv_nearest(lv_div(lv_mul(x[k], sl2), slx[k])), -NMAX, NMAX - 1));
-            const lc_lm differs = lm_and(pos[k], lv_ne(new_l, l[k]));
-            const lc_lv nslx = lv_add(slx[k], lv_mul(wx[k], new_l));
-            sl2 = lv_add(sl2, lv_mul(lv_mul(w[k], new_l), new_l));
-            const lc_lm take = lm_and(
-                lm_and(differs, lv_gt(sl2, zero)),
-                lv_gt(lv_mul(lv_mul(nslx, nslx), suml2[k]),
-                      lv_mul(lv_mul(sumlx[k], sumlx[k]), sl2)));
-            lv_store(f[k]->lt + i * LC_LANES, lv_sel(take, new_l, l[k]));
-            sumlx[k] = lv_sel(take, nslx, sumlx[k]);
-            suml2[k] = lv_sel(take, sl2, suml2[k]);
-            changed[k] = lm_or(changed[k], take);
-        }
+    lv_store(f0->sumlx, sumlx0);
+    lv_store(f0->suml2, suml20);
+    lv_store(f1->sumlx, sumlx1);
+    lv_store(f1->suml2, suml21);
+    *changed0 = c0, *changed1 = c1;
+}
+
+/* lanes_q3_pass on four fits at once: a pass is a chain of dependent operations from one
+ * element's decision to the next, and independent chains keep the vector units busy. */
+LANES_INLINE void lanes_q3_pass4(lanes_q3_fit *const *f, const lc_lm *moving, lc_lm *changed) {
+    lc_lv sumlx0 = lv_load(f[0]->sumlx), suml20 = lv_load(f[0]->suml2);
+    lc_lv sumlx1 = lv_load(f[1]->sumlx), suml21 = lv_load(f[1]->suml2);
+    lc_lv sumlx2 = lv_load(f[2]->sumlx), suml22 = lv_load(f[2]->suml2);
+    lc_lv sumlx3 = lv_load(f[3]->sumlx), suml23 = lv_load(f[3]->suml2);
+    lc_lm c0 = lm_none(), c1 = lm_none(), c2 = lm_none(), c3 = lm_none();
+    for (int i = 0; i < 16; i++) {
+        lanes_q3_step(f[0], i, moving[0], &sumlx0, &suml20, &c0);
+        lanes_q3_step(f[1], i, moving[1], &sumlx1, &suml21, &c1);
+        lanes_q3_step(f[2], i, moving[2], &sumlx2, &suml22, &c2);
+        lanes_q3_step(f[3], i, moving[3], &sumlx3, &suml23, &c3);
     }
-    for (int k = 0; k < nf; k++) {
-        lv_store(f[k]->sumlx, sumlx[k]);
-        lv_store(f[k]->suml2, suml2[k]);
-    }
+    lv_store(f[0]->sumlx, sumlx0);
+    lv_store(f[0]->suml2, suml20);
+    lv_store(f[1]->sumlx, sumlx1);
+    lv_store(f[1]->suml2, suml21);
+    lv_store(f[2]->sumlx, sumlx2);
+    lv_store(f[2]->suml2, suml22);
+    lv_store(f[3]->sumlx, sumlx3);
+    lv_store(f[3]->suml2, suml23);
+    changed[0] = c0, changed[1] = c1, changed[2] = c2, changed[3] = c3;
 }
 
 /* Passes 2..5 for the lanes of fits[0..nfit) still moving (f->moving), LC_LANES at a
@@ -645,9 +681,9 @@ static inline void lanes_q3_later_passes(lanes_q3_fit *fits, int nfit) {
                 mask[q] = lv_lt(lv_load(index), lv_set1((float)(live - q * LC_LANES)));
             }
             if (npool == 2)
-                lanes_q3_pass(pool, mask, moves, 2);
+                lanes_q3_pass2(pool[0], pool[1], mask[0], mask[1], &moves[0], &moves[1]);
             else
-                lanes_q3_pass(pool, mask, moves, 1);
+                moves[0] = lanes_q3_pass(pool[0], mask[0]);
             for (int q = 0; q < npool; q++)
                 lv_store(moved + q * LC_LANES, lv_sel(moves[q], one, zero));
             for (int k = 0; k < live; k++) {
@@ -779,14 +815,16 @@ static inline void lanes_q3_K_batch(const float *x, lc_block_q3_K *y, int ngroup
         lanes_q3_start(f);
         first[g] = lm_andnot(f->tiny, lv_eq(zero, zero));
     }
-    for (int g = 0; g < ngroups; g += 2) {       /* the first passes, two groups at a time */
-        lanes_q3_fit *const pair[2] = { &fits[g], &fits[g + 1 < ngroups ? g + 1 : g] };
-        lc_lm moved[2];
-        if (g + 1 < ngroups)
-            lanes_q3_pass(pair, &first[g], moved, 2);
-        else
-            lanes_q3_pass(pair, &first[g], moved, 1);
-        for (int k = 0; k < 2 && g + k < ngroups; k++)
+    for (int g = 0; g < ngroups; g += 4) {       /* the first passes, four groups at a time */
+        lc_lm moved[4];
+        if (g + 4 <= ngroups) {
+            lanes_q3_fit *const quad[4] = { &fits[g], &fits[g + 1], &fits[g + 2], &fits[g + 3] };
+            lanes_q3_pass4(quad, &first[g], moved);
+        } else {
+            for (int k = 0; g + k < ngroups; k++)
+                moved[k] = lanes_q3_pass(&fits[g + k], first[g + k]);
+        }
+        for (int k = 0; k < 4 && g + k < ngroups; k++)
             lv_store(fits[g + k].moving, lv_sel(moved[k], one, zero));
     }
     lanes_q3_later_passes(fits, ngroups);
