@@ -20,8 +20,11 @@
  * Q5_K, Q2_K and Q6_K). Two exact shortcuts: levels are rounded with one instruction
  * where bounds on the values prove it equal to ggml's bit trick (lanes_mode), and the
  * levels of the best fit are recomputed once instead of copied at every improvement.
- * Q3_K's fit is a different shape (passes until nothing moves, usually one), so its later
- * passes run only the lanes still moving, gathered from a batch of groups (lanes_q3_fit).
+ * Each candidate's sums are chains of dependent additions, so two groups run side by
+ * side (Q2_K, Q4_K, Q5_K, Q6_K) to give the vector units independent work. Q3_K's fit
+ * is a different shape (passes until nothing moves, usually one): its first passes run
+ * four groups side by side, and its later passes only the lanes still moving, gathered
+ * from a batch of groups (lanes_q3_fit).
  *
  * A group is LC_LANES sub-blocks: LC_LANES/8 super-blocks of Q4_K or Q5_K (8 sub-blocks
  * of 32), LC_LANES/16 of Q2_K, Q3_K or Q6_K (16 sub-blocks of 16). The rows of a group
@@ -143,108 +146,185 @@ static inline int lanes_mode(lc_lv iscale, lc_lv xlo, lc_lv xhi, lc_lv min, lc_l
         }                                                                                  \
     } while (0)
 
-/* One candidate of make_qkx2_quants: the levels 0..nmax for (iscale, min) into laux and
- * the three weighted sums over the lane's n elements, in the reference's order. */
-static inline void lanes_qkx2_sums(const float *xt, const float *wt, float *laux, int n,
-                                   int nmax, lc_lv iscale, lc_lv min, int mode, lc_lv *sum_l,
-                                   lc_lv *sum_l2, lc_lv *sum_xl) {
-    lc_lv s_l = lv_set1(0.0f), s_l2 = s_l, s_xl = s_l;
-    for (int i = 0; i < n; i++) {
-        const lc_lv x = lv_load(xt + i * LC_LANES), w = lv_load(wt + i * LC_LANES);
-        const lc_lv l = lanes_level(lv_mul(iscale, lv_sub(x, min)), 0, nmax, mode);
-        lv_store(laux + i * LC_LANES, l);
-        const lc_lv wl = lv_mul(w, l);           /* w*l*l is (w*l)*l, w*l*x is (w*l)*x */
-        s_l = lv_add(s_l, wl);
-        s_l2 = lv_add(s_l2, lv_mul(wl, l));
-        s_xl = lv_add(s_xl, lv_mul(wl, x));
-    }
-    *sum_l = s_l, *sum_l2 = s_l2, *sum_xl = s_xl;
-}
-
-/* The weighted error sum of w*e, e = diff^2 or |diff| (use_mad), diff = scale*l + min - x,
- * over the levels in laux (or computed from (iscale, min) when laux is NULL). */
-static inline lc_lv lanes_qkx2_error(const float *xt, const float *wt, const float *laux,
-                                     int n, int nmax, bool use_mad, lc_lv iscale, lc_lv scale,
-                                     lc_lv min, int mode) {
-    lc_lv err = lv_set1(0.0f);
-    for (int i = 0; i < n; i++) {
-        const lc_lv x = lv_load(xt + i * LC_LANES), w = lv_load(wt + i * LC_LANES);
-        const lc_lv l = laux ? lv_load(laux + i * LC_LANES)
-                             : lanes_level(lv_mul(iscale, lv_sub(x, min)), 0, nmax, mode);
-        const lc_lv diff = lv_sub(lv_add(lv_mul(scale, l), min), x);
-        err = lv_add(err, lv_mul(w, use_mad ? lv_abs(diff) : lv_mul(diff, diff)));
-    }
-    return err;
-}
-
 /* ggml's make_qkx2_quants(n, nmax, x, w, L, &the_min, Laux, rmin, 0.1, nstep, use_mad)
  * on every lane (quant/ref_k.c fit_scale_min): Q2_K (16, 3, -0.5, 15, mad), Q4_K (32, 15,
- * -1, 20), Q5_K (32, 31, -0.5, 15). xt, wt: n vectors of elements and weights; laux:
- * scratch for n vectors. Writes the levels of each lane's best fit to lev (n vectors of
- * int32) and returns the scale; *the_min gets -min. Called with constant arguments, so
- * that each type gets its own copy.
+ * -1, 20), Q5_K (32, 31, -0.5, 15), for two groups of lanes at once.
+ *
+ * Why two: each candidate's sums and error are chains of dependent additions, one per
+ * group, too short of independent work to keep the vector units busy; two groups'
+ * chains interleave. The hot loops keep both groups' values in locals (registers); the
+ * per-group state below is touched once per candidate.
  *
  * The levels are not copied on every improvement: a lane remembers the inverse scale and
  * the min it was at when it improved, and the levels are recomputed from those once at
  * the end (the same operations on the same values: the same levels). */
-static inline lc_lv lanes_fit_qkx2(const float *xt, const float *wt, float *laux,
-                                   int32_t *lev, lc_lv *the_min, int n, int nmax, float rmin,
-                                   int nstep, bool use_mad) {
-    const float rdelta = 0.1f;
+typedef struct {
+    const float *xt, *wt;                       /* n vectors of elements and weights */
+    float *laux;                                /* scratch: n vectors of levels */
+    lc_lv lo, hi;                               /* each lane's element range */
+    lc_lv min, max, sum_w, sum_x, flat_min;
+    lc_lm flat;                                 /* max == min: scale 0, levels 0 */
+    lc_lv iscale, scale, best_error, best_iscale, best_lmin;
+} lanes_qkx2;
+
+/* The reference's start on every lane of q: range, sums of w and w*x, the first scale. */
+static inline void lanes_qkx2_start(lanes_qkx2 *q, int n, int nmax) {
     const lc_lv zero = lv_set1(0.0f);
-    const lc_lv x0 = lv_load(xt), w0 = lv_load(wt);
+    const lc_lv x0 = lv_load(q->xt), w0 = lv_load(q->wt);
     lc_lv min = x0, max = x0, sum_w = w0, sum_x = lv_mul(w0, x0);
     for (int i = 1; i < n; i++) {
-        const lc_lv x = lv_load(xt + i * LC_LANES), w = lv_load(wt + i * LC_LANES);
+        const lc_lv x = lv_load(q->xt + i * LC_LANES), w = lv_load(q->wt + i * LC_LANES);
         min = lv_min(x, min);                    /* if (x < min) min = x */
         max = lv_max(x, max);                    /* if (x > max) max = x */
         sum_w = lv_add(sum_w, w);
         sum_x = lv_add(sum_x, lv_mul(w, x));
     }
-    const lc_lv lo = min, hi = max;              /* the lane's element range */
-    min = lv_sel(lv_gt(min, zero), zero, min);
-    /* max == min: the reference returns scale 0, levels 0, -min at once. */
-    const lc_lm flat = lv_eq(max, min);
-    const lc_lv flat_min = min;
-    lc_lv iscale = lv_div(lv_set1((float)nmax), lv_sub(max, min));
-    lc_lv scale = lv_div(lv_set1(1.0f), iscale);
-    lc_lv best_error;
-#define ERROR0(m)                                                                          \
-    (best_error = lanes_qkx2_error(xt, wt, NULL, n, nmax, use_mad, iscale, scale, min, m))
-    LANES_BY_MODE(lanes_mode(iscale, lo, hi, min, flat, 0, nmax), ERROR0);
-#undef ERROR0
-    lc_lv best_iscale = iscale, best_lmin = min;
-    for (int is = 0; is <= nstep; is++) {
-        iscale = lv_div(lv_set1(rmin + rdelta * (float)is + (float)nmax), lv_sub(max, min));
-        lc_lv sum_l, sum_l2, sum_xl;
-#define SUMS(m) lanes_qkx2_sums(xt, wt, laux, n, nmax, iscale, min, m, &sum_l, &sum_l2, &sum_xl)
-        LANES_BY_MODE(lanes_mode(iscale, lo, hi, min, flat, 0, nmax), SUMS);
-#undef SUMS
-        const lc_lv D = lv_sub(lv_mul(sum_w, sum_l2), lv_mul(sum_l, sum_l));
-        const lc_lm pos = lm_andnot(flat, lv_gt(D, zero));
-        if (!lm_any(pos))
-            continue;
-        lc_lv this_scale = lv_div(lv_sub(lv_mul(sum_w, sum_xl), lv_mul(sum_x, sum_l)), D);
-        lc_lv this_min = lv_div(lv_sub(lv_mul(sum_l2, sum_x), lv_mul(sum_l, sum_xl)), D);
-        const lc_lm above = lv_gt(this_min, zero);
-        this_scale = lv_sel(above, lv_div(sum_xl, sum_l2), this_scale);
-        this_min = lv_sel(above, zero, this_min);
-        const lc_lv cur_error = lanes_qkx2_error(xt, wt, laux, n, nmax, use_mad, iscale,
-                                                 this_scale, this_min, LANES_EXACT);
-        const lc_lm better = lm_and(pos, lv_lt(cur_error, best_error));
-        best_error = lv_sel(better, cur_error, best_error);
-        scale = lv_sel(better, this_scale, scale);
-        best_iscale = lv_sel(better, iscale, best_iscale);
-        best_lmin = lv_sel(better, min, best_lmin);     /* the min these levels used */
-        min = lv_sel(better, this_min, min);
-    }
+    q->lo = min, q->hi = max;
+    q->sum_w = sum_w, q->sum_x = sum_x;
+    q->min = lv_sel(lv_gt(min, zero), zero, min);
+    q->max = max;
+    q->flat = lv_eq(max, q->min);
+    q->flat_min = q->min;
+    q->iscale = lv_div(lv_set1((float)nmax), lv_sub(max, q->min));
+    q->scale = lv_div(lv_set1(1.0f), q->iscale);
+}
+
+/* The lanes_level mode for iscale on both groups: the more general of the two (a clamp
+ * that no value reaches changes nothing; LANES_EXACT is right for any value). */
+static inline int lanes_qkx2_mode(const lanes_qkx2 *a, lc_lv ia, const lanes_qkx2 *b,
+                                  lc_lv ib, int nmax) {
+    const int ma = lanes_mode(ia, a->lo, a->hi, a->min, a->flat, 0, nmax);
+    const int mb = lanes_mode(ib, b->lo, b->hi, b->min, b->flat, 0, nmax);
+    return ma == LANES_EXACT || mb == LANES_EXACT ? LANES_EXACT : ma | mb;
+}
+
+/* Element i of one candidate's sums for the levels of (iscale, min), stored to laux. */
+LANES_INLINE void lanes_qkx2_sum_step(const lanes_qkx2 *q, int i, int nmax, int mode,
+                                      lc_lv iscale, lc_lv min, lc_lv *s_l, lc_lv *s_l2,
+                                      lc_lv *s_xl) {
+    const lc_lv x = lv_load(q->xt + i * LC_LANES), w = lv_load(q->wt + i * LC_LANES);
+    const lc_lv l = lanes_level(lv_mul(iscale, lv_sub(x, min)), 0, nmax, mode);
+    lv_store(q->laux + i * LC_LANES, l);
+    const lc_lv wl = lv_mul(w, l);               /* w*l*l is (w*l)*l, w*l*x is (w*l)*x */
+    *s_l = lv_add(*s_l, wl);
+    *s_l2 = lv_add(*s_l2, lv_mul(wl, l));
+    *s_xl = lv_add(*s_xl, lv_mul(wl, x));
+}
+
+/* One candidate's three sums on both groups, in the reference's order: s[0..2] for a,
+ * s[3..5] for b (sum_l, sum_l2, sum_xl). */
+LANES_INLINE void lanes_qkx2_sums(const lanes_qkx2 *a, lc_lv ia, const lanes_qkx2 *b,
+                                  lc_lv ib, int n, int nmax, int mode, lc_lv *s) {
+    const lc_lv zero = lv_set1(0.0f), amin = a->min, bmin = b->min;
+    lc_lv al = zero, al2 = zero, axl = zero, bl = zero, bl2 = zero, bxl = zero;
     for (int i = 0; i < n; i++) {
-        const lc_lv x = lv_load(xt + i * LC_LANES);
-        const lc_li l = li_clamp(lv_nearest(lv_mul(best_iscale, lv_sub(x, best_lmin))), 0, nmax);
-        li_store(lev + i * LC_LANES, li_sel(flat, li_set1(0), l));
+        lanes_qkx2_sum_step(a, i, nmax, mode, ia, amin, &al, &al2, &axl);
+        lanes_qkx2_sum_step(b, i, nmax, mode, ib, bmin, &bl, &bl2, &bxl);
     }
-    *the_min = lv_neg(lv_sel(flat, flat_min, min));
-    return lv_sel(flat, zero, scale);
+    s[0] = al, s[1] = al2, s[2] = axl, s[3] = bl, s[4] = bl2, s[5] = bxl;
+}
+
+/* Element i of the weighted error sum of w*e, e = diff^2 or |diff| (use_mad), diff =
+ * scale*l + min - x, l from laux (or from (iscale, min) when computed). */
+LANES_INLINE void lanes_qkx2_error_step(const lanes_qkx2 *q, int i, int nmax, bool use_mad,
+                                        bool computed, int mode, lc_lv iscale, lc_lv scale,
+                                        lc_lv min, lc_lv *err) {
+    const lc_lv x = lv_load(q->xt + i * LC_LANES), w = lv_load(q->wt + i * LC_LANES);
+    const lc_lv l = computed ? lanes_level(lv_mul(iscale, lv_sub(x, min)), 0, nmax, mode)
+                             : lv_load(q->laux + i * LC_LANES);
+    const lc_lv diff = lv_sub(lv_add(lv_mul(scale, l), min), x);
+    *err = lv_add(*err, lv_mul(w, use_mad ? lv_abs(diff) : lv_mul(diff, diff)));
+}
+
+/* The error sums of both groups for (iscale, scale, min) each: e[0] for a, e[1] for b. */
+LANES_INLINE void lanes_qkx2_errors(const lanes_qkx2 *a, const lanes_qkx2 *b, int n,
+                                    int nmax, bool use_mad, bool computed, int mode,
+                                    const lc_lv *ia, const lc_lv *sa, const lc_lv *ma,
+                                    lc_lv *e) {
+    const lc_lv ia0 = ia[0], sa0 = sa[0], ma0 = ma[0], ia1 = ia[1], sa1 = sa[1], ma1 = ma[1];
+    lc_lv ea = lv_set1(0.0f), eb = ea;
+    for (int i = 0; i < n; i++) {
+        lanes_qkx2_error_step(a, i, nmax, use_mad, computed, mode, ia0, sa0, ma0, &ea);
+        lanes_qkx2_error_step(b, i, nmax, use_mad, computed, mode, ia1, sa1, ma1, &eb);
+    }
+    e[0] = ea, e[1] = eb;
+}
+
+/* The least-squares scale and min of one candidate's sums (the reference's D > 0 case,
+ * the min capped at 0); returns the lanes where D > 0. */
+static inline lc_lm lanes_qkx2_solve(const lanes_qkx2 *q, const lc_lv *s, lc_lv *this_scale,
+                                     lc_lv *this_min) {
+    const lc_lv zero = lv_set1(0.0f), sum_l = s[0], sum_l2 = s[1], sum_xl = s[2];
+    const lc_lv D = lv_sub(lv_mul(q->sum_w, sum_l2), lv_mul(sum_l, sum_l));
+    lc_lv sc = lv_div(lv_sub(lv_mul(q->sum_w, sum_xl), lv_mul(q->sum_x, sum_l)), D);
+    lc_lv mn = lv_div(lv_sub(lv_mul(sum_l2, q->sum_x), lv_mul(sum_l, sum_xl)), D);
+    const lc_lm above = lv_gt(mn, zero);
+    *this_scale = lv_sel(above, lv_div(sum_xl, sum_l2), sc);
+    *this_min = lv_sel(above, zero, mn);
+    return lm_andnot(q->flat, lv_gt(D, zero));
+}
+
+/* A candidate's outcome on every lane of q: where D > 0 and its error is below the best,
+ * it becomes the best and its min the min of the next candidates. */
+static inline void lanes_qkx2_update(lanes_qkx2 *q, lc_lm pos, lc_lv iscale, lc_lv this_scale,
+                                     lc_lv this_min, lc_lv cur_error) {
+    const lc_lm better = lm_and(pos, lv_lt(cur_error, q->best_error));
+    q->best_error = lv_sel(better, cur_error, q->best_error);
+    q->scale = lv_sel(better, this_scale, q->scale);
+    q->best_iscale = lv_sel(better, iscale, q->best_iscale);
+    q->best_lmin = lv_sel(better, q->min, q->best_lmin);   /* the min these levels used */
+    q->min = lv_sel(better, this_min, q->min);
+}
+
+/* The fit's result on every lane of q: the best levels into lev (n vectors of int32),
+ * -min into *the_min; returns the scale. */
+static inline lc_lv lanes_qkx2_finish(const lanes_qkx2 *q, int n, int nmax, int32_t *lev,
+                                      lc_lv *the_min) {
+    for (int i = 0; i < n; i++) {
+        const lc_lv x = lv_load(q->xt + i * LC_LANES);
+        const lc_li l =
+            li_clamp(lv_nearest(lv_mul(q->best_iscale, lv_sub(x, q->best_lmin))), 0, nmax);
+        li_store(lev + i * LC_LANES, li_sel(q->flat, li_set1(0), l));
+    }
+    *the_min = lv_neg(lv_sel(q->flat, q->flat_min, q->min));
+    return lv_sel(q->flat, lv_set1(0.0f), q->scale);
+}
+
+/* The whole search on the two groups a and b (xt, wt and laux set). Called with constant
+ * arguments, so that each type gets its own copy. */
+LANES_INLINE void lanes_fit_qkx2(lanes_qkx2 *a, lanes_qkx2 *b, int n, int nmax, float rmin,
+                                 int nstep, bool use_mad) {
+    const float rdelta = 0.1f;
+    lanes_qkx2_start(a, n, nmax);
+    lanes_qkx2_start(b, n, nmax);
+    {
+        const lc_lv ia[2] = { a->iscale, b->iscale }, sa[2] = { a->scale, b->scale };
+        const lc_lv ma[2] = { a->min, b->min };
+        lc_lv e[2];
+#define ERROR0(m) lanes_qkx2_errors(a, b, n, nmax, use_mad, true, m, ia, sa, ma, e)
+        LANES_BY_MODE(lanes_qkx2_mode(a, a->iscale, b, b->iscale, nmax), ERROR0);
+#undef ERROR0
+        a->best_error = e[0], b->best_error = e[1];
+    }
+    a->best_iscale = a->iscale, a->best_lmin = a->min;
+    b->best_iscale = b->iscale, b->best_lmin = b->min;
+    for (int is = 0; is <= nstep; is++) {
+        const lc_lv num = lv_set1(rmin + rdelta * (float)is + (float)nmax);
+        const lc_lv ia[2] = { lv_div(num, lv_sub(a->max, a->min)),
+                              lv_div(num, lv_sub(b->max, b->min)) };
+        lc_lv s[6];
+#define SUMS(m) lanes_qkx2_sums(a, ia[0], b, ia[1], n, nmax, m, s)
+        LANES_BY_MODE(lanes_qkx2_mode(a, ia[0], b, ia[1], nmax), SUMS);
+#undef SUMS
+        lc_lv sc[2], mn[2], e[2];
+        const lc_lm pa = lanes_qkx2_solve(a, s, &sc[0], &mn[0]);
+        const lc_lm pb = lanes_qkx2_solve(b, s + 3, &sc[1], &mn[1]);
+        if (!lm_any(lm_or(pa, pb)))
+            continue;
+        lanes_qkx2_errors(a, b, n, nmax, use_mad, false, LANES_EXACT, ia, sc, mn, e);
+        lanes_qkx2_update(a, pa, ia[0], sc[0], mn[0], e[0]);
+        lanes_qkx2_update(b, pb, ia[1], sc[1], mn[1], e[1]);
+    }
 }
 
 /* Sub-block j's 6-bit scale and min from the packed 12 bytes (quant/ref_k.c). */
@@ -302,18 +382,12 @@ static inline void lanes_k4_scales(const float *scales, const float *mins, lanes
     }
 }
 
-/* Q4_K and Q5_K (levels 0..nmax, search constants rmin and nstep) for LANES_Q4K_SB whole
- * super-blocks from x: heads[g] gets super-block g's d, dmin and scales, L[256*g ..] its
- * 256 levels in element order. False, with nothing written, when x holds a NaN. */
-static inline bool lanes_k4_group(const float *x, int nmax, float rmin, int nstep,
-                                  const lanes_k4_head *heads, uint8_t *L) {
-    LC_LANES_ALIGN float xt[32 * LC_LANES], wt[32 * LC_LANES], laux[32 * LC_LANES];
-    LC_LANES_ALIGN float scales[LC_LANES], mins[LC_LANES], d_l[LC_LANES], dm_l[LC_LANES];
-    LC_LANES_ALIGN int32_t lev[32 * LC_LANES];
+/* One group's elements transposed into xt and its weights (av_x = sqrt(sum x^2 / 32),
+ * w = av_x + |x|) into wt; false when x holds a NaN. */
+static inline bool lanes_k4_prepare(const float *x, float *xt, float *wt) {
     lv_transpose_in(x, 32, xt);
     if (lanes_any_nan(xt, 32 * LC_LANES))
         return false;
-    /* The weights: av_x = sqrt(sum x^2 / 32), w = av_x + |x|. */
     lc_lv sum_x2 = lv_set1(0.0f);
     for (int i = 0; i < 32; i++) {
         const lc_lv v = lv_load(xt + i * LC_LANES);
@@ -322,33 +396,60 @@ static inline bool lanes_k4_group(const float *x, int nmax, float rmin, int nste
     const lc_lv av_x = lv_sqrt(lv_div(sum_x2, lv_set1(32.0f)));
     for (int i = 0; i < 32; i++)
         lv_store(wt + i * LC_LANES, lv_add(av_x, lv_abs(lv_load(xt + i * LC_LANES))));
+    return true;
+}
+
+/* One group's fitted scales and mins into its LANES_Q4K_SB heads, and its levels, re-
+ * quantized against the scales as stored, into L (256 per super-block, element order);
+ * where the stored scale is 0 the lane keeps its fitted levels, as in ggml. */
+static inline void lanes_k4_finish(const lanes_qkx2 *q, int nmax, const lanes_k4_head *heads,
+                                   uint8_t *L) {
+    LC_LANES_ALIGN float scales[LC_LANES], mins[LC_LANES], d_l[LC_LANES], dm_l[LC_LANES];
+    LC_LANES_ALIGN int32_t lev[32 * LC_LANES];
     lc_lv the_min;
-    lv_store(scales, lanes_fit_qkx2(xt, wt, laux, lev, &the_min, 32, nmax, rmin, nstep, false));
+    lv_store(scales, lanes_qkx2_finish(q, 32, nmax, lev, &the_min));
     lv_store(mins, the_min);
     for (int g = 0; g < LANES_Q4K_SB; g++)
         lanes_k4_scales(scales + 8 * g, mins + 8 * g, heads[g], d_l + 8 * g, dm_l + 8 * g);
-    /* Re-quantize against the scales as stored; where the stored scale is 0 the lane
-     * keeps its fitted levels, as in ggml. */
     const lc_lv d = lv_load(d_l), dm = lv_load(dm_l);
     const lc_lm keep = lv_eq(d, lv_set1(0.0f));
     for (int i = 0; i < 32; i++) {
-        const lc_lv v = lv_load(xt + i * LC_LANES);
+        const lc_lv v = lv_load(q->xt + i * LC_LANES);
         const lc_li l = li_clamp(lv_nearest(lv_div(lv_add(v, dm), d)), 0, nmax);
         li_store(lev + i * LC_LANES, li_sel(keep, li_load(lev + i * LC_LANES), l));
     }
     li_transpose_out_u8(lev, 32, L);
+}
+
+enum { LANES_K4_PAIR = 2 * LANES_Q4K_SB };   /* super-blocks per pair of groups */
+
+/* Q4_K and Q5_K (levels 0..nmax, search constants rmin and nstep) for LANES_K4_PAIR whole
+ * super-blocks from x, two groups: heads[g] gets super-block g's d, dmin and scales,
+ * L[256*g ..] its 256 levels in element order. False, with nothing written, when x holds
+ * a NaN. */
+static inline bool lanes_k4_group(const float *x, int nmax, float rmin, int nstep,
+                                  const lanes_k4_head *heads, uint8_t *L) {
+    LC_LANES_ALIGN float xt[2][32 * LC_LANES], wt[2][32 * LC_LANES], laux[2][32 * LC_LANES];
+    for (int h = 0; h < 2; h++)
+        if (!lanes_k4_prepare(x + (size_t)h * LANES_Q4K_SB * LC_QK_K, xt[h], wt[h]))
+            return false;
+    lanes_qkx2 a = { .xt = xt[0], .wt = wt[0], .laux = laux[0] };
+    lanes_qkx2 b = { .xt = xt[1], .wt = wt[1], .laux = laux[1] };
+    lanes_fit_qkx2(&a, &b, 32, nmax, rmin, nstep, false);
+    lanes_k4_finish(&a, nmax, heads, L);
+    lanes_k4_finish(&b, nmax, heads + LANES_Q4K_SB, L + 256 * LANES_Q4K_SB);
     return true;
 }
 
-/* LANES_Q4K_SB whole super-blocks of Q4_K; false, with nothing written, on a NaN. */
+/* LANES_K4_PAIR whole super-blocks of Q4_K; false, with nothing written, on a NaN. */
 static inline bool lanes_q4_K_group(const float *x, lc_block_q4_K *y) {
-    uint8_t L[LC_LANES * 32];
-    lanes_k4_head heads[LANES_Q4K_SB];
-    for (int g = 0; g < LANES_Q4K_SB; g++)
+    uint8_t L[256 * LANES_K4_PAIR];
+    lanes_k4_head heads[LANES_K4_PAIR];
+    for (int g = 0; g < LANES_K4_PAIR; g++)
         heads[g] = (lanes_k4_head){ &y[g].d, &y[g].dmin, y[g].scales };
     if (!lanes_k4_group(x, 15, -1.0f, 20, heads, L))
         return false;
-    for (int g = 0; g < LANES_Q4K_SB; g++) {
+    for (int g = 0; g < LANES_K4_PAIR; g++) {
         const uint8_t *Lg = L + 256 * g;
         lc_block_q4_K *blk = &y[g];
         for (int j = 0; j < 4; j++)              /* element l in the low nibble, l+32 high */
@@ -358,15 +459,15 @@ static inline bool lanes_q4_K_group(const float *x, lc_block_q4_K *y) {
     return true;
 }
 
-/* LANES_Q4K_SB whole super-blocks of Q5_K; false, with nothing written, on a NaN. */
+/* LANES_K4_PAIR whole super-blocks of Q5_K; false, with nothing written, on a NaN. */
 static inline bool lanes_q5_K_group(const float *x, lc_block_q5_K *y) {
-    uint8_t L[LC_LANES * 32];
-    lanes_k4_head heads[LANES_Q4K_SB];
-    for (int g = 0; g < LANES_Q4K_SB; g++)
+    uint8_t L[256 * LANES_K4_PAIR];
+    lanes_k4_head heads[LANES_K4_PAIR];
+    for (int g = 0; g < LANES_K4_PAIR; g++)
         heads[g] = (lanes_k4_head){ &y[g].d, &y[g].dmin, y[g].scales };
     if (!lanes_k4_group(x, 31, -0.5f, 15, heads, L))
         return false;
-    for (int g = 0; g < LANES_Q4K_SB; g++) {
+    for (int g = 0; g < LANES_K4_PAIR; g++) {
         const uint8_t *Lg = L + 256 * g;
         lc_block_q5_K *blk = &y[g];
         memset(blk->qh, 0, sizeof blk->qh);
@@ -383,6 +484,15 @@ static inline bool lanes_q5_K_group(const float *x, lc_block_q5_K *y) {
     return true;
 }
 
+/* Asks for the next group's super-blocks (at most `left`, up to `sb`) to be brought into
+ * the cache while this group computes: a group reads whole pages, and the hardware's
+ * prefetch stops at each page's end. */
+static inline void lanes_prefetch(const float *next, size_t left, size_t sb) {
+    const size_t bytes = (left < sb ? left : sb) * LC_QK_K * sizeof(float);
+    for (size_t off = 0; off < bytes; off += 64)
+        __builtin_prefetch((const char *)next + off);
+}
+
 /* The whole-row loop for a type whose groups hold SB super-blocks of type T: groups of
  * SB, a zero-padded copy for the last partial group, the reference for a group holding
  * a NaN. */
@@ -393,6 +503,7 @@ static inline bool lanes_q5_K_group(const float *x, lc_block_q5_K *y) {
         for (size_t b = 0; b < nsb; b += (SB)) {                                           \
             const size_t k = nsb - b < (SB) ? nsb - b : (SB);                              \
             if (k == (SB)) {                                                               \
+                lanes_prefetch(x + (b + (SB)) * LC_QK_K, nsb - b - k, (SB));               \
                 if (!group(x + b * LC_QK_K, &y[b]))                                        \
                     ref(x + b * LC_QK_K, &y[b], k * LC_QK_K);                              \
                 continue;                                                                  \
@@ -409,11 +520,11 @@ static inline bool lanes_q5_K_group(const float *x, lc_block_q5_K *y) {
     } while (0)
 
 static inline void lanes_q4_K_quantize(const float *restrict x, void *restrict vy, size_t n) {
-    LANES_ROW_LOOP(lc_block_q4_K, LANES_Q4K_SB, lanes_q4_K_group, lc_q4_K_quantize_ref);
+    LANES_ROW_LOOP(lc_block_q4_K, LANES_K4_PAIR, lanes_q4_K_group, lc_q4_K_quantize_ref);
 }
 
 static inline void lanes_q5_K_quantize(const float *restrict x, void *restrict vy, size_t n) {
-    LANES_ROW_LOOP(lc_block_q5_K, LANES_Q4K_SB, lanes_q5_K_group, lc_q5_K_quantize_ref);
+    LANES_ROW_LOOP(lc_block_q5_K, LANES_K4_PAIR, lanes_q5_K_group, lc_q5_K_quantize_ref);
 }
 
 /* ---- Q2_K ---- */
@@ -454,29 +565,21 @@ static inline void lanes_q2_K_scales(const float *scales, const float *mins, lc_
     }
 }
 
-/* LANES_Q2K_SB whole super-blocks of Q2_K: weights |x|, make_qkx2_quants(16, 3, ...,
- * -0.5, 0.1, 15, mean absolute error) per sub-block; false, with nothing written, when
- * x holds a NaN. */
-static inline bool lanes_q2_K_group(const float *x, lc_block_q2_K *y) {
-    LC_LANES_ALIGN float xt[16 * LC_LANES], wt[16 * LC_LANES], laux[16 * LC_LANES];
+/* One group of Q2_K from a finished fit: its LANES_Q2K_SB blocks' scales, and the levels
+ * re-quantized against the scales as stored (a zero stored scale keeps the fit), packed. */
+static inline void lanes_q2_K_finish(const lanes_qkx2 *q, lc_block_q2_K *y) {
     LC_LANES_ALIGN float scales[LC_LANES], mins[LC_LANES], d_l[LC_LANES], dm_l[LC_LANES];
     LC_LANES_ALIGN int32_t lev[16 * LC_LANES];
     uint8_t L[LC_LANES * 16];
-    lv_transpose_in(x, 16, xt);
-    if (lanes_any_nan(xt, 16 * LC_LANES))
-        return false;
-    for (int i = 0; i < 16; i++)
-        lv_store(wt + i * LC_LANES, lv_abs(lv_load(xt + i * LC_LANES)));
     lc_lv the_min;
-    lv_store(scales, lanes_fit_qkx2(xt, wt, laux, lev, &the_min, 16, 3, -0.5f, 15, true));
+    lv_store(scales, lanes_qkx2_finish(q, 16, 3, lev, &the_min));
     lv_store(mins, the_min);
     for (int g = 0; g < LANES_Q2K_SB; g++)
         lanes_q2_K_scales(scales + 16 * g, mins + 16 * g, &y[g], d_l + 16 * g, dm_l + 16 * g);
-    /* Re-quantize against the scales as stored; a zero stored scale keeps the fit. */
     const lc_lv d = lv_load(d_l), dm = lv_load(dm_l);
     const lc_lm keep = lv_eq(d, lv_set1(0.0f));
     for (int i = 0; i < 16; i++) {
-        const lc_lv v = lv_load(xt + i * LC_LANES);
+        const lc_lv v = lv_load(q->xt + i * LC_LANES);
         const lc_li l = li_clamp(lv_nearest(lv_div(lv_add(v, dm), d)), 0, 3);
         li_store(lev + i * LC_LANES, li_sel(keep, li_load(lev + i * LC_LANES), l));
     }
@@ -490,11 +593,32 @@ static inline bool lanes_q2_K_group(const float *x, lc_block_q2_K *y) {
                                                 Lg[128 * h + l + 64] << 4 |
                                                 Lg[128 * h + l + 96] << 6);
     }
+}
+
+enum { LANES_Q2K_PAIR = 2 * LANES_Q2K_SB };   /* super-blocks per pair of groups */
+
+/* LANES_Q2K_PAIR whole super-blocks of Q2_K, two groups: weights |x|,
+ * make_qkx2_quants(16, 3, ..., -0.5, 0.1, 15, mean absolute error) per sub-block; false,
+ * with nothing written, when x holds a NaN. */
+static inline bool lanes_q2_K_group(const float *x, lc_block_q2_K *y) {
+    LC_LANES_ALIGN float xt[2][16 * LC_LANES], wt[2][16 * LC_LANES], laux[2][16 * LC_LANES];
+    for (int h = 0; h < 2; h++) {
+        lv_transpose_in(x + (size_t)h * LANES_Q2K_SB * LC_QK_K, 16, xt[h]);
+        if (lanes_any_nan(xt[h], 16 * LC_LANES))
+            return false;
+        for (int i = 0; i < 16; i++)
+            lv_store(wt[h] + i * LC_LANES, lv_abs(lv_load(xt[h] + i * LC_LANES)));
+    }
+    lanes_qkx2 a = { .xt = xt[0], .wt = wt[0], .laux = laux[0] };
+    lanes_qkx2 b = { .xt = xt[1], .wt = wt[1], .laux = laux[1] };
+    lanes_fit_qkx2(&a, &b, 16, 3, -0.5f, 15, true);
+    lanes_q2_K_finish(&a, y);
+    lanes_q2_K_finish(&b, y + LANES_Q2K_SB);
     return true;
 }
 
 static inline void lanes_q2_K_quantize(const float *restrict x, void *restrict vy, size_t n) {
-    LANES_ROW_LOOP(lc_block_q2_K, LANES_Q2K_SB, lanes_q2_K_group, lc_q2_K_quantize_ref);
+    LANES_ROW_LOOP(lc_block_q2_K, LANES_Q2K_PAIR, lanes_q2_K_group, lc_q2_K_quantize_ref);
 }
 
 /* ---- Q3_K ---- */
@@ -862,67 +986,112 @@ static inline void lanes_q3_K_quantize(const float *restrict x, void *restrict v
 
 enum { LANES_Q6K_SB = LC_LANES / 16 };   /* super-blocks per group */
 
-/* One candidate of make_qx_quants: the two sums for iscale, in the reference's order
- * (w = x*x, so w*x*l is (w*x)*l with w*x precomputed in wxt, and w*l*l is (w*l)*l). */
-static inline void lanes_q6_K_sums(const float *xt, const float *wt, const float *wxt,
-                                   lc_lv iscale, int mode, lc_lv *sumlx, lc_lv *suml2) {
-    lc_lv s_lx = lv_set1(0.0f), s_l2 = s_lx;
-    for (int i = 0; i < 16; i++) {
-        const lc_lv x = lv_load(xt + i * LC_LANES);
-        const lc_lv l = lanes_level(lv_mul(iscale, x), -32, 31, mode);
-        s_lx = lv_add(s_lx, lv_mul(lv_load(wxt + i * LC_LANES), l));
-        s_l2 = lv_add(s_l2, lv_mul(lv_mul(lv_load(wt + i * LC_LANES), l), l));
-    }
-    *sumlx = s_lx, *suml2 = s_l2;
-}
-
 /* ggml's make_qx_quants(16, 32, x, L, 1, NULL) on every lane (quant/ref_k.c
- * fit_scale_sym): the symmetric fit from the signed extreme, then 18 more candidates
- * -(32 + 0.1*is)/max, keeping the largest sumlx^2/suml2. lev gets the levels + 32 of
- * each lane's best fit (0 for an all-zero lane); returns the scale. Levels are
- * recomputed at the end from the best inverse scale, as in lanes_fit_q4_K. */
-static inline lc_lv lanes_fit_q6_K(const float *xt, float *wt, float *wxt, int32_t *lev) {
-    enum { N = 16, NMAX = 32 };
+ * fit_scale_sym) of two groups at once (each candidate's sums are chains of dependent
+ * additions; two groups' chains interleave): the symmetric fit from the signed extreme,
+ * then 18 more candidates -(32 + 0.1*is)/max, keeping the largest sumlx^2/suml2. Levels
+ * are recomputed at the end from the best inverse scale, as in lanes_fit_qkx2. */
+typedef struct {
+    const float *xt;                            /* 16 vectors of elements */
+    float *wt, *wxt;                            /* w = x*x and w*x, filled by the start */
+    lc_lv max, amax, lo;                        /* signed extreme, |extreme|, -|extreme| */
+    lc_lm tiny;                                 /* the reference's all-zero sub-block */
+    lc_lv scale, best, best_iscale;
+} lanes_q6_fit;
+
+/* The extreme and weights of every lane of f. */
+static inline void lanes_q6_start(lanes_q6_fit *f) {
     const lc_lv zero = lv_set1(0.0f);
     lc_lv max = zero, amax = zero;
-    for (int i = 0; i < N; i++) {
-        const lc_lv x = lv_load(xt + i * LC_LANES), ax = lv_abs(x);
+    for (int i = 0; i < 16; i++) {
+        const lc_lv x = lv_load(f->xt + i * LC_LANES), ax = lv_abs(x);
         const lc_lm m = lv_gt(ax, amax);
         amax = lv_sel(m, ax, amax);
         max = lv_sel(m, x, max);
         const lc_lv w = lv_mul(x, x);
-        lv_store(wt + i * LC_LANES, w);
-        lv_store(wxt + i * LC_LANES, lv_mul(w, x));
+        lv_store(f->wt + i * LC_LANES, w);
+        lv_store(f->wxt + i * LC_LANES, lv_mul(w, x));
     }
-    const lc_lm tiny = lv_lt(amax, lv_set1(LC_LANES_EPS));     /* the reference's all zero */
-    /* Every element lies in [-amax, amax]: lanes_mode's bounds, with min = 0 (x - 0 is x). */
-    const lc_lv lo = lv_neg(amax);
-    lc_lv iscale = lv_div(lv_set1((float)-NMAX), max);
-    lc_lv sumlx, suml2;
-#define SUMS(m) lanes_q6_K_sums(xt, wt, wxt, iscale, m, &sumlx, &suml2)
-    LANES_BY_MODE(lanes_mode(iscale, lo, amax, zero, tiny, -NMAX, NMAX - 1), SUMS);
-    lc_lv scale = lv_sel(lv_ne(suml2, zero), lv_div(sumlx, suml2), zero);
-    lc_lv best = lv_mul(scale, sumlx);
-    lc_lv best_iscale = iscale;
+    f->max = max, f->amax = amax;
+    f->tiny = lv_lt(amax, lv_set1(LC_LANES_EPS));
+    f->lo = lv_neg(amax);      /* every element lies in [-amax, amax]: lanes_mode's bounds */
+}
+
+/* Element i of one candidate's two sums (w*x*l is (w*x)*l, w*l*l is (w*l)*l). */
+LANES_INLINE void lanes_q6_sum_step(const lanes_q6_fit *f, int i, int mode, lc_lv iscale,
+                                    lc_lv *s_lx, lc_lv *s_l2) {
+    const lc_lv l = lanes_level(lv_mul(iscale, lv_load(f->xt + i * LC_LANES)), -32, 31, mode);
+    *s_lx = lv_add(*s_lx, lv_mul(lv_load(f->wxt + i * LC_LANES), l));
+    *s_l2 = lv_add(*s_l2, lv_mul(lv_mul(lv_load(f->wt + i * LC_LANES), l), l));
+}
+
+/* One candidate's sums on both fits: s[0], s[1] for a (sumlx, suml2), s[2], s[3] for b. */
+LANES_INLINE void lanes_q6_sums(const lanes_q6_fit *a, lc_lv ia, const lanes_q6_fit *b,
+                                lc_lv ib, int mode, lc_lv *s) {
+    const lc_lv zero = lv_set1(0.0f);
+    lc_lv alx = zero, al2 = zero, blx = zero, bl2 = zero;
+    for (int i = 0; i < 16; i++) {
+        lanes_q6_sum_step(a, i, mode, ia, &alx, &al2);
+        lanes_q6_sum_step(b, i, mode, ib, &blx, &bl2);
+    }
+    s[0] = alx, s[1] = al2, s[2] = blx, s[3] = bl2;
+}
+
+/* The lanes_level mode for both fits' candidates: the more general of the two. */
+static inline int lanes_q6_mode(const lanes_q6_fit *a, lc_lv ia, const lanes_q6_fit *b,
+                                lc_lv ib) {
+    const lc_lv zero = lv_set1(0.0f);
+    const int ma = lanes_mode(ia, a->lo, a->amax, zero, a->tiny, -32, 31);
+    const int mb = lanes_mode(ib, b->lo, b->amax, zero, b->tiny, -32, 31);
+    return ma == LANES_EXACT || mb == LANES_EXACT ? LANES_EXACT : ma | mb;
+}
+
+/* The whole search on fits a and b; lev_a, lev_b get the levels + 32 of each lane's best
+ * fit (0 for an all-zero lane), a->scale and b->scale the scales. */
+LANES_INLINE void lanes_fit_q6_K(lanes_q6_fit *a, lanes_q6_fit *b, int32_t *lev_a,
+                                 int32_t *lev_b) {
+    enum { NMAX = 32 };
+    const lc_lv zero = lv_set1(0.0f);
+    lanes_q6_fit *const f[2] = { a, b };
+    int32_t *const lev[2] = { lev_a, lev_b };
+    lanes_q6_start(a);
+    lanes_q6_start(b);
+    lc_lv ia = lv_div(lv_set1((float)-NMAX), a->max), ib = lv_div(lv_set1((float)-NMAX), b->max);
+    lc_lv s[4];
+#define SUMS(m) lanes_q6_sums(a, ia, b, ib, m, s)
+    LANES_BY_MODE(lanes_q6_mode(a, ia, b, ib), SUMS);
+    for (int k = 0; k < 2; k++) {
+        const lc_lv sumlx = s[2 * k], suml2 = s[2 * k + 1];
+        f[k]->scale = lv_sel(lv_ne(suml2, zero), lv_div(sumlx, suml2), zero);
+        f[k]->best = lv_mul(f[k]->scale, sumlx);
+        f[k]->best_iscale = k ? ib : ia;
+    }
     for (int is = -9; is <= 9; is++) {
         if (is == 0)
             continue;
-        iscale = lv_div(lv_set1(-((float)NMAX + 0.1f * (float)is)), max);
-        LANES_BY_MODE(lanes_mode(iscale, lo, amax, zero, tiny, -NMAX, NMAX - 1), SUMS);
-        const lc_lm better = lm_and(lv_gt(suml2, zero),
-                                    lv_gt(lv_mul(sumlx, sumlx), lv_mul(best, suml2)));
-        best_iscale = lv_sel(better, iscale, best_iscale);
-        scale = lv_sel(better, lv_div(sumlx, suml2), scale);
-        best = lv_sel(better, lv_mul(scale, sumlx), best);
+        const lc_lv num = lv_set1(-((float)NMAX + 0.1f * (float)is));
+        ia = lv_div(num, a->max), ib = lv_div(num, b->max);
+        LANES_BY_MODE(lanes_q6_mode(a, ia, b, ib), SUMS);
+        for (int k = 0; k < 2; k++) {
+            const lc_lv sumlx = s[2 * k], suml2 = s[2 * k + 1];
+            const lc_lm better = lm_and(lv_gt(suml2, zero),
+                                        lv_gt(lv_mul(sumlx, sumlx), lv_mul(f[k]->best, suml2)));
+            f[k]->best_iscale = lv_sel(better, k ? ib : ia, f[k]->best_iscale);
+            f[k]->scale = lv_sel(better, lv_div(sumlx, suml2), f[k]->scale);
+            f[k]->best = lv_sel(better, lv_mul(f[k]->scale, sumlx), f[k]->best);
+        }
     }
 #undef SUMS
-    for (int i = 0; i < N; i++) {
-        const lc_lv x = lv_load(xt + i * LC_LANES);
-        const lc_li l = li_add(li_clamp(lv_nearest(lv_mul(best_iscale, x)), -NMAX, NMAX - 1),
-                               li_set1(NMAX));
-        li_store(lev + i * LC_LANES, li_sel(tiny, li_set1(0), l));
+    for (int k = 0; k < 2; k++) {
+        for (int i = 0; i < 16; i++) {
+            const lc_lv x = lv_load(f[k]->xt + i * LC_LANES);
+            const lc_li l = li_add(
+                li_clamp(lv_nearest(lv_mul(f[k]->best_iscale, x)), -NMAX, NMAX - 1),
+                li_set1(NMAX));
+            li_store(lev[k] + i * LC_LANES, li_sel(f[k]->tiny, li_set1(0), l));
+        }
+        f[k]->scale = lv_sel(f[k]->tiny, zero, f[k]->scale);
     }
-    return lv_sel(tiny, zero, scale);
 }
 
 /* One super-block's scalar middle, copied from lc_q6_K_quantize_ref: the sixteen fitted
@@ -954,25 +1123,20 @@ static inline bool lanes_q6_K_scales(const float *scales, lc_block_q6_K *y, floa
     return true;
 }
 
-/* LANES_Q6K_SB whole super-blocks from x into y; false, with nothing written, when x
- * holds a NaN. */
-static inline bool lanes_q6_K_group(const float *x, lc_block_q6_K *y) {
-    LC_LANES_ALIGN float xt[16 * LC_LANES], wt[16 * LC_LANES], wxt[16 * LC_LANES];
+/* One group of Q6_K from a finished fit (levels in lev): its LANES_Q6K_SB blocks'
+ * scales, and the levels re-quantized against the scales as stored (a zero stored scale
+ * keeps the fit), packed. */
+static inline void lanes_q6_K_finish(const lanes_q6_fit *f, int32_t *lev, lc_block_q6_K *y) {
     LC_LANES_ALIGN float scales[LC_LANES], d_l[LC_LANES];
-    LC_LANES_ALIGN int32_t lev[16 * LC_LANES];
     uint8_t L[LC_LANES * 16];
     bool nonzero[LANES_Q6K_SB];
-    lv_transpose_in(x, 16, xt);
-    if (lanes_any_nan(xt, 16 * LC_LANES))
-        return false;
-    lv_store(scales, lanes_fit_q6_K(xt, wt, wxt, lev));
+    lv_store(scales, f->scale);
     for (int g = 0; g < LANES_Q6K_SB; g++)
         nonzero[g] = lanes_q6_K_scales(scales + 16 * g, &y[g], d_l + 16 * g);
-    /* Re-quantize against the scales as stored; a zero stored scale keeps the fit. */
     const lc_lv d = lv_load(d_l);
     const lc_lm keep = lv_eq(d, lv_set1(0.0f));
     for (int i = 0; i < 16; i++) {
-        const lc_lv v = lv_load(xt + i * LC_LANES);
+        const lc_lv v = lv_load(f->xt + i * LC_LANES);
         const lc_li l = li_add(li_clamp(lv_nearest(lv_div(v, d)), -32, 31), li_set1(32));
         li_store(lev + i * LC_LANES, li_sel(keep, li_load(lev + i * LC_LANES), l));
     }
@@ -996,11 +1160,30 @@ static inline bool lanes_q6_K_group(const float *x, lc_block_q6_K *y) {
             }
         }
     }
+}
+
+enum { LANES_Q6K_PAIR = 2 * LANES_Q6K_SB };   /* super-blocks per pair of groups */
+
+/* LANES_Q6K_PAIR whole super-blocks from x into y, two groups; false, with nothing
+ * written, when x holds a NaN. */
+static inline bool lanes_q6_K_group(const float *x, lc_block_q6_K *y) {
+    LC_LANES_ALIGN float xt[2][16 * LC_LANES], wt[2][16 * LC_LANES], wxt[2][16 * LC_LANES];
+    LC_LANES_ALIGN int32_t lev[2][16 * LC_LANES];
+    for (int h = 0; h < 2; h++) {
+        lv_transpose_in(x + (size_t)h * LANES_Q6K_SB * LC_QK_K, 16, xt[h]);
+        if (lanes_any_nan(xt[h], 16 * LC_LANES))
+            return false;
+    }
+    lanes_q6_fit a = { .xt = xt[0], .wt = wt[0], .wxt = wxt[0] };
+    lanes_q6_fit b = { .xt = xt[1], .wt = wt[1], .wxt = wxt[1] };
+    lanes_fit_q6_K(&a, &b, lev[0], lev[1]);
+    lanes_q6_K_finish(&a, lev[0], y);
+    lanes_q6_K_finish(&b, lev[1], y + LANES_Q6K_SB);
     return true;
 }
 
 static inline void lanes_q6_K_quantize(const float *restrict x, void *restrict vy, size_t n) {
-    LANES_ROW_LOOP(lc_block_q6_K, LANES_Q6K_SB, lanes_q6_K_group, lc_q6_K_quantize_ref);
+    LANES_ROW_LOOP(lc_block_q6_K, LANES_Q6K_PAIR, lanes_q6_K_group, lc_q6_K_quantize_ref);
 }
 
 #endif
