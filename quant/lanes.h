@@ -276,18 +276,18 @@ static inline void lanes_qkx2_update(lanes_qkx2 *q, lc_lm pos, lc_lv iscale, lc_
     q->min = lv_sel(better, this_min, q->min);
 }
 
-/* The fit's result on every lane of q: the best levels into lev (n vectors of int32),
- * -min into *the_min; returns the scale. */
-static inline lc_lv lanes_qkx2_finish(const lanes_qkx2 *q, int n, int nmax, int32_t *lev,
-                                      lc_lv *the_min) {
-    for (int i = 0; i < n; i++) {
-        const lc_lv x = lv_load(q->xt + i * LC_LANES);
-        const lc_li l =
-            li_clamp(lv_nearest(lv_mul(q->best_iscale, lv_sub(x, q->best_lmin))), 0, nmax);
-        li_store(lev + i * LC_LANES, li_sel(q->flat, li_set1(0), l));
-    }
+/* The fit's result on every lane of q: -min into *the_min; returns the scale. */
+static inline lc_lv lanes_qkx2_result(const lanes_qkx2 *q, lc_lv *the_min) {
     *the_min = lv_neg(lv_sel(q->flat, q->flat_min, q->min));
     return lv_sel(q->flat, lv_set1(0.0f), q->scale);
+}
+
+/* The levels of q's best fit for element i. Only a lane whose stored scale comes out 0
+ * keeps them (the others are re-quantized), so the callers ask only when one does. */
+static inline lc_li lanes_qkx2_level(const lanes_qkx2 *q, int i, int nmax) {
+    const lc_lv x = lv_load(q->xt + i * LC_LANES);
+    const lc_li l = li_clamp(lv_nearest(lv_mul(q->best_iscale, lv_sub(x, q->best_lmin))), 0, nmax);
+    return li_sel(q->flat, li_set1(0), l);
 }
 
 /* The whole search on the two groups a and b (xt, wt and laux set). Called with constant
@@ -358,11 +358,13 @@ static inline void lanes_k4_scales(const float *scales, const float *mins, lanes
     const float inv_scale = max_scale > 0 ? 63.f / max_scale : 0.f;
     const float inv_min = max_min > 0 ? 63.f / max_min : 0.f;
     memset(y.scales, 0, LC_K_SCALE_SIZE);
+    uint8_t sc[8], mn[8];      /* the 6-bit values as packed: d_l without unpacking them */
     for (int j = 0; j < 8; j++) {
         uint8_t ls = (uint8_t)lc_q_nearest_int(inv_scale * scales[j]);  /* the low byte */
         uint8_t lm = (uint8_t)lc_q_nearest_int(inv_min * mins[j]);
         ls = ls > 63 ? 63 : ls;
         lm = lm > 63 ? 63 : lm;
+        sc[j] = ls, mn[j] = lm;
         if (j < 4) {
             y.scales[j] = ls;
             y.scales[j + 4] = lm;
@@ -374,11 +376,10 @@ static inline void lanes_k4_scales(const float *scales, const float *mins, lanes
     }
     *y.d = lc_q_scale_f16(max_scale / 63.f);
     *y.dmin = lc_q_scale_f16(max_min / 63.f);
+    const float d = lc_q_f16_to_f32(*y.d), dmin = lc_q_f16_to_f32(*y.dmin);
     for (int j = 0; j < 8; j++) {
-        uint8_t sc, mn;
-        lanes_scale_min_k4(j, y.scales, &sc, &mn);
-        d_l[j] = lc_q_f16_to_f32(*y.d) * sc;
-        dm_l[j] = lc_q_f16_to_f32(*y.dmin) * mn;
+        d_l[j] = d * sc[j];
+        dm_l[j] = dmin * mn[j];
     }
 }
 
@@ -407,16 +408,19 @@ static inline void lanes_k4_finish(const lanes_qkx2 *q, int nmax, const lanes_k4
     LC_LANES_ALIGN float scales[LC_LANES], mins[LC_LANES], d_l[LC_LANES], dm_l[LC_LANES];
     LC_LANES_ALIGN int32_t lev[32 * LC_LANES];
     lc_lv the_min;
-    lv_store(scales, lanes_qkx2_finish(q, 32, nmax, lev, &the_min));
+    lv_store(scales, lanes_qkx2_result(q, &the_min));
     lv_store(mins, the_min);
     for (int g = 0; g < LANES_Q4K_SB; g++)
         lanes_k4_scales(scales + 8 * g, mins + 8 * g, heads[g], d_l + 8 * g, dm_l + 8 * g);
     const lc_lv d = lv_load(d_l), dm = lv_load(dm_l);
     const lc_lm keep = lv_eq(d, lv_set1(0.0f));
+    const bool any_keep = lm_any(keep);
     for (int i = 0; i < 32; i++) {
         const lc_lv v = lv_load(q->xt + i * LC_LANES);
-        const lc_li l = li_clamp(lv_nearest(lv_div(lv_add(v, dm), d)), 0, nmax);
-        li_store(lev + i * LC_LANES, li_sel(keep, li_load(lev + i * LC_LANES), l));
+        lc_li l = li_clamp(lv_nearest(lv_div(lv_add(v, dm), d)), 0, nmax);
+        if (any_keep)
+            l = li_sel(keep, lanes_qkx2_level(q, i, nmax), l);
+        li_store(lev + i * LC_LANES, l);
     }
     li_transpose_out_u8(lev, 32, L);
 }
@@ -559,9 +563,10 @@ static inline void lanes_q2_K_scales(const float *scales, const float *mins, lc_
     } else {
         y->dmin = lc_q_scale_f16(0.f);
     }
+    const float d = lc_q_f16_to_f32(y->d), dmin = lc_q_f16_to_f32(y->dmin);
     for (int j = 0; j < 16; j++) {
-        d_l[j] = lc_q_f16_to_f32(y->d) * (y->scales[j] & 0xf);
-        dm_l[j] = lc_q_f16_to_f32(y->dmin) * (y->scales[j] >> 4);
+        d_l[j] = d * (y->scales[j] & 0xf);
+        dm_l[j] = dmin * (y->scales[j] >> 4);
     }
 }
 
@@ -572,16 +577,19 @@ static inline void lanes_q2_K_finish(const lanes_qkx2 *q, lc_block_q2_K *y) {
     LC_LANES_ALIGN int32_t lev[16 * LC_LANES];
     uint8_t L[LC_LANES * 16];
     lc_lv the_min;
-    lv_store(scales, lanes_qkx2_finish(q, 16, 3, lev, &the_min));
+    lv_store(scales, lanes_qkx2_result(q, &the_min));
     lv_store(mins, the_min);
     for (int g = 0; g < LANES_Q2K_SB; g++)
         lanes_q2_K_scales(scales + 16 * g, mins + 16 * g, &y[g], d_l + 16 * g, dm_l + 16 * g);
     const lc_lv d = lv_load(d_l), dm = lv_load(dm_l);
     const lc_lm keep = lv_eq(d, lv_set1(0.0f));
+    const bool any_keep = lm_any(keep);
     for (int i = 0; i < 16; i++) {
         const lc_lv v = lv_load(q->xt + i * LC_LANES);
-        const lc_li l = li_clamp(lv_nearest(lv_div(lv_add(v, dm), d)), 0, 3);
-        li_store(lev + i * LC_LANES, li_sel(keep, li_load(lev + i * LC_LANES), l));
+        lc_li l = li_clamp(lv_nearest(lv_div(lv_add(v, dm), d)), 0, 3);
+        if (any_keep)
+            l = li_sel(keep, lanes_qkx2_level(q, i, 3), l);
+        li_store(lev + i * LC_LANES, l);
     }
     li_transpose_out_u8(lev, 16, L);
     for (int g = 0; g < LANES_Q2K_SB; g++) {
@@ -827,19 +835,19 @@ static inline void lanes_q3_later_passes(lanes_q3_fit *fits, int nfit) {
     }
 }
 
-/* The fit's result on every lane of f: lev gets the levels + 4 (0 for an all-zero lane),
- * the return value the scale. */
-static inline lc_lv lanes_q3_finish(const lanes_q3_fit *f, int32_t *lev) {
-    enum { N = 16, NMAX = 4 };
+/* The fit's scale on every lane of f (0 for an all-zero lane). */
+static inline lc_lv lanes_q3_scale(const lanes_q3_fit *f) {
     const lc_lv zero = lv_set1(0.0f);
-    for (int i = 0; i < N; i++) {
-        const lc_lv l = lv_add(lv_load(f->lt + i * LC_LANES), lv_set1((float)NMAX));
-        /* l + 4 is 0..7: the float converts exactly (lanes_level's LANES_ROUND path). */
-        li_store(lev + i * LC_LANES,
-                 li_sel(f->tiny, li_set1(0), li_clamp(lv_nearest(l), 0, 2 * NMAX - 1)));
-    }
     const lc_lv sumlx = lv_load(f->sumlx), suml2 = lv_load(f->suml2);
     return lv_sel(f->tiny, zero, lv_sel(lv_gt(suml2, zero), lv_div(sumlx, suml2), zero));
+}
+
+/* The fit's levels + 4 for element i (0 for an all-zero lane). Only a lane whose stored
+ * scale comes out 0 keeps them, so the caller asks only when one does. */
+static inline lc_li lanes_q3_level(const lanes_q3_fit *f, int i) {
+    const lc_lv l = lv_add(lv_load(f->lt + i * LC_LANES), lv_set1(4.0f));
+    /* l + 4 is 0..7: the float converts exactly (lanes_level's LANES_ROUND path). */
+    return li_sel(f->tiny, li_set1(0), li_clamp(lv_nearest(l), 0, 7));
 }
 
 /* Sub-block s's 6-bit scale (0..63) from Q3_K's packed 12 bytes (quant/ref_k.c). */
@@ -891,16 +899,19 @@ static inline void lanes_q3_K_write(const lanes_q3_fit *f, lc_block_q3_K *y) {
     LC_LANES_ALIGN float scales[LC_LANES], d_l[LC_LANES];
     LC_LANES_ALIGN int32_t lev[16 * LC_LANES];
     uint8_t L[LC_LANES * 16];
-    lv_store(scales, lanes_q3_finish(f, lev));
+    lv_store(scales, lanes_q3_scale(f));
     for (int g = 0; g < LANES_Q2K_SB; g++)
         lanes_q3_K_scales(scales + 16 * g, &y[g], d_l + 16 * g);
     /* Re-quantize against the scales as stored; a zero stored scale keeps the fit. */
     const lc_lv d = lv_load(d_l);
     const lc_lm keep = lv_eq(d, lv_set1(0.0f));
+    const bool any_keep = lm_any(keep);
     for (int i = 0; i < 16; i++) {
         const lc_lv v = lv_load(f->xt + i * LC_LANES);
-        const lc_li l = li_add(li_clamp(lv_nearest(lv_div(v, d)), -4, 3), li_set1(4));
-        li_store(lev + i * LC_LANES, li_sel(keep, li_load(lev + i * LC_LANES), l));
+        lc_li l = li_add(li_clamp(lv_nearest(lv_div(v, d)), -4, 3), li_set1(4));
+        if (any_keep)
+            l = li_sel(keep, lanes_q3_level(f, i), l);
+        li_store(lev + i * LC_LANES, l);
     }
     li_transpose_out_u8(lev, 16, L);
     for (int g = 0; g < LANES_Q2K_SB; g++) {
@@ -969,6 +980,8 @@ static inline void lanes_q3_K_quantize(const float *restrict x, void *restrict v
     size_t b = 0;
     while (nsb - b >= LANES_Q2K_SB) {
         const size_t groups = (nsb - b >= per_batch ? per_batch : nsb - b) / LANES_Q2K_SB;
+        lanes_prefetch(x + (b + groups * LANES_Q2K_SB) * LC_QK_K,
+                       nsb - b - groups * LANES_Q2K_SB, per_batch);
         lanes_q3_K_batch(x + b * LC_QK_K, &y[b], (int)groups);
         b += groups * LANES_Q2K_SB;
     }
@@ -1046,14 +1059,12 @@ static inline int lanes_q6_mode(const lanes_q6_fit *a, lc_lv ia, const lanes_q6_
     return ma == LANES_EXACT || mb == LANES_EXACT ? LANES_EXACT : ma | mb;
 }
 
-/* The whole search on fits a and b; lev_a, lev_b get the levels + 32 of each lane's best
- * fit (0 for an all-zero lane), a->scale and b->scale the scales. */
-LANES_INLINE void lanes_fit_q6_K(lanes_q6_fit *a, lanes_q6_fit *b, int32_t *lev_a,
-                                 int32_t *lev_b) {
+/* The whole search on fits a and b: a->scale and b->scale get the scales (0 for an
+ * all-zero lane), best_iscale the inverse scale of each lane's best fit. */
+LANES_INLINE void lanes_fit_q6_K(lanes_q6_fit *a, lanes_q6_fit *b) {
     enum { NMAX = 32 };
     const lc_lv zero = lv_set1(0.0f);
     lanes_q6_fit *const f[2] = { a, b };
-    int32_t *const lev[2] = { lev_a, lev_b };
     lanes_q6_start(a);
     lanes_q6_start(b);
     lc_lv ia = lv_div(lv_set1((float)-NMAX), a->max), ib = lv_div(lv_set1((float)-NMAX), b->max);
@@ -1082,16 +1093,17 @@ LANES_INLINE void lanes_fit_q6_K(lanes_q6_fit *a, lanes_q6_fit *b, int32_t *lev_
         }
     }
 #undef SUMS
-    for (int k = 0; k < 2; k++) {
-        for (int i = 0; i < 16; i++) {
-            const lc_lv x = lv_load(f[k]->xt + i * LC_LANES);
-            const lc_li l = li_add(
-                li_clamp(lv_nearest(lv_mul(f[k]->best_iscale, x)), -NMAX, NMAX - 1),
-                li_set1(NMAX));
-            li_store(lev[k] + i * LC_LANES, li_sel(f[k]->tiny, li_set1(0), l));
-        }
+    for (int k = 0; k < 2; k++)
         f[k]->scale = lv_sel(f[k]->tiny, zero, f[k]->scale);
-    }
+}
+
+/* The levels + 32 of f's best fit for element i (0 for an all-zero lane). Only a lane
+ * whose stored scale comes out 0 keeps them, so the caller asks only when one does. */
+static inline lc_li lanes_q6_level(const lanes_q6_fit *f, int i) {
+    const lc_lv x = lv_load(f->xt + i * LC_LANES);
+    const lc_li l =
+        li_add(li_clamp(lv_nearest(lv_mul(f->best_iscale, x)), -32, 31), li_set1(32));
+    return li_sel(f->tiny, li_set1(0), l);
 }
 
 /* One super-block's scalar middle, copied from lc_q6_K_quantize_ref: the sixteen fitted
@@ -1118,16 +1130,18 @@ static inline bool lanes_q6_K_scales(const float *scales, lc_block_q6_K *y, floa
         const int v = lc_q_nearest_int(iscale * scales[s]);
         y->scales[s] = (int8_t)(v < 127 ? v : 127);   /* ggml: MIN(127, v) into int8 */
     }
+    const float d = lc_q_f16_to_f32(y->d);
     for (int s = 0; s < 16; s++)
-        d_l[s] = lc_q_f16_to_f32(y->d) * y->scales[s];
+        d_l[s] = d * y->scales[s];
     return true;
 }
 
 /* One group of Q6_K from a finished fit (levels in lev): its LANES_Q6K_SB blocks'
  * scales, and the levels re-quantized against the scales as stored (a zero stored scale
  * keeps the fit), packed. */
-static inline void lanes_q6_K_finish(const lanes_q6_fit *f, int32_t *lev, lc_block_q6_K *y) {
+static inline void lanes_q6_K_finish(const lanes_q6_fit *f, lc_block_q6_K *y) {
     LC_LANES_ALIGN float scales[LC_LANES], d_l[LC_LANES];
+    LC_LANES_ALIGN int32_t lev[16 * LC_LANES];
     uint8_t L[LC_LANES * 16];
     bool nonzero[LANES_Q6K_SB];
     lv_store(scales, f->scale);
@@ -1135,10 +1149,13 @@ static inline void lanes_q6_K_finish(const lanes_q6_fit *f, int32_t *lev, lc_blo
         nonzero[g] = lanes_q6_K_scales(scales + 16 * g, &y[g], d_l + 16 * g);
     const lc_lv d = lv_load(d_l);
     const lc_lm keep = lv_eq(d, lv_set1(0.0f));
+    const bool any_keep = lm_any(keep);
     for (int i = 0; i < 16; i++) {
         const lc_lv v = lv_load(f->xt + i * LC_LANES);
-        const lc_li l = li_add(li_clamp(lv_nearest(lv_div(v, d)), -32, 31), li_set1(32));
-        li_store(lev + i * LC_LANES, li_sel(keep, li_load(lev + i * LC_LANES), l));
+        lc_li l = li_add(li_clamp(lv_nearest(lv_div(v, d)), -32, 31), li_set1(32));
+        if (any_keep)
+            l = li_sel(keep, lanes_q6_level(f, i), l);
+        li_store(lev + i * LC_LANES, l);
     }
     li_transpose_out_u8(lev, 16, L);
     for (int g = 0; g < LANES_Q6K_SB; g++) {
@@ -1168,7 +1185,6 @@ enum { LANES_Q6K_PAIR = 2 * LANES_Q6K_SB };   /* super-blocks per pair of groups
  * written, when x holds a NaN. */
 static inline bool lanes_q6_K_group(const float *x, lc_block_q6_K *y) {
     LC_LANES_ALIGN float xt[2][16 * LC_LANES], wt[2][16 * LC_LANES], wxt[2][16 * LC_LANES];
-    LC_LANES_ALIGN int32_t lev[2][16 * LC_LANES];
     for (int h = 0; h < 2; h++) {
         lv_transpose_in(x + (size_t)h * LANES_Q6K_SB * LC_QK_K, 16, xt[h]);
         if (lanes_any_nan(xt[h], 16 * LC_LANES))
@@ -1176,9 +1192,9 @@ static inline bool lanes_q6_K_group(const float *x, lc_block_q6_K *y) {
     }
     lanes_q6_fit a = { .xt = xt[0], .wt = wt[0], .wxt = wxt[0] };
     lanes_q6_fit b = { .xt = xt[1], .wt = wt[1], .wxt = wxt[1] };
-    lanes_fit_q6_K(&a, &b, lev[0], lev[1]);
-    lanes_q6_K_finish(&a, lev[0], y);
-    lanes_q6_K_finish(&b, lev[1], y + LANES_Q6K_SB);
+    lanes_fit_q6_K(&a, &b);
+    lanes_q6_K_finish(&a, y);
+    lanes_q6_K_finish(&b, y + LANES_Q6K_SB);
     return true;
 }
 
