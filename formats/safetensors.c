@@ -19,17 +19,6 @@
 #include "libconvert/outfile.h"
 #include "libconvert/segments.h"
 
-/* Names come from the file as they are: lc_err_format escapes what a terminal would
- * act on, for every error alike. */
-static void ctx_name(lc_error *err, const char *name) { lc_err_context(err, NULL, name); }
-
-static lc_code fail_at(lc_error *err, lc_code code, uint64_t at, const char *where,
-                       const char *msg) {
-    lc_fail(err, code, at, "%s", msg);
-    ctx_name(err, where);
-    return code;
-}
-
 /* ---- sharded checkpoints: model.safetensors.index.json ---- */
 
 typedef struct wm_entry {
@@ -113,13 +102,13 @@ static lc_code read_weight_map(const uint8_t *s, uint64_t n, char **names, wm_en
         e->name = *names + used;
         used += lc_jscan_decode(&js, &t, *names + used) + 1;
         if (v.kind != LC_JT_STR)
-            return fail_at(err, LC_E_MALFORMED, v.at, e->name,
-                           "weight_map value is not a relative shard file name");
+            return lc_fail_in(err, LC_E_MALFORMED, v.at, e->name,
+                              "weight_map value is not a relative shard file name");
         e->shard = *names + used;
         used += lc_jscan_decode(&js, &v, *names + used) + 1;
         if (!safe_shard_name(e->shard))
-            return fail_at(err, LC_E_MALFORMED, v.at, e->name,
-                           "weight_map value is not a relative shard file name");
+            return lc_fail_in(err, LC_E_MALFORMED, v.at, e->name,
+                              "weight_map value is not a relative shard file name");
     }
     *count = (size_t)items;
     return LC_OK;
@@ -136,7 +125,7 @@ static lc_code merge_shard(lc_model *all, lc_model *shard, const char *shard_pat
             lc_fail(err, LC_E_MISMATCH, t->file_offset, "tensor is in this shard but the index "
                     "%s", w ? "places it in another shard" : "does not list it");
             lc_err_context(err, shard_path, NULL);
-            ctx_name(err, t->name);
+            lc_err_context(err, NULL, t->name);
             return LC_E_MISMATCH;
         }
         w->found = true;
@@ -220,8 +209,8 @@ lc_code lc_safetensors_load_index(const char *index_json_path_or_dir, lc_model *
     qsort(wm, nwm, sizeof *wm, wm_by_name);
     for (k = 1; k < nwm; k++)
         if (strcmp(wm[k - 1].name, wm[k].name) == 0) {
-            rc = fail_at(err, LC_E_MALFORMED, LC_NO_OFFSET, wm[k].name,
-                         "weight_map lists the tensor twice");
+            rc = lc_fail_in(err, LC_E_MALFORMED, LC_NO_OFFSET, wm[k].name,
+                            "weight_map lists the tensor twice");
             goto done;
         }
     if (!(all = lc_model_new())) {
@@ -249,7 +238,7 @@ lc_code lc_safetensors_load_index(const char *index_json_path_or_dir, lc_model *
             lc_fail(err, LC_E_MISMATCH, LC_NO_OFFSET, "the index places the tensor in %s, which "
                     "does not hold it", wm[k].shard);
             lc_err_context(err, index, NULL);
-            ctx_name(err, wm[k].name);
+            lc_err_context(err, NULL, wm[k].name);
             rc = LC_E_MISMATCH;
             goto done;
         }
@@ -311,8 +300,8 @@ typedef struct meta_sink {
 static lc_code meta_flush(void *ctx, lc_json_buf *text, lc_error *err) {
     const meta_sink *ms = ctx;
     if (!utf8_ok(text->data, text->len))
-        return fail_at(err, LC_E_UNSUPPORTED, LC_NO_OFFSET, ms->key,
-                       "metadata is not valid UTF-8");
+        return lc_fail_in(err, LC_E_UNSUPPORTED, LC_NO_OFFSET, ms->key,
+                          "metadata is not valid UTF-8");
     LC_TRY(lc_json_put_escaped(ms->h, text->data, text->len, err));
     text->len = 0;
     return check_header_size(ms->h, err);
@@ -324,12 +313,12 @@ static lc_code put_meta_kv(lc_json_buf *h, const lc_kv *kv, const lc_st_write_op
                            lc_json_buf *text, lc_error *err) {
     const bool str = kv->val.type == LC_VT_STRING;
     if (!str && !(opts && opts->stringify_meta))
-        return fail_at(err, LC_E_UNSUPPORTED, LC_NO_OFFSET, kv->key,
-                       "safetensors metadata holds strings only");
+        return lc_fail_in(err, LC_E_UNSUPPORTED, LC_NO_OFFSET, kv->key,
+                          "safetensors metadata holds strings only");
     if (!utf8_ok(kv->key, strlen(kv->key)) ||
         (str && !utf8_ok(kv->val.str.ptr, (size_t)kv->val.str.len)))
-        return fail_at(err, LC_E_UNSUPPORTED, LC_NO_OFFSET, kv->key,
-                       "metadata is not valid UTF-8");
+        return lc_fail_in(err, LC_E_UNSUPPORTED, LC_NO_OFFSET, kv->key,
+                          "metadata is not valid UTF-8");
     LC_TRY(lc_json_put_string(h, kv->key, strlen(kv->key), err));
     LC_TRY(lc_json_put(h, ":", 1, err));
     if (str)
@@ -375,14 +364,15 @@ static lc_code build_header(const lc_model *m, const lc_tensor *const *order, si
         const lc_tensor *t = order[i];
         const char *st_name = lc_dtype_get(t->dtype)->st_name;
         if (!st_name || !g_rank[t->dtype])
-            return fail_at(err, LC_E_UNSUPPORTED, LC_NO_OFFSET, t->name,
-                           "safetensors has no such dtype");
+            return lc_fail_in(err, LC_E_UNSUPPORTED, LC_NO_OFFSET, t->name,
+                              "safetensors has no such dtype");
         if (!utf8_ok(t->name, strlen(t->name)))
-            return fail_at(err, LC_E_UNSUPPORTED, LC_NO_OFFSET, t->name,
-                           "tensor name is not valid UTF-8");
+            return lc_fail_in(err, LC_E_UNSUPPORTED, LC_NO_OFFSET, t->name,
+                              "tensor name is not valid UTF-8");
         uint64_t end;
         if (lc_add_u64(off, t->nbytes, &end))
-            return fail_at(err, LC_E_OVERFLOW, LC_NO_OFFSET, t->name, "data passes 2^64 bytes");
+            return lc_fail_in(err, LC_E_OVERFLOW, LC_NO_OFFSET, t->name,
+                              "data passes 2^64 bytes");
         if (i || lc_model_meta_count(m))
             LC_TRY(lc_json_put(h, ",", 1, err));
         LC_TRY(lc_json_put_string(h, t->name, strlen(t->name), err));
@@ -472,7 +462,7 @@ lc_code lc_safetensors_write(const lc_model *m, const char *path, const lc_st_wr
     const lc_segments_opts so = { .threads = opts ? opts->threads : 0 };
     if ((rc = lc_segments_write(f, segs, nseg, &so, progress, &failed, err)) != LC_OK) {
         if (failed.segment < nseg)
-            ctx_name(err, order[first[failed.segment]]->name);
+            lc_err_context(err, NULL, order[first[failed.segment]]->name);
         goto done;
     }
     lc_progress_end(progress);

@@ -89,17 +89,6 @@ typedef struct hdr {
     size_t    ndims, cap_dims;
 } hdr;
 
-/* Names come from the file as they are: lc_err_format escapes what a terminal would
- * act on, for every error alike. */
-static void ctx_name(lc_error *err, const char *name) { lc_err_context(err, NULL, name); }
-
-static lc_code fail_at(lc_error *err, lc_code code, uint64_t at, const char *where,
-                       const char *msg) {
-    lc_fail(err, code, at, "%s", msg);
-    ctx_name(err, where);
-    return code;
-}
-
 static lc_code next(hdr *h, lc_jtok *t, lc_error *err) { return lc_jscan_next(&h->js, t, err); }
 
 /* Decodes string token t into the names arena (kept when `keep`, else overwritten by
@@ -149,7 +138,7 @@ static lc_code read_shape(hdr *h, entry *e, const lc_jtok *v, lc_error *err) {
     e->shape_at = (uint32_t)v->at;
     e->dim0 = h->ndims;
     if (v->kind != LC_JT_ARR)
-        return fail_at(err, LC_E_MALFORMED, v->at, e->name, "shape is not an array");
+        return lc_fail_in(err, LC_E_MALFORMED, v->at, e->name, "shape is not an array");
     for (;;) {
         lc_jtok d;
         LC_TRY(next(h, &d, err));
@@ -158,15 +147,17 @@ static lc_code read_shape(hdr *h, entry *e, const lc_jtok *v, lc_error *err) {
         if (e->ndim == LC_MAX_DIMS) {
             lc_fail(err, LC_E_UNSUPPORTED, v->at, "shape has more than %d dimensions",
                     LC_MAX_DIMS);
-            ctx_name(err, e->name);
+            lc_err_context(err, NULL, e->name);
             return LC_E_UNSUPPORTED;
         }
         uint64_t x;
         lc_code rc = read_uint(h, &d, "a dimension", &x, err);
         if (rc == LC_OK)
             rc = push_dim(h, x, err);
-        if (rc != LC_OK)
-            return fail_at(err, rc, d.at, e->name, "");
+        if (rc != LC_OK) {                       /* recorded; say which tensor */
+            lc_err_context(err, NULL, e->name);
+            return rc;
+        }
         e->ndim++;
     }
 }
@@ -177,8 +168,8 @@ static lc_code read_offsets(hdr *h, entry *e, const lc_jtok *v, lc_error *err) {
     if (v->kind == LC_JT_ARR)
         LC_TRY(lc_jscan_count(&h->js, v, &items, err));
     if (items != 2)
-        return fail_at(err, LC_E_MALFORMED, v->at, e->name,
-                       "data_offsets is not an array of two integers");
+        return lc_fail_in(err, LC_E_MALFORMED, v->at, e->name,
+                          "data_offsets is not an array of two integers");
     lc_jtok b, x;
     lc_code rc = next(h, &b, err);
     if (rc == LC_OK)
@@ -189,7 +180,9 @@ static lc_code read_offsets(hdr *h, entry *e, const lc_jtok *v, lc_error *err) {
         rc = read_uint(h, &b, "end offset", &e->end, err);
     if (rc == LC_OK)
         rc = next(h, &x, err);   /* the closing ']' */
-    return rc != LC_OK ? fail_at(err, rc, 0, e->name, "") : LC_OK;
+    if (rc != LC_OK)                             /* recorded; say which tensor */
+        lc_err_context(err, NULL, e->name);
+    return rc;
 }
 
 /* One tensor entry, the value after key k. */
@@ -209,7 +202,7 @@ static lc_code read_entry(hdr *h, const lc_jtok *k, lc_error *err) {
     lc_jtok v;
     LC_TRY(next(h, &v, err));
     if (v.kind != LC_JT_OBJ)
-        return fail_at(err, LC_E_MALFORMED, v.at, e->name, "tensor entry is not an object");
+        return lc_fail_in(err, LC_E_MALFORMED, v.at, e->name, "tensor entry is not an object");
     bool have_dtype = false, have_shape = false, have_offs = false;
     for (;;) {
         lc_jtok f, fv;
@@ -220,12 +213,12 @@ static lc_code read_entry(hdr *h, const lc_jtok *k, lc_error *err) {
         if (lc_jscan_equals(&h->js, &f, "dtype") && !have_dtype) {
             have_dtype = true;
             if (fv.kind != LC_JT_STR)
-                return fail_at(err, LC_E_MALFORMED, fv.at, e->name, "dtype is not a string");
+                return lc_fail_in(err, LC_E_MALFORMED, fv.at, e->name, "dtype is not a string");
             const char *s = decode(h, &fv, false);
             e->dtype = lc_dtype_from_st_name(s, strlen(s));
             if (e->dtype == LC_DT_INVALID) {
                 lc_fail(err, LC_E_UNSUPPORTED, fv.at, "unknown dtype '%.32s'", s);
-                ctx_name(err, e->name);
+                lc_err_context(err, NULL, e->name);
                 return LC_E_UNSUPPORTED;
             }
         } else if (lc_jscan_equals(&h->js, &f, "shape") && !have_shape) {
@@ -237,14 +230,14 @@ static lc_code read_entry(hdr *h, const lc_jtok *k, lc_error *err) {
         } else {
             lc_fail(err, LC_E_MALFORMED, f.at, "duplicate or unknown field '%.40s'",
                     decode(h, &f, false));
-            ctx_name(err, e->name);
+            lc_err_context(err, NULL, e->name);
             return LC_E_MALFORMED;
         }
     }
     if (!have_dtype || !have_shape || !have_offs) {
         lc_fail(err, LC_E_MALFORMED, v.at, "tensor entry lacks %s",
                 !have_dtype ? "dtype" : !have_shape ? "shape" : "data_offsets");
-        ctx_name(err, e->name);
+        lc_err_context(err, NULL, e->name);
         return LC_E_MALFORMED;
     }
     h->count++;
@@ -256,7 +249,7 @@ static lc_code read_meta(hdr *h, lc_model *m, lc_error *err) {
     lc_jtok v;
     LC_TRY(next(h, &v, err));
     if (v.kind != LC_JT_OBJ)
-        return fail_at(err, LC_E_MALFORMED, v.at, "__metadata__", "__metadata__ is not an object");
+        return lc_fail_in(err, LC_E_MALFORMED, v.at, "__metadata__", "__metadata__ is not an object");
     for (;;) {
         lc_jtok k, kv;
         LC_TRY(next(h, &k, err));
@@ -267,9 +260,9 @@ static lc_code read_meta(hdr *h, lc_model *m, lc_error *err) {
          * into the buffer the model keeps, so a long one is held once. */
         const char *key = decode(h, &k, false);
         if (kv.kind != LC_JT_STR)
-            return fail_at(err, LC_E_MALFORMED, kv.at, key, "metadata value is not a string");
+            return lc_fail_in(err, LC_E_MALFORMED, kv.at, key, "metadata value is not a string");
         if (lc_model_find_meta(m, key))
-            return fail_at(err, LC_E_MALFORMED, k.at, key, "duplicate metadata key");
+            return lc_fail_in(err, LC_E_MALFORMED, k.at, key, "duplicate metadata key");
         lc_value s = lc_value_uint(LC_VT_U8, 0);
         if (!(s.str.ptr = lc_malloc((size_t)kv.len)))
             return lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory for a %" PRIu64
@@ -315,7 +308,7 @@ static lc_code check_layout(const hdr *h, const entry *const *order, uint64_t n,
                     "ends (%" PRIu64 "): %s", e->begin, e->end, start,
                     e->end < e->begin ? "end before begin" : e->begin > start ? "a hole" :
                     "an overlap");
-            ctx_name(err, e->name);
+            lc_err_context(err, NULL, e->name);
             return LC_E_MALFORMED;
         }
         start = e->end;
@@ -323,20 +316,20 @@ static lc_code check_layout(const hdr *h, const entry *const *order, uint64_t n,
         uint64_t numel = 1, nbytes;
         for (uint32_t d = 0; d < e->ndim; d++)
             if (lc_mul_u64(numel, shape[d], &numel))
-                return fail_at(err, LC_E_OVERFLOW, e->shape_at, e->name,
-                               "shape product overflows 64 bits");
+                return lc_fail_in(err, LC_E_OVERFLOW, e->shape_at, e->name,
+                                  "shape product overflows 64 bits");
         if (lc_mul_u64(numel, info->type_size, &nbytes))
-            return fail_at(err, LC_E_OVERFLOW, e->shape_at, e->name,
-                           "byte size overflows 64 bits");
+            return lc_fail_in(err, LC_E_OVERFLOW, e->shape_at, e->name,
+                              "byte size overflows 64 bits");
         lc_error scratch = {0}; /* the IR's own size rule must agree; see lc_shape_nbytes */
         uint64_t ir_bytes;
         if (lc_shape_nbytes(e->dtype, e->ndim, shape, &ir_bytes, &scratch) != LC_OK)
-            return fail_at(err, scratch.code, e->shape_at, e->name, scratch.msg);
+            return lc_fail_in(err, scratch.code, e->shape_at, e->name, "%s", scratch.msg);
         if (e->end - e->begin != nbytes) {
             lc_fail(err, LC_E_MALFORMED, e->offs_at,
                     "data holds %" PRIu64 " bytes but %s %s needs %" PRIu64,
                     e->end - e->begin, info->name, e->ndim ? "of this shape" : "scalar", nbytes);
-            ctx_name(err, e->name);
+            lc_err_context(err, NULL, e->name);
             return LC_E_MALFORMED;
         }
     }
@@ -348,7 +341,7 @@ static lc_code check_layout(const hdr *h, const entry *const *order, uint64_t n,
                 lc_fail(err, LC_E_TRUNCATED, data_at + e->begin,
                         "data [%" PRIu64 ", %" PRIu64 ") runs past the end of the %" PRIu64
                         "-byte file", e->begin, e->end, size);
-                ctx_name(err, e->name);
+                lc_err_context(err, NULL, e->name);
                 return LC_E_TRUNCATED;
             }
         }
@@ -411,7 +404,7 @@ static lc_code read_header(hdr *h, lc_model *m, lc_error *err) {
             return LC_OK;
         if (lc_jscan_equals(&h->js, &t, "__metadata__")) {
             if (seen_meta)
-                return fail_at(err, LC_E_MALFORMED, t.at, "__metadata__", "duplicate key");
+                return lc_fail_in(err, LC_E_MALFORMED, t.at, "__metadata__", "duplicate key");
             seen_meta = true;
             LC_TRY(read_meta(h, m, err));
         } else {
@@ -451,8 +444,8 @@ static lc_code parse(const uint8_t *buf, uint64_t size, const lc_map *map, lc_mo
     qsort((void *)order, h.count, sizeof *order, by_name);
     for (size_t k = 1; k < h.count; k++)
         if (strcmp(order[k - 1]->name, order[k]->name) == 0) {
-            rc = fail_at(err, LC_E_MALFORMED, order[k]->key_at, order[k]->name,
-                         "duplicate tensor name");
+            rc = lc_fail_in(err, LC_E_MALFORMED, order[k]->key_at, order[k]->name,
+                            "duplicate tensor name");
             goto done;
         }
     qsort((void *)order, h.count, sizeof *order, by_offsets);

@@ -29,6 +29,20 @@ lc_code lc_fail(lc_error *err, lc_code code, uint64_t offset, const char *fmt, .
     return code;
 }
 
+lc_code lc_fail_in(lc_error *err, lc_code code, uint64_t offset, const char *where,
+                   const char *fmt, ...) {
+    if (!err || err->code != LC_OK)
+        return code;
+    err->code = code;
+    err->offset = offset;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+    va_end(ap);
+    lc_err_context(err, NULL, where);
+    return code;
+}
+
 void lc_err_context(lc_error *err, const char *path, const char *where) {
     if (!err || err->code == LC_OK)
         return;

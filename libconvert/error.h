@@ -43,6 +43,11 @@ typedef struct lc_error {
 lc_code lc_fail(lc_error *err, lc_code code, uint64_t offset, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
+/* lc_fail, and the entry (tensor, key) it is about as `where` (may be NULL): a failure
+ * found while looking at a named entry says which. */
+lc_code lc_fail_in(lc_error *err, lc_code code, uint64_t offset, const char *where,
+                   const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
 /* Fills path and where if they are still empty; either argument may be NULL. */
 void lc_err_context(lc_error *err, const char *path, const char *where);
 
