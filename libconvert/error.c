@@ -16,30 +16,31 @@ static void copy_field(char *dst, size_t cap, const char *src) {
     dst[n] = '\0';
 }
 
-lc_code lc_fail(lc_error *err, lc_code code, uint64_t offset, const char *fmt, ...) {
+/* Records code, offset and message unless a failure is recorded already. */
+static void record(lc_error *err, lc_code code, uint64_t offset, const char *fmt, va_list ap) {
     if (!err || err->code != LC_OK)
-        return code;
+        return;
     err->code = code;
     err->offset = offset;
+    vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+    /* A name from a file may have put control bytes in msg: lc_err_format escapes. */
+}
+
+lc_code lc_fail(lc_error *err, lc_code code, uint64_t offset, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+    record(err, code, offset, fmt, ap);
     va_end(ap);
-    /* A name from a file may have put control bytes in msg: lc_err_format escapes. */
     return code;
 }
 
 lc_code lc_fail_in(lc_error *err, lc_code code, uint64_t offset, const char *where,
                    const char *fmt, ...) {
-    if (!err || err->code != LC_OK)
-        return code;
-    err->code = code;
-    err->offset = offset;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+    record(err, code, offset, fmt, ap);
     va_end(ap);
-    lc_err_context(err, NULL, where);
+    lc_err_context(err, NULL, where);      /* also names the entry of an earlier failure */
     return code;
 }
 

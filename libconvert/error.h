@@ -43,8 +43,8 @@ typedef struct lc_error {
 lc_code lc_fail(lc_error *err, lc_code code, uint64_t offset, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
-/* lc_fail, and the entry (tensor, key) it is about as `where` (may be NULL): a failure
- * found while looking at a named entry says which. */
+/* lc_fail, then lc_err_context(err, NULL, where): a failure found while looking at a
+ * named entry (tensor, key) says which. */
 lc_code lc_fail_in(lc_error *err, lc_code code, uint64_t offset, const char *where,
                    const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 
