@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "formats/gguf.h"
+#include "formats/gguf_split.h"
 #include "formats/pth.h"
 #include "formats/safetensors.h"
 #include "libconvert/input.h"
@@ -63,6 +64,16 @@ static lc_code open_any(const char *path, bool lenient, lc_model **out, lc_any_i
         rc = lc_gguf_open(path, lenient ? LC_GGUF_LENIENT : 0, out, &gi, err);
         if (rc == LC_OK)
             info->header_size = gi.data_offset; /* header, metadata, infos and padding */
+        lc_gguf_split *split = NULL;
+        /* The first part of a split model: the whole model, as llama.cpp loads it. */
+        if (rc == LC_OK && (rc = lc_gguf_split_extend(*out, path, &split, err)) == LC_OK &&
+            split->count > 1)
+            info->format = "gguf-split";
+        if (rc != LC_OK) {
+            lc_model_free(*out);
+            *out = NULL;
+        }
+        lc_gguf_split_free(split);
         return rc;
     }
     /* A zip, or a legacy pickle (a safetensors length may start 0x80 too, but then

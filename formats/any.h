@@ -24,8 +24,9 @@
 #include "libconvert/model.h"
 
 typedef struct lc_any_info {
-    const char *format;      /* "safetensors", "safetensors-sharded", "gguf", "pth",
-                                "pth-sharded" (static) */
+    const char *format;      /* "safetensors", "safetensors-sharded", "gguf",
+                                "gguf-split" (the first part: every part's tensors),
+                                "pth", "pth-sharded" (static) */
     uint64_t    file_size;   /* bytes of the file (0 for a folder) */
     uint64_t    header_size; /* bytes of the format's header, 0 when it has none */
 } lc_any_info;

@@ -181,27 +181,34 @@ static lc_code open_parts(lc_model *m, lc_gguf_split *s, const char *path, lc_er
     return LC_OK;
 }
 
+lc_code lc_gguf_split_extend(lc_model *m, const char *path, lc_gguf_split **split,
+                             lc_error *err) {
+    lc_gguf_split *s = lc_calloc(1, sizeof *s);
+    if (split)
+        *split = NULL;
+    lc_code rc = s ? open_parts(m, s, path, err)
+                   : lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory");
+    if (rc != LC_OK)
+        lc_err_context(err, path, NULL);
+    else if (split) {
+        *split = s;
+        s = NULL;
+    }
+    lc_gguf_split_free(s);
+    return rc;
+}
+
 lc_code lc_gguf_split_load(const char *path, lc_model **model, lc_gguf_split **split,
                            lc_error *err) {
     lc_model *m = NULL;
-    lc_gguf_split *s = NULL;
     *model = NULL;
     if (split)
         *split = NULL;
     lc_code rc = lc_gguf_load(path, &m, err);
-    if (rc == LC_OK && !(s = lc_calloc(1, sizeof *s)))
-        rc = lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory");
-    if (rc == LC_OK && (rc = open_parts(m, s, path, err)) != LC_OK)
-        lc_err_context(err, path, NULL);
-    if (rc == LC_OK) {
+    if (rc == LC_OK && (rc = lc_gguf_split_extend(m, path, split, err)) == LC_OK) {
         *model = m;
         m = NULL;
-        if (split) {
-            *split = s;
-            s = NULL;
-        }
     }
     lc_model_free(m);
-    lc_gguf_split_free(s);
     return rc;
 }

@@ -66,6 +66,12 @@ bool lc_gguf_split_prefix(const char *path, uint32_t no, uint32_t count, char *b
 lc_code lc_gguf_split_load(const char *path, lc_model **model, lc_gguf_split **split,
                            lc_error *err);
 
+/* lc_gguf_split_load for a first part already open as m (PATH: its file): adds the other
+ * parts' tensors to m when its split.count is above 1, refused as above; nothing to do
+ * for an ordinary file. On failure m may hold some parts' tensors: free it. */
+lc_code lc_gguf_split_extend(lc_model *m, const char *path, lc_gguf_split **split,
+                             lc_error *err);
+
 /* NULL-safe. */
 void lc_gguf_split_free(lc_gguf_split *s);
 

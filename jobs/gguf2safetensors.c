@@ -3,6 +3,7 @@
 
 #include "formats/gguf.h"
 #include "formats/gguf_bare.h"
+#include "formats/gguf_split.h"
 #include "hf/hf.h"
 #include "formats/safetensors.h"
 
@@ -14,7 +15,7 @@ bool lc_job_gguf_is_model(const lc_model *m) {
 lc_code lc_job_gguf2safetensors(const lc_job_gguf2st_opts *o, lc_progress *p, lc_error *err) {
     lc_model *in = NULL, *m = NULL;
     const lc_st_write_opts wo = { .stringify_meta = true, .threads = o->threads };
-    lc_code rc = lc_gguf_load(o->in, &in, err);
+    lc_code rc = lc_gguf_split_load(o->in, &in, NULL, err);     /* every part of a split */
     if (rc == LC_OK) {
         if (lc_job_gguf_is_model(in))
             rc = lc_hf_from_gguf(in, o->dtype, &m, err);       /* takes in */

@@ -124,7 +124,7 @@ static lc_code open_file(lc_vf_side *s, const char *path, lc_error *err) {
     lc_model *m = NULL;
     const char *fmt = NULL;
     LC_TRY(lc_model_open_any(path, &m, &fmt, err));
-    if (strcmp(fmt, "gguf") == 0) {
+    if (strcmp(fmt, "gguf") == 0 || strcmp(fmt, "gguf-split") == 0) {
         s->m = m;
         s->format = fmt;
         if (!lc_model_find_meta(m, "general.architecture")) {
