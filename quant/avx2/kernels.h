@@ -16,19 +16,10 @@
 #include "quant/quant.h"
 #include "quant/types.h"
 
-/* The types with AVX2 kernels, X(TYPE, stem) as in quant/types.h; one file each. The
- * table (table.c) takes both kernels of every type listed; the reference does the rest. */
-#define LC_QUANT_AVX2_TYPES(X) \
-    X(Q8_0, q8_0)              \
-    X(Q4_0, q4_0)              \
-    X(Q4_1, q4_1)              \
-    X(Q5_0, q5_0)              \
-    X(Q5_1, q5_1)              \
-    X(Q2_K, q2_K)              \
-    X(Q3_K, q3_K)              \
-    X(Q4_K, q4_K)              \
-    X(Q5_K, q5_K)              \
-    X(Q6_K, q6_K)
+/* The types with AVX2 kernels: every type quant/types.h quantizes (LC_QUANT_TYPES), one
+ * file each (a type joining that list brings its file here, or this becomes a list of
+ * its own again). The table (table.c) takes both kernels of every type listed. */
+#define LC_QUANT_AVX2_TYPES(X) LC_QUANT_TYPES(X)
 
 /* The dequantize-only types with a AVX2 dequantizer: all of quant/types.h
  * LC_DEQUANT_TYPES, one file each (a type joining that list brings its file here, or
