@@ -22,9 +22,9 @@
  * levels of the best fit are recomputed once instead of copied at every improvement.
  * Each candidate's sums are chains of dependent additions, so two groups run side by
  * side (Q2_K, Q4_K, Q5_K, Q6_K) to give the vector units independent work. Q3_K's fit
- * is a different shape (passes until nothing moves, usually one): its first passes run
- * four groups side by side, and its later passes only the lanes still moving, gathered
- * from a batch of groups (lanes_q3_fit).
+ * is a different shape (passes until nothing moves, usually one): its first two passes
+ * run four groups side by side, and its later passes only the lanes still moving,
+ * gathered from a batch of groups (lanes_q3_fit).
  *
  * A group is LC_LANES sub-blocks: LC_LANES/8 super-blocks of Q4_K or Q5_K (8 sub-blocks
  * of 32), LC_LANES/16 of Q2_K, Q3_K or Q6_K (16 sub-blocks of 16). The rows of a group
@@ -639,11 +639,13 @@ static inline void lanes_q2_K_quantize(const float *restrict x, void *restrict v
  * Most sub-blocks stop after their first pass (about 79 % of normal-like data, 1.28
  * passes on average), but a group of lanes would run until its slowest lane stops
  * (about 3.2 passes for 32 lanes). So the fit is split: every group runs its start and
- * its first pass in place; then the lanes still moving, from a whole batch of groups,
- * are gathered into fresh groups for each later pass, and their state scattered back.
+ * its first two passes in place (after one, nearly every group of 32 still has a lane
+ * that moves; after two, about one lane in 18 does); then the lanes still moving, from a
+ * whole batch of groups, are gathered into fresh groups for each later pass, and their
+ * state scattered back.
  * A lane's operations never look at another lane, so where it runs does not change a
  * bit of its result. */
-enum { LANES_Q3K_BATCH = 8 };   /* groups whose still-moving lanes share passes 2..5 */
+enum { LANES_Q3K_BATCH = 8 };   /* groups whose still-moving lanes share passes 3..5 */
 
 typedef struct {
     LC_LANES_ALIGN float xt[16 * LC_LANES];     /* elements, one vector per index */
@@ -651,7 +653,7 @@ typedef struct {
     LC_LANES_ALIGN float wxt[16 * LC_LANES];    /* w*x */
     LC_LANES_ALIGN float lt[16 * LC_LANES];     /* levels -4..3, as floats */
     LC_LANES_ALIGN float sumlx[LC_LANES], suml2[LC_LANES];
-    LC_LANES_ALIGN float moving[LC_LANES];      /* 1: the lane's first pass moved a level */
+    LC_LANES_ALIGN float moving[LC_LANES];      /* 1: the lane's last pass moved a level */
     lc_lm tiny;                                 /* the reference's all-zero sub-block */
     bool nan;                                   /* the group goes to the reference */
 } lanes_q3_fit;
@@ -767,12 +769,12 @@ LANES_INLINE void lanes_q3_pass4(lanes_q3_fit *const *f, const lc_lm *moving, lc
     changed[0] = c0, changed[1] = c1, changed[2] = c2, changed[3] = c3;
 }
 
-/* Passes 2..5 for the lanes of fits[0..nfit) still moving (f->moving), LC_LANES at a
+/* Passes from+1..5 for the lanes of fits[0..nfit) still moving (f->moving), LC_LANES at a
  * time: each round gathers a lane's elements, levels and sums into a pool group (its
  * weights recomputed there by the same two multiplies), runs one pass and scatters the
  * levels and sums back. The list of moving lanes is built without branches: which lanes
  * move is close to random. */
-static inline void lanes_q3_later_passes(lanes_q3_fit *fits, int nfit) {
+static inline void lanes_q3_later_passes(lanes_q3_fit *fits, int nfit, int from) {
     lanes_q3_fit pools[2];                       /* idle lanes keep old values, masked */
     lanes_q3_fit *const pool[2] = { &pools[0], &pools[1] };
     LC_LANES_ALIGN float index[LC_LANES], moved[2 * LC_LANES];
@@ -787,7 +789,7 @@ static inline void lanes_q3_later_passes(lanes_q3_fit *fits, int nfit) {
             list[count] = (uint16_t)(g * LC_LANES + r);
             count += fits[g].moving[r] != 0.0f;
         }
-    for (int itry = 1; itry < 5 && count > 0; itry++) {
+    for (int itry = from; itry < 5 && count > 0; itry++) {
         int kept = 0;
         for (int k0 = 0; k0 < count; k0 += 2 * LC_LANES) {
             const int live = count - k0 < 2 * LC_LANES ? count - k0 : 2 * LC_LANES;
@@ -939,7 +941,7 @@ static inline void lanes_q3_K_write(const lanes_q3_fit *f, lc_block_q3_K *y) {
 static inline void lanes_q3_K_batch(const float *x, lc_block_q3_K *y, int ngroups) {
     lanes_q3_fit fits[LANES_Q3K_BATCH];
     const lc_lv one = lv_set1(1.0f), zero = lv_set1(0.0f);
-    lc_lm first[LANES_Q3K_BATCH + 1];            /* the lanes of each group's first pass */
+    lc_lm first[LANES_Q3K_BATCH + 1];            /* the lanes each group's next pass runs */
     for (int g = 0; g < ngroups; g++) {
         lanes_q3_fit *f = &fits[g];
         lv_transpose_in(x + (size_t)g * LANES_Q2K_SB * LC_QK_K, 16, f->xt);
@@ -950,19 +952,27 @@ static inline void lanes_q3_K_batch(const float *x, lc_block_q3_K *y, int ngroup
         lanes_q3_start(f);
         first[g] = lm_andnot(f->tiny, lv_eq(zero, zero));
     }
-    for (int g = 0; g < ngroups; g += 4) {       /* the first passes, four groups at a time */
-        lc_lm moved[4];
-        if (g + 4 <= ngroups) {
-            lanes_q3_fit *const quad[4] = { &fits[g], &fits[g + 1], &fits[g + 2], &fits[g + 3] };
-            lanes_q3_pass4(quad, &first[g], moved);
-        } else {
-            for (int k = 0; g + k < ngroups; k++)
-                moved[k] = lanes_q3_pass(&fits[g + k], first[g + k]);
+    /* The first two passes in place, four groups at a time (most lanes stop after the
+     * first, but nearly every group still has a lane that moves); the second pass runs
+     * only the lanes the first one moved. */
+    for (int pass = 0; pass < 2; pass++) {
+        for (int g = 0; g < ngroups; g += 4) {
+            lc_lm moved[4];
+            if (g + 4 <= ngroups) {
+                lanes_q3_fit *const quad[4] = { &fits[g], &fits[g + 1], &fits[g + 2],
+                                                &fits[g + 3] };
+                lanes_q3_pass4(quad, &first[g], moved);
+            } else {
+                for (int k = 0; g + k < ngroups; k++)
+                    moved[k] = lanes_q3_pass(&fits[g + k], first[g + k]);
+            }
+            for (int k = 0; k < 4 && g + k < ngroups; k++) {
+                first[g + k] = moved[k];
+                lv_store(fits[g + k].moving, lv_sel(moved[k], one, zero));
+            }
         }
-        for (int k = 0; k < 4 && g + k < ngroups; k++)
-            lv_store(fits[g + k].moving, lv_sel(moved[k], one, zero));
     }
-    lanes_q3_later_passes(fits, ngroups);
+    lanes_q3_later_passes(fits, ngroups, 2);
     for (int g = 0; g < ngroups; g++) {
         const float *xg = x + (size_t)g * LANES_Q2K_SB * LC_QK_K;
         if (fits[g].nan)
