@@ -122,6 +122,12 @@ struct lc_zip_reader {
 
 /* ---- small helpers ---- */
 
+/* Whether e's CRC-32 is to be checked. torch.save with torch.utils.serialization.config
+ * .save.compute_crc32 = False (torch 2.7 and later) writes 0 for every entry, and
+ * torch.load reads such files: a 0 on an entry with data means "not computed" (the one
+ * entry in 2^32 whose CRC really is 0 goes unchecked). An empty entry's CRC is 0 anyway. */
+static bool crc_given(const lc_zip_entry *e) { return e->crc32 != 0; }
+
 static uint32_t crc_update(uLong crc, const uint8_t *p, uint64_t n) {
     while (n > 0) {
         uInt k = n > CHUNK ? CHUNK : (uInt)n;
@@ -876,7 +882,7 @@ static lc_code finish(lc_zip_reader *rd, lc_error *err) {
                                "deflate stream ends after %" PRIu64 " of %" PRIu64
                                " compressed bytes", consumed(rd), e->comp_size);
     }
-    if ((uint32_t)rd->crc != e->crc32)
+    if (crc_given(e) && (uint32_t)rd->crc != e->crc32)
         return reader_fail(rd, err, LC_E_MALFORMED, rd->at->crc,
                            "crc32 of the data is 0x%08" PRIx32 ", header says 0x%08" PRIx32,
                            (uint32_t)rd->crc, e->crc32);
@@ -909,7 +915,8 @@ lc_code lc_zip_reader_read(lc_zip_reader *rd, void *dst, size_t len, size_t *got
                                    "deflate stream ends after %" PRIu64 " bytes, %" PRIu64
                                    " declared", rd->out_pos + made, e->size);
         }
-        rd->crc = crc_update(rd->crc, out + *got, made);
+        if (crc_given(e))
+            rd->crc = crc_update(rd->crc, out + *got, made);
         rd->out_pos += made;
         *got += made;
     }
@@ -960,6 +967,8 @@ lc_code lc_zip_entry_verify_crc(const lc_zip *z, const lc_zip_entry *e, lc_error
     const fields *f = fields_of(z, e);
     if (!f)
         return lc_fail(err, LC_E_ARG, LC_NO_OFFSET, "entry does not belong to this archive");
+    if (!crc_given(e))
+        return LC_OK;
     if (e->method == LC_ZIP_STORED) {
         uint32_t crc = crc_update(crc32(0, Z_NULL, 0), z->base + e->data_offset, e->size);
         if (crc != e->crc32) {

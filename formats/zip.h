@@ -94,7 +94,10 @@ const uint8_t *lc_zip_entry_view(const lc_zip *z, const lc_zip_entry *e);
 
 /* Reads the whole entry (inflating if needed) and compares its CRC-32 with the header.
  * LC_E_MALFORMED (offset = the central crc field) on a mismatch, or the reader's codes.
- * Costs one pass over the entry; allocates only the inflate state. */
+ * Costs one pass over the entry; allocates only the inflate state. A header CRC of 0 on
+ * an entry with data is not checked, here or by the streaming reader: torch.save writes
+ * 0 when told not to compute it (serialization config save.compute_crc32 = False), and
+ * torch.load reads those files. */
 lc_code lc_zip_entry_verify_crc(const lc_zip *z, const lc_zip_entry *e, lc_error *err);
 
 /* ---- streaming reader (stored or DEFLATE) ---- */

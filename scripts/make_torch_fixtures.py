@@ -195,6 +195,31 @@ def make_unusual(man, g):
         [("c64", torch.complex(torch.randn(3, generator=g), torch.randn(3, generator=g)))]))
 
 
+def make_nocrc(man, g):
+    """torch.save with torch.utils.serialization.config.save.compute_crc32 = False (torch
+    2.7 and later): every entry's CRC-32 is written as 0, and torch.load accepts the
+    file. A contiguous tensor (read by a plain copy) and a transposed view of it (read
+    element by element) take both of a reader's paths."""
+    try:
+        from torch.utils.serialization import config as cfg
+    except ImportError:
+        cfg = None
+    if cfg is None or not hasattr(cfg.save, "compute_crc32"):
+        print(f"skip nocrc.pth: torch {VERSION} always writes the CRC-32")
+        return
+    old = cfg.save.compute_crc32
+    cfg.save.compute_crc32 = False
+    try:
+        w = torch.randn(4, 6, generator=g)
+        d = collections.OrderedDict([("w", w), ("w_t", w.t()),
+                                     ("b", torch.randn(6, generator=g).bfloat16())])
+        path = save(man, "nocrc.pth", d)
+    finally:
+        cfg.save.compute_crc32 = old
+    with zipfile.ZipFile(path) as z:
+        assert all(i.CRC == 0 for i in z.infolist() if i.file_size), path
+
+
 def make_shared(man, g):
     base = torch.randn(64, generator=g)
     emb = torch.randn(10, 4, generator=g)
@@ -594,6 +619,7 @@ def main():
     make_big_endian(man, g)
     make_sharded(man, g)
     make_meta(man, g)
+    make_nocrc(man, torch.Generator().manual_seed(20261124))
     if a.hostile:
         make_hostile(man)
     mine = f"pth/{VERSION}/"
