@@ -17,6 +17,7 @@ static void copy_field(char *dst, size_t cap, const char *src) {
 }
 
 /* Records code, offset and message unless a failure is recorded already. */
+__attribute__((format(printf, 4, 0)))
 static void record(lc_error *err, lc_code code, uint64_t offset, const char *fmt, va_list ap) {
     if (!err || err->code != LC_OK)
         return;
