@@ -19,6 +19,8 @@ lc_dtype lc_gguf_bare_carrier(lc_dtype dt) {
     case LC_DT_U64:     return LC_DT_I64;
     case LC_DT_F8_E4M3: return LC_DT_F16;
     case LC_DT_F8_E5M2: return LC_DT_F16;
+    case LC_DT_F8_E4M3FNUZ: return LC_DT_F16;
+    case LC_DT_F8_E5M2FNUZ: return LC_DT_F16;
     default:
         return lc_dtype_get(dt)->gguf_id >= 0 ? dt : LC_DT_INVALID;
     }

@@ -5,7 +5,8 @@
  * widened to the smallest GGUF type that holds every value, and its original dtype is
  * recorded as a string key LC_GGUF_BARE_DTYPE_PREFIX + tensor name:
  *     BOOL -> I8, U8 -> I16, U16 -> I32, U32 -> I64, U64 -> I64 (values >= 2^63 fail
- *     when read, LC_E_OVERFLOW), F8_E4M3 and F8_E5M2 -> F16.
+ *     when read, LC_E_OVERFLOW), F8_E4M3, F8_E5M2 and their FNUZ
+ *     variants -> F16 (F8_E8M0 has no carrier: nothing converts back into it).
  * On the way out those keys are removed and each tensor is narrowed back, so a
  * safetensors -> GGUF -> safetensors round trip gives the same tensors and the same
  * other metadata. No general.architecture is added: the file is a container, not a

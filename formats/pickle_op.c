@@ -555,7 +555,7 @@ static const char *const k_allowed[][2] = {
     {"torch", "uint16"}, {"torch", "uint32"}, {"torch", "uint64"},
     {"torch", "complex64"}, {"torch", "complex128"}, {"torch", "cfloat"}, {"torch", "cdouble"},
     {"torch", "float8_e4m3fn"}, {"torch", "float8_e5m2"}, {"torch", "float8_e4m3fnuz"},
-    {"torch", "float8_e5m2fnuz"},
+    {"torch", "float8_e5m2fnuz"}, {"torch", "float8_e8m0fnu"},
     {"numpy.core.multiarray", "scalar"}, {"numpy._core.multiarray", "scalar"},
     {"numpy.core.multiarray", "_reconstruct"}, {"numpy._core.multiarray", "_reconstruct"},
     {"numpy", "dtype"}, {"numpy", "ndarray"},

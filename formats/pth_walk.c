@@ -60,7 +60,8 @@ static const named_dtype torch_dtypes[] = {
     { "short", LC_DT_I16 },    { "int8", LC_DT_I8 },     { "uint8", LC_DT_U8 },
     { "bool", LC_DT_BOOL },    { "float8_e4m3fn", LC_DT_F8_E4M3 },
     { "float8_e5m2", LC_DT_F8_E5M2 }, { "uint16", LC_DT_U16 }, { "uint32", LC_DT_U32 },
-    { "uint64", LC_DT_U64 },
+    { "uint64", LC_DT_U64 },   { "float8_e8m0fnu", LC_DT_F8_E8M0 },
+    { "float8_e4m3fnuz", LC_DT_F8_E4M3FNUZ }, { "float8_e5m2fnuz", LC_DT_F8_E5M2FNUZ },
 };
 
 static lc_dtype find_dtype(const named_dtype *tab, size_t n, const char *name) {

@@ -265,7 +265,8 @@ done:
  * 0 marks dtypes safetensors cannot hold. */
 static const uint8_t g_rank[LC_DT_COUNT] = {
     [LC_DT_BOOL] = 1,     [LC_DT_U8] = 5,       [LC_DT_I8] = 6,   [LC_DT_F8_E5M2] = 7,
-    [LC_DT_F8_E4M3] = 8,  [LC_DT_I16] = 12,     [LC_DT_U16] = 13, [LC_DT_F16] = 14,
+    [LC_DT_F8_E4M3] = 8,  [LC_DT_F8_E8M0] = 9,  [LC_DT_F8_E4M3FNUZ] = 10,
+    [LC_DT_F8_E5M2FNUZ] = 11,                   [LC_DT_I16] = 12, [LC_DT_U16] = 13, [LC_DT_F16] = 14,
     [LC_DT_BF16] = 15,    [LC_DT_I32] = 16,     [LC_DT_U32] = 17, [LC_DT_F32] = 18,
     [LC_DT_F64] = 20,     [LC_DT_I64] = 21,     [LC_DT_U64] = 22,
 };

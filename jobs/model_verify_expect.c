@@ -72,6 +72,8 @@ static bool rounding(lc_dtype to, double *rel, double *abs, double *lo, double *
     case LC_DT_BF16:    *rel = 0x1p-8;  *abs = 0x1p-134;  *lo = 50;  *hi = 63;  return true;
     case LC_DT_F8_E4M3: *rel = 0x1p-4;  *abs = 0x1p-10;   *lo = 25;  *hi = 35;  return true;
     case LC_DT_F8_E5M2: *rel = 0x1p-3;  *abs = 0x1p-17;   *lo = 18;  *hi = 30;  return true;
+    case LC_DT_F8_E4M3FNUZ: *rel = 0x1p-4; *abs = 0x1p-11; *lo = 25; *hi = 35;  return true;
+    case LC_DT_F8_E5M2FNUZ: *rel = 0x1p-3; *abs = 0x1p-18; *lo = 18; *hi = 30;  return true;
     default:            return false;
     }
 }
@@ -83,8 +85,9 @@ static int mantissa(lc_dtype t) {
     case LC_DT_F32:  return 24;
     case LC_DT_F16:  return 11;
     case LC_DT_BF16: return 8;
-    case LC_DT_F8_E4M3: return 4;
-    case LC_DT_F8_E5M2: return 3;
+    case LC_DT_F8_E4M3: case LC_DT_F8_E4M3FNUZ: return 4;
+    case LC_DT_F8_E5M2: case LC_DT_F8_E5M2FNUZ: return 3;
+    case LC_DT_F8_E8M0: return 1;
     default:         return 0;
     }
 }

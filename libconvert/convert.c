@@ -8,6 +8,9 @@
  *   F16   |s|e:5 |m:10|          bias 15    max 65504, subnormal step 2^-24
  *   F8_E5M2 |s|e:5|m:2|          bias 15    (the top byte of an F16), has inf
  *   F8_E4M3 |s|e:4|m:3|          bias 7     "FN": no inf, s.1111.111 is NaN, max 448
+ *   F8_E4M3FNUZ, F8_E5M2FNUZ     as E4M3 / E5M2 with bias 8 / 16, no inf, no -0:
+ *                                1.0000.000 (0x80) is the one NaN; max 240 / 57344
+ *   F8_E8M0 |e:8|                bias 127, 2^(e-127) from 2^-127, 0xff NaN (read only)
  *   BOOL  one byte, 0 or 1; I8..I64 two's complement, U8..U64 unsigned
  *
  * Which reference each pair follows (the tests compare with it bit for bit):
@@ -84,6 +87,16 @@ static inline uint8_t f32_to_f8(float f, int M, int B, uint32_t maxcode, uint32_
 uint8_t lc_f32_to_f8e4m3(float f) { return f32_to_f8(f, 3, 7, 0x7e, 0x7f, 0x7f); }
 uint8_t lc_f32_to_f8e5m2(float f) { return f32_to_f8(f, 2, 15, 0x7b, 0x7c, 0x7e); }
 
+/* The FNUZ types: the magnitude as above (0x80 for NaN and overflow), then the sign,
+ * except on a zero, which has no negative. */
+static inline uint8_t f32_to_f8fnuz(float f, int M, int B) {
+    const uint32_t x = lc_f32_to_bits(f);
+    const uint8_t h = f32_to_f8(lc_bits_to_f32(x & 0x7fffffffu), M, B, 0x7f, 0x80, 0x80);
+    return h == 0x80u || h == 0 ? h : (uint8_t)(((x >> 24) & 0x80u) | h);
+}
+uint8_t lc_f32_to_f8e4m3fnuz(float f) { return f32_to_f8fnuz(f, 3, 8); }
+uint8_t lc_f32_to_f8e5m2fnuz(float f) { return f32_to_f8fnuz(f, 2, 16); }
+
 /* binary64 -> binary16 in one rounding, numpy's rule (npy_doublebits_to_halfbits):
  * a NaN keeps its top 10 payload bits, and becomes 0x7c01 if those are all zero. */
 static uint16_t f64_to_f16(double d) {
@@ -137,8 +150,8 @@ static enum kind kind_of(lc_dtype t) {
     case LC_DT_U8: case LC_DT_I8: case LC_DT_I16: case LC_DT_U16: case LC_DT_I32:
     case LC_DT_U32: case LC_DT_I64: case LC_DT_U64:
         return K_INT;
-    case LC_DT_F8_E5M2: case LC_DT_F8_E4M3: case LC_DT_F16: case LC_DT_BF16: case LC_DT_F32:
-    case LC_DT_F64:
+    case LC_DT_F8_E5M2: case LC_DT_F8_E4M3: case LC_DT_F8_E8M0: case LC_DT_F8_E4M3FNUZ:
+    case LC_DT_F8_E5M2FNUZ: case LC_DT_F16: case LC_DT_BF16: case LC_DT_F32: case LC_DT_F64:
         return K_FLOAT;
     default:
         return K_NONE;
@@ -147,7 +160,7 @@ static enum kind kind_of(lc_dtype t) {
 
 bool lc_convert_supported(lc_dtype from, lc_dtype to) {
     const enum kind a = kind_of(from), b = kind_of(to);
-    if (a == K_NONE || b == K_NONE)
+    if (a == K_NONE || b == K_NONE || (to == LC_DT_F8_E8M0 && from != to))
         return false;
     return !(a == K_FLOAT && b == K_INT);
 }
@@ -156,8 +169,9 @@ bool lc_convert_supported(lc_dtype from, lc_dtype to) {
  * exponent of its largest finite value, and that of its smallest subnormal. */
 static int float_digits(lc_dtype t) {
     switch (t) {
-    case LC_DT_F8_E5M2: return 3;
-    case LC_DT_F8_E4M3: return 4;
+    case LC_DT_F8_E8M0: return 1;
+    case LC_DT_F8_E5M2: case LC_DT_F8_E5M2FNUZ: return 3;
+    case LC_DT_F8_E4M3: case LC_DT_F8_E4M3FNUZ: return 4;
     case LC_DT_BF16: return 8;
     case LC_DT_F16: return 11;
     case LC_DT_F32: return 24;
@@ -166,21 +180,31 @@ static int float_digits(lc_dtype t) {
 }
 static int float_emax(lc_dtype t) {
     switch (t) {
+    case LC_DT_F8_E4M3FNUZ: return 7;
     case LC_DT_F8_E4M3: return 8;
-    case LC_DT_F8_E5M2: case LC_DT_F16: return 15;
-    case LC_DT_BF16: case LC_DT_F32: return 127;
+    case LC_DT_F8_E5M2: case LC_DT_F8_E5M2FNUZ: case LC_DT_F16: return 15;
+    case LC_DT_F8_E8M0: case LC_DT_BF16: case LC_DT_F32: return 127;
     default: return 1023;
     }
 }
 static int float_emin_sub(lc_dtype t) {
     switch (t) {
     case LC_DT_F8_E4M3: return -9;
+    case LC_DT_F8_E4M3FNUZ: return -10;
     case LC_DT_F8_E5M2: return -16;
+    case LC_DT_F8_E5M2FNUZ: return -17;
+    case LC_DT_F8_E8M0: return -127;
     case LC_DT_F16: return -24;
     case LC_DT_BF16: return -133;
     case LC_DT_F32: return -149;
     default: return -1074;
     }
+}
+
+/* Whether a float type has infinities. */
+static bool has_inf(lc_dtype t) {
+    return t != LC_DT_F8_E4M3 && t != LC_DT_F8_E4M3FNUZ && t != LC_DT_F8_E5M2FNUZ &&
+           t != LC_DT_F8_E8M0;
 }
 
 bool lc_convert_is_lossless(lc_dtype from, lc_dtype to) {
@@ -204,10 +228,12 @@ bool lc_convert_is_lossless(lc_dtype from, lc_dtype to) {
         return false;
     /* Float to float: every finite value fits when the precision, the top and the
      * bottom of the range all do; infinities and NaN exist wherever the source has
-     * them except E4M3, which has no infinity (E5M2's inf -> E4M3 is not lossless,
-     * but E5M2 -> E4M3 already fails the range test). */
-    return float_digits(from) <= float_digits(to) && float_emax(from) <= float_emax(to) &&
-           float_emin_sub(from) >= float_emin_sub(to);
+     * them except in E4M3 and the FNUZ types, which have no infinity (E5M2's inf ->
+     * E4M3 is not lossless, but E5M2 -> E4M3 already fails the range test; E5M2 ->
+     * E5M2FNUZ does not, hence the second line). */
+    const bool inf_lost = has_inf(from) && !has_inf(to);
+    return !inf_lost && float_digits(from) <= float_digits(to) &&
+           float_emax(from) <= float_emax(to) && float_emin_sub(from) >= float_emin_sub(to);
 }
 
 /* ---- the fast float rows ---- */
@@ -350,6 +376,9 @@ static float ld_float(lc_dtype t, const uint8_t *p) {
     switch (t) {
     case LC_DT_F8_E5M2: return lc_f8e5m2_to_f32(p[0]);
     case LC_DT_F8_E4M3: return lc_f8e4m3_to_f32(p[0]);
+    case LC_DT_F8_E4M3FNUZ: return lc_f8e4m3fnuz_to_f32(p[0]);
+    case LC_DT_F8_E5M2FNUZ: return lc_f8e5m2fnuz_to_f32(p[0]);
+    case LC_DT_F8_E8M0: return lc_f8e8m0_to_f32(p[0]);
     case LC_DT_F16: return lc_f16_to_f32(ld16(p));
     case LC_DT_BF16: return lc_bf16_to_f32(ld16(p));
     default: return lc_bits_to_f32(ld32(p));
@@ -362,6 +391,8 @@ static void st_float(lc_dtype t, uint8_t *p, float f, bool md) {
     switch (t) {
     case LC_DT_F8_E5M2: p[0] = lc_f32_to_f8e5m2(f); break;
     case LC_DT_F8_E4M3: p[0] = lc_f32_to_f8e4m3(f); break;
+    case LC_DT_F8_E4M3FNUZ: p[0] = lc_f32_to_f8e4m3fnuz(f); break;
+    case LC_DT_F8_E5M2FNUZ: p[0] = lc_f32_to_f8e5m2fnuz(f); break;
     case LC_DT_F16: st16(p, md ? (uint16_t)f32_to_f16_md(f) : lc_f32_to_f16(f)); break;
     case LC_DT_BF16: st16(p, lc_f32_to_bf16(f)); break;
     case LC_DT_F32: st32(p, lc_f32_to_bits(f)); break;

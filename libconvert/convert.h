@@ -115,11 +115,41 @@ static inline float lc_f8e5m2_to_f32(uint8_t v) {
     return lc_f16_to_f32((uint16_t)(v << 8));
 }
 
+/* f8 E4M3FNUZ / E5M2FNUZ bits -> binary32, exact: exponent bias 8 / 16, no infinity,
+ * no negative zero; 0x80 is the one NaN, which ml_dtypes widens to -NaN (0xffc00000). */
+static inline float lc_f8fnuz_to_f32(uint8_t v, unsigned mbits, unsigned bias) {
+    if (v == 0x80u)
+        return lc_bits_to_f32(0xffc00000u);
+    const uint32_t sign = (uint32_t)(v & 0x80u) << 24;
+    const uint32_t a = v & 0x7fu;
+    uint32_t r;
+    if (a >> mbits)                                             /* normal: rebias */
+        r = (a << (23 - mbits)) + ((127u - bias) << 23);
+    else                                                        /* subnormal */
+        r = lc_f32_to_bits((float)a * lc_bits_to_f32((127u + 1u - bias - mbits) << 23));
+    return lc_bits_to_f32(sign | r);
+}
+static inline float lc_f8e4m3fnuz_to_f32(uint8_t v) { return lc_f8fnuz_to_f32(v, 3, 8); }
+static inline float lc_f8e5m2fnuz_to_f32(uint8_t v) { return lc_f8fnuz_to_f32(v, 2, 16); }
+
+/* f8 E8M0 bits (OCP MX scales: an unsigned exponent, bias 127, no zero) -> binary32,
+ * exact: 2^(v - 127), 0 giving the binary32 subnormal 2^-127; 0xff is NaN. */
+static inline float lc_f8e8m0_to_f32(uint8_t v) {
+    if (v == 0xffu)
+        return lc_bits_to_f32(0x7fc00000u);
+    return lc_bits_to_f32(v ? (uint32_t)v << 23 : 0x00400000u);
+}
+
 /* binary32 -> f8, round to nearest even, as ml_dtypes casts (not saturating):
  * E4M3FN sends NaN, infinities and anything that rounds past 448 to NaN (0x7f|sign);
  * E5M2 sends overflow to infinity and NaN to 0x7e|sign. */
 uint8_t lc_f32_to_f8e4m3(float f);
 uint8_t lc_f32_to_f8e5m2(float f);
+/* E4M3FNUZ (largest 240) and E5M2FNUZ (largest 57344): NaN, infinities and overflow go
+ * to the NaN 0x80, and a zero of either sign (or a value that rounds to one) to 0x00.
+ * (Into E8M0 nothing converts: ml_dtypes' rounding into it is not reproduced.) */
+uint8_t lc_f32_to_f8e4m3fnuz(float f);
+uint8_t lc_f32_to_f8e5m2fnuz(float f);
 
 /* ---- rows ---- */
 

@@ -232,17 +232,22 @@ static lc_code text_report(FILE *f, const lc_model *m, const lc_inspect_info *in
         LC_TRY(put_type_counts(b, m, false, err));
         LC_TRY(lc_json_put(b, ")\n", 2, err));
     }
-    /* Columns as wide as the longest quoted name, within reason. */
-    int w = 4;
-    for (size_t i = 0; i < n && w < 64; i++) {
-        lc_json_buf nm = {0};
+    /* Columns as wide as the longest quoted name, within reason, and the longest dtype
+     * name (8 at least: F8_E4M3FNUZ is 11). */
+    int w = 4, wd = 8;
+    for (size_t i = 0; i < n; i++) {
         const lc_tensor *t = lc_model_tensor(m, i);
+        const int d = (int)strlen(lc_dtype_name(t->dtype));
+        wd = d > wd ? d : wd;
+        if (w >= 64)
+            continue;
+        lc_json_buf nm = {0};
         LC_TRY(lc_json_put_display(&nm, t->name, strlen(t->name), err));
         w = (int)nm.len > w ? ((int)nm.len < 64 ? (int)nm.len : 64) : w;
         lc_json_buf_free(&nm);
     }
     if (n)
-        LC_TRY(lc_json_printf(b, err, "  %-*s %-8s %-20s %12s %12s\n", w, "name", "dtype",
+        LC_TRY(lc_json_printf(b, err, "  %-*s %-*s %-20s %12s %12s\n", w, "name", wd, "dtype",
                               "shape", "bytes", "offset"));
     for (size_t i = 0; i < n; i++) {
         const lc_tensor *t = lc_model_tensor(m, i);
@@ -252,7 +257,7 @@ static lc_code text_report(FILE *f, const lc_model *m, const lc_inspect_info *in
             rc = put_shape(&sh, t, err);
         if (rc == LC_OK) {
             /* The quoted, escaped name: safe on a terminal whatever the file says. */
-            rc = lc_json_printf(b, err, "  %-*s %-8s %-20s %12" PRIu64 " ", w, nm.data,
+            rc = lc_json_printf(b, err, "  %-*s %-*s %-20s %12" PRIu64 " ", w, nm.data, wd,
                                 lc_dtype_name(t->dtype), sh.data, t->nbytes);
         }
         lc_json_buf_free(&nm);

@@ -51,7 +51,9 @@ ST_NAMES = {
     torch.complex64: "C64",
 }
 for _attr, _name in (("float8_e4m3fn", "F8_E4M3"), ("float8_e5m2", "F8_E5M2"),
-                     ("uint16", "U16"), ("uint32", "U32"), ("uint64", "U64")):
+                     ("uint16", "U16"), ("uint32", "U32"), ("uint64", "U64"),
+                     ("float8_e4m3fnuz", "F8_E4M3FNUZ"), ("float8_e5m2fnuz", "F8_E5M2FNUZ"),
+                     ("float8_e8m0fnu", "F8_E8M0")):
     if hasattr(torch, _attr):
         ST_NAMES[getattr(torch, _attr)] = _name
 
@@ -177,6 +179,24 @@ def make_dtypes(man, g):
             extra[attr] = torch.tensor(vals, dtype=torch.int64).to(getattr(torch, attr))
     if extra:
         save(man, "dtypes_extra.pth", extra)
+
+
+def make_float8_more(man, g):
+    """The 8-bit floats safetensors added after E4M3/E5M2 (its F8_E4M3FNUZ, F8_E5M2FNUZ,
+    F8_E8M0), in a file of their own: the FNUZ pair with their largest values and the one
+    NaN (0x80), and E8M0 MX scales from 2^-127 to 2^127 with its NaN (0xff)."""
+    d = collections.OrderedDict()
+    for attr, top in (("float8_e4m3fnuz", 240.0), ("float8_e5m2fnuz", 57344.0)):
+        if hasattr(torch, attr):
+            v = torch.cat([torch.tensor([0.5, -1.0, 2.0, top, -top, 0.0]),
+                           torch.randn(10, generator=g)]).to(getattr(torch, attr))
+            v.view(torch.uint8)[5] = 0x80                        # NaN, the only one
+            d[attr] = v
+    if hasattr(torch, "float8_e8m0fnu"):
+        d["float8_e8m0fnu"] = torch.tensor([0, 1, 126, 127, 128, 254, 255, 131],
+                                           dtype=torch.uint8).view(torch.float8_e8m0fnu)
+    if d:
+        save(man, "float8_more.pth", d)
 
 
 def make_unusual(man, g):
@@ -620,6 +640,7 @@ def main():
     make_sharded(man, g)
     make_meta(man, g)
     make_nocrc(man, torch.Generator().manual_seed(20261124))
+    make_float8_more(man, torch.Generator().manual_seed(20261125))
     if a.hostile:
         make_hostile(man)
     mine = f"pth/{VERSION}/"

@@ -16,10 +16,13 @@ NP = {
     "U32": np.uint32, "I32": np.int32, "U64": np.uint64, "I64": np.int64,
     "F16": np.float16, "F32": np.float32, "F64": np.float64,
     "BF16": ml_dtypes.bfloat16, "F8_E4M3": ml_dtypes.float8_e4m3fn,
-    "F8_E5M2": ml_dtypes.float8_e5m2,
+    "F8_E5M2": ml_dtypes.float8_e5m2, "F8_E4M3FNUZ": ml_dtypes.float8_e4m3fnuz,
+    "F8_E5M2FNUZ": ml_dtypes.float8_e5m2fnuz, "F8_E8M0": ml_dtypes.float8_e8m0fnu,
 }
 UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
-FLOATS = ["F8_E5M2", "F8_E4M3", "F16", "BF16", "F32", "F64"]
+FLOATS = ["F8_E5M2", "F8_E4M3", "F8_E4M3FNUZ", "F8_E5M2FNUZ", "F16", "BF16", "F32", "F64"]
+# F8_E8M0 (MX scales) is read only: it converts to every float type, nothing into it.
+F8 = ["F8_E4M3", "F8_E5M2", "F8_E4M3FNUZ", "F8_E5M2FNUZ", "F8_E8M0"]
 INTS = ["U8", "I8", "U16", "I16", "U32", "I32", "U64", "I64"]
 
 
@@ -43,6 +46,10 @@ def run(frm, to, arr, tmp_path, chunk=None, check=True):
 def reference(arr, to):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # overflow / invalid-value casts are the point
+        if arr.dtype == ml_dtypes.float8_e8m0fnu and to in F8:
+            # ml_dtypes has no direct cast from E8M0 to another F8; through F32 (exact
+            # from E8M0), as every narrow float pair goes
+            return arr.astype(np.float32).astype(NP[to])
         return arr.astype(NP[to])
 
 
@@ -96,14 +103,18 @@ def probe():
 
 # ---- narrow floats -> F32, every pattern ----
 
-@pytest.mark.parametrize("frm", ["F16", "BF16", "F8_E4M3", "F8_E5M2"])
+@pytest.mark.parametrize("frm", ["F16", "BF16"] + F8)
 def test_all_patterns_to_f32(frm, tmp_path):
     a = all_patterns(frm)
     got = run(frm, "F32", a, tmp_path)
     assert_bits_equal(got, reference(a, "F32"), f"{frm}->F32")
-    # NaN keeps its sign (and for F16/BF16 its payload: checked by the equality above)
+    # NaN keeps its sign (and for F16/BF16 its payload: checked by the equality above);
+    # E8M0 has no sign bit, and the FNUZ types' one NaN is 0x80, which ml_dtypes widens to
+    # -NaN: the equality above checks both.
     nan = np.isnan(a.astype(np.float32))
-    assert np.all(np.signbit(got[nan]) == (bits(a)[nan] >> (8 * a.itemsize - 1)).astype(bool))
+    if frm != "F8_E8M0":
+        assert np.all(np.signbit(got[nan]) ==
+                      (bits(a)[nan] >> (8 * a.itemsize - 1)).astype(bool))
 
 
 def test_f16_to_f32_is_exact_and_subnormals_exact(tmp_path):
@@ -158,7 +169,7 @@ def test_f32_to_bf16_matches_ml_dtypes(probe, tmp_path):
     assert np.array_equal(bits(got)[nan], want.astype(np.uint16))
 
 
-@pytest.mark.parametrize("to", ["F8_E4M3", "F8_E5M2"])
+@pytest.mark.parametrize("to", ["F8_E4M3", "F8_E5M2", "F8_E4M3FNUZ", "F8_E5M2FNUZ"])
 def test_f32_to_f8_matches_ml_dtypes(to, probe, tmp_path):
     got = run("F32", to, probe, tmp_path)
     assert_bits_equal(got, reference(probe, to), f"F32->{to} vs ml_dtypes")
@@ -173,7 +184,7 @@ def test_f32_to_f16_through_cast_reads_odd_chunks(probe, tmp_path):
 # ---- every other float pair ----
 
 def float_inputs(frm):
-    if frm in ("F16", "BF16", "F8_E4M3", "F8_E5M2"):
+    if frm in ["F16", "BF16"] + F8:
         return all_patterns(frm)
     if frm == "F32":
         return f32_probe()[::8]
@@ -191,8 +202,8 @@ def float_inputs(frm):
     return np.concatenate([r, t, t | np.uint64(1 << 63), s]).view(np.float64)
 
 
-PAIRS = [(a, b) for a in FLOATS for b in FLOATS if a != b and (a, b) not in
-         (("F16", "F32"), ("BF16", "F32"), ("F8_E4M3", "F32"), ("F8_E5M2", "F32"))]
+PAIRS = [(a, b) for a in FLOATS + ["F8_E8M0"] for b in FLOATS
+         if a != b and not (b == "F32" and a in ["F16", "BF16"] + F8)]
 
 
 @pytest.mark.parametrize("frm,to", PAIRS)
@@ -274,3 +285,10 @@ def test_float_to_int_is_refused(to, tmp_path):
     p = run("F32", to, np.zeros(3, np.float32), tmp_path, check=False)
     assert p.returncode == 1
     assert f"no conversion from F32 to {to}" in p.stderr
+
+
+@pytest.mark.parametrize("frm", FLOATS + INTS + ["BOOL"])
+def test_nothing_converts_into_e8m0(frm, tmp_path):
+    p = run(frm, "F8_E8M0", np.zeros(3, NP[frm]), tmp_path, check=False)
+    assert p.returncode == 1
+    assert f"no conversion from {frm} to F8_E8M0" in p.stderr

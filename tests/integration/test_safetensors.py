@@ -103,11 +103,13 @@ def test_rewrite_is_identical_and_loads(path, tmp_path):
 
 DTYPES = [("float64", 8), ("float32", 4), ("float16", 2), ("bfloat16", 2), ("int64", 8),
           ("uint64", 8), ("int32", 4), ("uint32", 4), ("int16", 2), ("uint16", 2), ("int8", 1),
-          ("uint8", 1), ("bool", 1), ("float8_e4m3fn", 1), ("float8_e5m2", 1)]
+          ("uint8", 1), ("bool", 1), ("float8_e4m3fn", 1), ("float8_e5m2", 1),
+          ("float8_e8m0fnu", 1), ("float8_e4m3fnuz", 1), ("float8_e5m2fnuz", 1)]
 ST_NAME = {"float64": "F64", "float32": "F32", "float16": "F16", "bfloat16": "BF16",
            "int64": "I64", "uint64": "U64", "int32": "I32", "uint32": "U32", "int16": "I16",
            "uint16": "U16", "int8": "I8", "uint8": "U8", "bool": "BOOL",
-           "float8_e4m3fn": "F8_E4M3", "float8_e5m2": "F8_E5M2"}
+           "float8_e4m3fn": "F8_E4M3", "float8_e5m2": "F8_E5M2", "float8_e8m0fnu": "F8_E8M0",
+           "float8_e4m3fnuz": "F8_E4M3FNUZ", "float8_e5m2fnuz": "F8_E5M2FNUZ"}
 
 
 def random_model(rng):

@@ -150,6 +150,53 @@ Test(convert, unsupported_pairs) {
     cr_assert_not(lc_convert_supported(LC_DT_BF16, LC_DT_U8));
 }
 
+/* The 8-bit float types ml_dtypes also has (tests/integration/test_convert.py compares
+ * every conversion with it): what "lossless" claims for them holds on all 256 codes
+ * (there and back again, bit for bit but for NaN payloads), and nothing converts into
+ * E8M0. */
+Test(convert, f8_lossless_claims_hold_on_every_code) {
+    static const lc_dtype f8[] = { LC_DT_F8_E4M3, LC_DT_F8_E5M2, LC_DT_F8_E4M3FNUZ,
+                                   LC_DT_F8_E5M2FNUZ };
+    static const lc_dtype wide[] = { LC_DT_F8_E4M3, LC_DT_F8_E5M2, LC_DT_F8_E4M3FNUZ,
+                                     LC_DT_F8_E5M2FNUZ, LC_DT_F16, LC_DT_BF16, LC_DT_F32,
+                                     LC_DT_F64 };
+    uint8_t codes[256], back[256], mid[256 * 8];
+    for (int v = 0; v < 256; v++)
+        codes[v] = (uint8_t)v;
+    int claimed = 0;
+    for (size_t i = 0; i < sizeof f8 / sizeof f8[0]; i++)
+        for (size_t j = 0; j < sizeof wide / sizeof wide[0]; j++) {
+            if (f8[i] == wide[j] || !lc_convert_is_lossless(f8[i], wide[j]))
+                continue;
+            claimed++;
+            cr_assert_eq(lc_convert(f8[i], codes, wide[j], mid, 256, NULL), LC_OK);
+            cr_assert_eq(lc_convert(wide[j], mid, f8[i], back, 256, NULL), LC_OK);
+            float a[256], b[256];
+            cr_assert_eq(lc_convert(f8[i], codes, LC_DT_F32, a, 256, NULL), LC_OK);
+            cr_assert_eq(lc_convert(f8[i], back, LC_DT_F32, b, 256, NULL), LC_OK);
+            for (int v = 0; v < 256; v++)   /* a NaN stays NaN (its payload may not) */
+                cr_assert(isnan(a[v]) ? isnan(b[v]) : back[v] == v, "%s -> %s -> %s: %#x",
+                          lc_dtype_name(f8[i]), lc_dtype_name(wide[j]), lc_dtype_name(f8[i]),
+                          v);
+        }
+    cr_assert_eq(claimed, 16, "%d", claimed);   /* each into F16, BF16, F32 and F64 */
+    cr_assert_not(lc_convert_is_lossless(LC_DT_F8_E4M3FNUZ, LC_DT_F8_E4M3));  /* 2^-10 */
+    cr_assert_not(lc_convert_is_lossless(LC_DT_F8_E5M2, LC_DT_F8_E5M2FNUZ));   /* inf */
+    cr_assert_not(lc_convert_is_lossless(LC_DT_F8_E4M3, LC_DT_F8_E4M3FNUZ));   /* 448 */
+    /* E8M0: 2^-127 .. 2^127 and NaN, exact in F32 and BF16, not in F16. */
+    cr_assert(lc_convert_is_lossless(LC_DT_F8_E8M0, LC_DT_F32));
+    cr_assert(lc_convert_is_lossless(LC_DT_F8_E8M0, LC_DT_BF16));
+    cr_assert_not(lc_convert_is_lossless(LC_DT_F8_E8M0, LC_DT_F16));
+    float f[256];
+    cr_assert_eq(lc_convert(LC_DT_F8_E8M0, codes, LC_DT_F32, f, 256, NULL), LC_OK);
+    for (int v = 0; v < 255; v++)
+        cr_assert_eq(f[v], ldexpf(1.0f, v - 127), "%d", v);
+    cr_assert(isnan(f[255]));
+    for (int t = LC_DT_BOOL; t <= LC_DT_U64; t++)
+        cr_assert_not(lc_convert_supported((lc_dtype)t, LC_DT_F8_E8M0) && t != LC_DT_F8_E8M0,
+                      "%s", lc_dtype_name((lc_dtype)t));
+}
+
 Test(convert, lossless_table) {
     cr_assert(lc_convert_is_lossless(LC_DT_F16, LC_DT_F32));
     cr_assert(lc_convert_is_lossless(LC_DT_BF16, LC_DT_F32));
