@@ -967,9 +967,9 @@ lc_code lc_zip_entry_verify_crc(const lc_zip *z, const lc_zip_entry *e, lc_error
     const fields *f = fields_of(z, e);
     if (!f)
         return lc_fail(err, LC_E_ARG, LC_NO_OFFSET, "entry does not belong to this archive");
-    if (!crc_given(e))
-        return LC_OK;
     if (e->method == LC_ZIP_STORED) {
+        if (!crc_given(e))
+            return LC_OK;                         /* nothing else to check in stored bytes */
         uint32_t crc = crc_update(crc32(0, Z_NULL, 0), z->base + e->data_offset, e->size);
         if (crc != e->crc32) {
             lc_fail(err, LC_E_MALFORMED, f->crc,
