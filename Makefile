@@ -14,6 +14,8 @@
 #   make check-cuda   the CUDA back end on a GPU (skips, saying why, without one)
 #   make bench-cuda   GB/s of the CUDA back end beside the CPU and the copy bound (GPU)
 #   make install PREFIX=/usr/local
+# A bare `make` builds every tool: the CUDA fatbin's rule below comes first in the file.
+.DEFAULT_GOAL := all
 CUDA    ?= 0
 # A CUDA=1 build has other flags on every object: it lives in a folder of its own.
 BUILD   ?= $(if $(filter 1,$(CUDA)),build/cuda,build)
