@@ -32,7 +32,7 @@ static const lc_arch_tensor TENSORS[] = {
 static const lc_arch_key KEYS[] = {
     LC_ARCH_KEYS_TRANSFORMER,
     { "%s.vocab_size", LC_HP_VOCAB_SIZE, LC_KEY_U32, LC_KEY_ALWAYS },
-    { "%s.rope.dimension_count", LC_HP_HEAD_DIM, LC_KEY_U32, LC_KEY_ALWAYS },
+    { "%s.rope.dimension_count", LC_HP_ROPE_DIM, LC_KEY_U32, LC_KEY_ALWAYS },
 };
 
 const lc_arch lc_arch_llama = {

@@ -88,16 +88,10 @@ static lc_dtype pick_dtype(const char *gname, uint32_t ndim, const uint64_t *sha
 
 static lc_code check_shape(conv *c, const lc_arch_tensor *row, uint32_t layer,
                            const lc_tensor *s, lc_error *err) {
-    uint32_t nd;
-    uint64_t sh[2];
-    if (lc_arch_shape(row, &c->cfg.hp, &nd, sh) &&
-        (s->ndim != nd || s->shape[0] != sh[0] || (nd == 2 && s->shape[1] != sh[1]))) {
-        char have[96], want[64];
+    char want[96];
+    if (!lc_arch_shape_is(row, &c->cfg.hp, s, want, sizeof want)) {
+        char have[96];
         lc_shape_format(s, have, sizeof have);
-        if (nd == 2)
-            snprintf(want, sizeof want, "[%" PRIu64 ", %" PRIu64 "]", sh[0], sh[1]);
-        else
-            snprintf(want, sizeof want, "[%" PRIu64 "]", sh[0]);
         lc_fail(err, LC_E_MISMATCH, LC_NO_OFFSET, "tensor %.80s has shape %s but %s implies "
                 "%s", s->name, have, c->cfg_file, want);
         lc_err_context(err, NULL, s->name);

@@ -65,14 +65,10 @@ static lc_code find_tensors(const lc_model *m, const lc_arch *a, const lc_hparam
             rc = LC_E_MALFORMED;
             break;
         }
-        uint32_t nd;
-        uint64_t want[2];
-        if (lc_arch_shape(row, hp, &nd, want) &&
-            (t->ndim != nd || t->shape[0] != want[0] || (nd == 2 && t->shape[1] != want[1]))) {
-            char have[96], exp[64];
+        char exp[96];
+        if (!lc_arch_shape_is(row, hp, t, exp, sizeof exp)) {
+            char have[96];
             lc_shape_format(t, have, sizeof have);
-            snprintf(exp, sizeof exp, nd == 2 ? "[%" PRIu64 ", %" PRIu64 "]" : "[%" PRIu64 "]",
-                     want[0], want[1]);
             lc_fail(err, LC_E_MISMATCH, LC_NO_OFFSET, "tensor %.80s has shape %s; the "
                     "hyperparameters give %s", t->name, have, exp);
             lc_err_context(err, NULL, t->name);
