@@ -9,9 +9,12 @@
 
 #include "libconvert/alloc.h"
 
-extern const lc_arch lc_arch_llama, lc_arch_qwen2;
+extern const lc_arch lc_arch_llama, lc_arch_qwen2, lc_arch_qwen3, lc_arch_qwen3moe,
+    lc_arch_gemma3, lc_arch_phi3;
 
-static const lc_arch *const FAMILIES[] = { &lc_arch_llama, &lc_arch_qwen2, NULL };
+static const lc_arch *const FAMILIES[] = { &lc_arch_llama, &lc_arch_qwen2, &lc_arch_qwen3,
+                                           &lc_arch_qwen3moe, &lc_arch_gemma3, &lc_arch_phi3,
+                                           NULL };
 
 const lc_arch *const *lc_arch_all(void) { return FAMILIES; }
 
@@ -283,7 +286,9 @@ lc_code lc_arch_seen_check(const lc_arch_seen *s, lc_spelling sp, lc_error *err)
     char name[160], gguf[160];
     for (size_t i = 0; i < a->n_tensors; i++) {
         const lc_arch_tensor *row = &a->tensors[i];
-        if (!(row->flags & LC_AT_REQUIRED))
+        const bool required = (row->flags & LC_AT_REQUIRED) ||
+                              (row->flags & (s->moe ? LC_AT_MOE : LC_AT_DENSE));
+        if (!required)
             continue;
         const bool per_layer = strstr(row->gguf, "%u") != NULL;
         for (uint32_t l = 0; l < (per_layer ? s->n_layers : 1); l++) {
@@ -474,7 +479,7 @@ lc_code lc_arch_read_keys(const lc_model *m, const lc_arch **out, lc_hparams *hp
     const lc_value *name = lc_model_find_meta(m, "general.architecture");
     const lc_arch *a = name && name->type == LC_VT_STRING ? lc_arch_by_name(name->str.ptr) : NULL;
     if (!a) {
-        char list[128] = "";
+        char list[256] = "";
         for (const lc_arch *const *f = FAMILIES; *f; f++)
             snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", *list ? ", " : "",
                      (*f)->name);

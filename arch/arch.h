@@ -109,6 +109,8 @@ enum {
                                  * 1 + w; llama.cpp's by the stored value) */
     LC_AT_VOCAB_ROWS = 1u << 6, /* rows past the vocabulary are cut (gemma's embedding) */
     LC_AT_KEEP_F32 = 1u << 7,   /* written in F32 whatever the out type (the router) */
+    LC_AT_DENSE    = 1u << 8,   /* required only in a model without experts */
+    LC_AT_MOE      = 1u << 9,   /* required only in a model with experts */
 };
 
 typedef struct lc_arch_tensor {
@@ -226,8 +228,9 @@ typedef enum lc_act { LC_ACT_SILU = 0, LC_ACT_GELU_TANH } lc_act;
 typedef struct lc_arch_recipe {
     lc_act act;
     bool   embd_scale;      /* the embedding times sqrt(embedding_length) (gemma) */
-    bool   moe_norm_topk;   /* the top-k routing weights always renormalised (mixtral);
-                             * otherwise hparams.expert_norm_topk says */
+    bool   moe_norm_topk;   /* hparams.expert_norm_topk's default: the top-k routing
+                             * weights renormalised to sum to 1 (llama.cpp always does for
+                             * mixtral and qwen3moe; a config's norm_topk_prob says) */
     bool   longrope;        /* takes phi3's longrope scaling (rope_factors_long/short) */
 } lc_arch_recipe;
 
@@ -343,6 +346,8 @@ typedef struct lc_arch_seen {
     uint32_t n_layers;
     uint64_t top;           /* bit i: row i seen (rows without "%u") */
     uint64_t *layer;        /* per layer, bit i: row i seen */
+    bool moe;               /* the model has experts: LC_AT_MOE rows are required, not
+                             * LC_AT_DENSE ones (set after init; false by default) */
 } lc_arch_seen;
 
 lc_code lc_arch_seen_init(lc_arch_seen *s, const lc_arch *a, uint32_t n_layers, lc_error *err);

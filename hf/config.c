@@ -46,7 +46,7 @@ static lc_code parse_arch(const cJSON *root, lc_hf_config *c, lc_error *err) {
                        "config.json has no architectures list with a name in it");
     if ((c->arch = lc_arch_by_hf_class(first->valuestring)))
         return LC_OK;
-    char list[160];
+    char list[512];
     lc_arch_list_classes(list, sizeof list);
     return lc_fail(err, LC_E_UNSUPPORTED, LC_NO_OFFSET,
                    "architecture %.80s is not supported (%s are)", first->valuestring, list);

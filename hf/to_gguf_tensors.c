@@ -361,6 +361,7 @@ lc_code lc_tg_check_tensors(lc_tg *c, lc_error *err) {
                        "the checkpoint has %zu tensors", c->cfg_file, n_layers,
                        lc_model_tensor_count(c->in));
     LC_TRY(lc_arch_seen_init(&c->seen, c->cfg.arch, n_layers, err));
+    c->seen.moe = c->cfg.hp.expert_count > 0;
     LC_TRY(experts_init(c, err));
     for (size_t i = 0; i < lc_model_tensor_count(c->in); i++) {
         const lc_tensor *s = lc_model_tensor(c->in, i);

@@ -292,9 +292,12 @@ static cat category(const lc_mix *m, const char *name, uint32_t *layer) {
     case LC_ROLE_ATTN_K: return CAT_ATTN_K;
     case LC_ROLE_ATTN_V: return CAT_ATTN_V;
     case LC_ROLE_ATTN_OUT: return CAT_ATTN_OUT;
-    case LC_ROLE_FFN_UP: return CAT_FFN_UP;
-    case LC_ROLE_FFN_GATE: return CAT_FFN_GATE;
-    case LC_ROLE_FFN_DOWN: return CAT_FFN_DOWN;
+    case LC_ROLE_ATTN_QKV: return CAT_ATTN_QKV;
+    /* llama.cpp's categories are substrings: "ffn_up" is ffn_up_exps too */
+    case LC_ROLE_FFN_UP: case LC_ROLE_FFN_UP_EXPS: return CAT_FFN_UP;
+    case LC_ROLE_FFN_GATE: case LC_ROLE_FFN_GATE_EXPS: case LC_ROLE_FFN_GATE_INP:
+        return CAT_FFN_GATE;
+    case LC_ROLE_FFN_DOWN: case LC_ROLE_FFN_DOWN_EXPS: return CAT_FFN_DOWN;
     default: return CAT_OTHER;
     }
 }
@@ -571,10 +574,6 @@ lc_code lc_mix_new(const lc_mix_opts *o, const lc_mix_model *mm, const char *con
     if (o->base == LC_DT_INVALID || o->ftype >= 64 || !mm->arch)
         return lc_fail(err, LC_E_ARG, LC_NO_OFFSET, "file type %" PRIu32 " has no base type "
                        "or the model no family", o->ftype);
-    if (mm->n_expert > 1)   /* the rules are here; arch/ has no roles for experts yet */
-        return lc_fail(err, LC_E_UNSUPPORTED, LC_NO_OFFSET, "a model with %" PRIu32 " experts: "
-                       "arch/%s does not describe expert tensors yet", mm->n_expert,
-                       mm->arch->name);
     lc_mix *m = lc_calloc(1, sizeof *m);
     if (!m || (o->n_patterns && !(m->re = lc_calloc(o->n_patterns, sizeof *m->re)))) {
         lc_mix_free(m);
