@@ -255,6 +255,36 @@ bool lc_arch_shape_is(const lc_arch_tensor *row, const lc_hparams *hp, const lc_
     return ok;
 }
 
+bool lc_arch_hit_shape_is(const lc_arch_hit *h, const lc_hparams *hp, const lc_tensor *t,
+                          char *want, size_t cap) {
+    uint32_t nd;
+    uint64_t sh[3];
+    if (!lc_arch_shape(h->row, hp, &nd, sh))
+        return true;
+    if (h->expert != UINT32_MAX) {              /* one expert's: no expert dimension */
+        memmove(sh, sh + 1, 2 * sizeof sh[0]);
+        nd--;
+    } else if (h->fused && nd >= 2) {           /* parts side by side along dimension 1 */
+        sh[1] *= h->row->parts ? h->row->parts : 1;
+    }
+    bool ok = t->ndim == nd;
+    for (uint32_t i = 0; ok && i < nd; i++)
+        ok = t->shape[i] == sh[i] ||
+             /* gemma's embedding may have rows past the vocabulary: they are cut */
+             (i == 0 && (h->row->flags & LC_AT_VOCAB_ROWS) && t->shape[0] > sh[0]);
+    if (!ok && cap) {
+        size_t o = 0;
+        want[0] = '\0';
+        for (uint32_t i = 0; i < nd && o < cap; i++) {
+            int k = snprintf(want + o, cap - o, "%s%" PRIu64, i ? ", " : "[", sh[i]);
+            o += k > 0 ? (size_t)k : 0;
+        }
+        if (o < cap)
+            snprintf(want + o, cap - o, "]");
+    }
+    return ok;
+}
+
 lc_code lc_arch_seen_init(lc_arch_seen *s, const lc_arch *a, uint32_t n_layers, lc_error *err) {
     memset(s, 0, sizeof *s);
     if (a->n_tensors > 64)      /* one bit per row */

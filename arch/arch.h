@@ -340,6 +340,12 @@ bool lc_arch_shape(const lc_arch_tensor *row, const lc_hparams *hp, uint32_t *nd
 bool lc_arch_shape_is(const lc_arch_tensor *row, const lc_hparams *hp, const lc_tensor *t,
                       char *want, size_t cap);
 
+/* The same for a tensor found by lc_arch_lookup: one expert's has the row's shape
+ * without its expert dimension, a fused one `parts` times the rows along dimension 1,
+ * and gemma's embedding may have more rows than the vocabulary. */
+bool lc_arch_hit_shape_is(const lc_arch_hit *h, const lc_hparams *hp, const lc_tensor *t,
+                          char *want, size_t cap);
+
 /* Which required tensors a model has, row by row and layer by layer. */
 typedef struct lc_arch_seen {
     const lc_arch *arch;

@@ -211,38 +211,15 @@ static lc_code resolve(lc_tg *c, const lc_tensor *s, lc_arch_hit *hits, size_t *
     return LC_OK;
 }
 
-/* The shape source s must have for hit h: the row's, without the expert dimension for
- * one expert's tensor, with `parts` times the rows for a fused one. */
+/* Source s has the shape hit h asks for. */
 static lc_code check_source_shape(lc_tg *c, const lc_arch_hit *h, const lc_tensor *s,
                                   lc_error *err) {
-    uint32_t nd;
-    uint64_t want[3];
-    if (!lc_arch_shape(h->row, &c->cfg.hp, &nd, want))
+    char have[96], want[96];
+    if (lc_arch_hit_shape_is(h, &c->cfg.hp, s, want, sizeof want))
         return LC_OK;
-    if (h->expert != UINT32_MAX) {
-        memmove(want, want + 1, 2 * sizeof want[0]);
-        nd--;
-    } else if (h->fused && nd >= 2) {
-        want[1] *= h->row->parts;
-    }
-    bool ok = s->ndim == nd;
-    for (uint32_t i = 0; ok && i < nd; i++)
-        ok = s->shape[i] == want[i] ||
-             /* gemma's embedding may have rows past the vocabulary: they are cut */
-             (i == 0 && (h->row->flags & LC_AT_VOCAB_ROWS) && s->shape[0] > want[0]);
-    if (ok)
-        return LC_OK;
-    char have[96], exp[96];
     lc_shape_format(s, have, sizeof have);
-    int k = snprintf(exp, sizeof exp, "[%" PRIu64, want[0]);
-    for (uint32_t i = 1; i < nd && k > 0 && (size_t)k < sizeof exp; i++)
-        k += snprintf(exp + k, sizeof exp - (size_t)k, ", %" PRIu64, want[i]);
-    if (k > 0 && (size_t)k < sizeof exp)
-        snprintf(exp + k, sizeof exp - (size_t)k, "]");
-    lc_fail(err, LC_E_MISMATCH, LC_NO_OFFSET, "tensor %.80s has shape %s but %s implies %s",
-            s->name, have, c->cfg_file, exp);
-    lc_err_context(err, NULL, s->name);
-    return LC_E_MISMATCH;
+    return lc_fail_in(err, LC_E_MISMATCH, LC_NO_OFFSET, s->name, "tensor %.80s has shape %s but "
+                      "%s implies %s", s->name, have, c->cfg_file, want);
 }
 
 /* ---- experts spelled one per tensor ---- */

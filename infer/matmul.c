@@ -60,7 +60,7 @@ static bool readable(lc_dtype dt) {
 
 lc_code lc_infer_mat_init(lc_infer_mat *w, const lc_tensor *t, lc_error *err) {
     memset(w, 0, sizeof *w);
-    if (!readable(t->dtype) || t->ndim < 1 || t->ndim > 2) {
+    if (!readable(t->dtype) || t->ndim < 1 || t->ndim > 3) {
         lc_fail(err, LC_E_UNSUPPORTED, LC_NO_OFFSET, "tensor %.100s: %s with %" PRIu32
                 " dimensions cannot be read as float32 rows", t->name, lc_dtype_name(t->dtype),
                 t->ndim);
@@ -68,7 +68,7 @@ lc_code lc_infer_mat_init(lc_infer_mat *w, const lc_tensor *t, lc_error *err) {
         return LC_E_UNSUPPORTED;
     }
     w->t = t;
-    w->rows = t->ndim == 2 ? t->shape[0] : 1;
+    w->rows = t->ndim == 3 ? t->shape[0] * t->shape[1] : t->ndim == 2 ? t->shape[0] : 1;
     w->cols = t->shape[t->ndim - 1];
     if (!lc_dtype_row_bytes(t->dtype, w->cols, &w->row_bytes)) {
         lc_fail(err, LC_E_MALFORMED, LC_NO_OFFSET, "tensor %.100s: rows of %" PRIu64
@@ -79,11 +79,25 @@ lc_code lc_infer_mat_init(lc_infer_mat *w, const lc_tensor *t, lc_error *err) {
     return LC_OK;
 }
 
+lc_code lc_infer_mat_slice(lc_infer_mat *out, const lc_infer_mat *w, uint64_t r0,
+                           uint64_t rows, lc_error *err) {
+    if (r0 > w->rows || rows > w->rows - r0) {
+        lc_fail(err, LC_E_ARG, LC_NO_OFFSET, "tensor %.100s: rows %" PRIu64 "..%" PRIu64
+                " of %" PRIu64, w->t->name, r0, r0 + rows, w->rows);
+        lc_err_context(err, NULL, w->t->name);
+        return LC_E_ARG;
+    }
+    *out = *w;
+    out->r0 = w->r0 + r0;
+    out->rows = rows;
+    return LC_OK;
+}
+
 lc_code lc_infer_mat_rows(const lc_infer_mat *w, uint64_t r0, size_t nr, float *dst,
                           uint8_t *raw, lc_error *err) {
     const lc_tensor *t = w->t;
     const size_t len = nr * (size_t)w->row_bytes, n = nr * (size_t)w->cols;
-    const uint64_t off = r0 * w->row_bytes;
+    const uint64_t off = (w->r0 + r0) * w->row_bytes;
     const uint8_t *src;
     lc_code rc = LC_OK;
     if (t->data) {

@@ -15,16 +15,23 @@
 #include "libconvert/error.h"
 #include "libconvert/tensor.h"
 
-/* A 2-D tensor read as rows of float32 (a 1-D tensor is one row). */
+/* A tensor read as rows of float32 (a 1-D tensor is one row, a 3-D one its outer two
+ * dimensions' rows), or a run of its rows: one expert of a stack, one part of a fused
+ * matrix. */
 typedef struct lc_infer_mat {
     const lc_tensor *t;     /* borrowed from the model */
+    uint64_t r0;            /* the first row of t this matrix is */
     uint64_t rows, cols;
     uint64_t row_bytes;     /* bytes of one row in t's dtype */
 } lc_infer_mat;
 
-/* Describes t as a matrix of `rows` rows (its outermost dimension; 1 for a 1-D tensor).
- * LC_E_UNSUPPORTED when t's dtype cannot be read as float32 (where = t's name). */
+/* Describes t as a matrix of all its rows. LC_E_UNSUPPORTED when t's dtype cannot be
+ * read as float32 or t has more than 3 dimensions (where = t's name). */
 lc_code lc_infer_mat_init(lc_infer_mat *w, const lc_tensor *t, lc_error *err);
+
+/* out = rows [r0, r0 + rows) of w. LC_E_ARG when they are not all w's. */
+lc_code lc_infer_mat_slice(lc_infer_mat *out, const lc_infer_mat *w, uint64_t r0,
+                           uint64_t rows, lc_error *err);
 
 /* Rows [r0, r0 + nr) of w as float32 into dst [nr, cols]. raw: scratch of nr * row_bytes
  * bytes, used when the tensor has no zero-copy view. Errors name the tensor. */
