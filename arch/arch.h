@@ -256,6 +256,12 @@ struct lc_arch {
     double default_rms_eps, default_rope_theta;     /* transformers' config defaults */
     bool writes_add_space_prefix;       /* tokenizer.ggml.add_space_prefix from
                                          * tokenizer_config.json (LlamaModel does) */
+    bool spm_no_space_prefix;           /* add_space_prefix = false after a SentencePiece
+                                         * vocabulary's keys (Gemma3Model.set_vocab) */
+    bool spm_added_as_phi3;             /* a SentencePiece vocabulary's added tokens by
+                                         * Phi3MiniModel.set_vocab's rule: tokenizer.json's
+                                         * added_tokens too, special -> control, nothing
+                                         * else looked at or rewritten */
     lc_arch_hooks hooks;
     lc_arch_recipe recipe;
     /* Keys the converter writes before general.type (phi3's longrope attn_factor, added

@@ -7,7 +7,7 @@
 #include "arch/arch.h"
 
 /* config.json spellings of transformers' LlamaConfig-like configs. */
-enum { LC_ARCH_CFG_TRANSFORMER_COUNT = 11 };
+enum { LC_ARCH_CFG_TRANSFORMER_COUNT = 17 };
 extern const lc_arch_cfg lc_arch_cfg_transformer[LC_ARCH_CFG_TRANSFORMER_COUNT];
 
 /* The keys TextModel.set_gguf_parameters writes, in its order, general.file_type last

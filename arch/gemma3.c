@@ -65,4 +65,5 @@ const lc_arch lc_arch_gemma3 = {
     .default_rms_eps = 1e-6, .default_rope_theta = 1000000.0,   /* Gemma3TextConfig's */
     .recipe = { .act = LC_ACT_GELU_TANH, .embd_scale = true },
     .default_swa_pattern = 6,
+    .spm_no_space_prefix = true,
 };

@@ -44,12 +44,6 @@ static const lc_arch_key KEYS[] = {
     { "%s.rope.dimension_count", LC_HP_ROPE_DIM, LC_KEY_U32, LC_KEY_ALWAYS },
 };
 
-/* mixtral's */
-static const lc_arch_cfg CFG[] = {
-    { "num_local_experts", LC_HP_EXPERT_COUNT, LC_CFG_U32 },
-    { "num_experts_per_tok", LC_HP_EXPERT_USED_COUNT, LC_CFG_U32 },
-};
-
 const lc_arch lc_arch_llama = {
     .name = "llama",
     .hf_classes = CLASSES,
@@ -60,6 +54,5 @@ const lc_arch lc_arch_llama = {
     .default_rms_eps = 1e-6, .default_rope_theta = 10000.0,   /* LlamaConfig's */
     .writes_add_space_prefix = true,
     .hooks = { .rope_freqs = lc_arch_llama3_rope_freqs },
-    .cfg_extra = CFG, .n_cfg_extra = sizeof CFG / sizeof *CFG,
     .recipe = { .moe_norm_topk = true },
 };

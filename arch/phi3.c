@@ -65,4 +65,5 @@ const lc_arch lc_arch_phi3 = {
     .default_rms_eps = 1e-5, .default_rope_theta = 10000.0,   /* Phi3Config's */
     .writes_add_space_prefix = false,
     .recipe = { .longrope = true },
+    .spm_added_as_phi3 = true,
 };

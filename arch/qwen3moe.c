@@ -41,8 +41,6 @@ static const lc_arch_key KEYS[] = {
 };
 
 static const lc_arch_cfg CFG[] = {
-    { "num_experts", LC_HP_EXPERT_COUNT, LC_CFG_U32 },
-    { "num_experts_per_tok", LC_HP_EXPERT_USED_COUNT, LC_CFG_U32 },
     { "moe_intermediate_size", LC_HP_EXPERT_FF_LENGTH, LC_CFG_U32 },
     { "norm_topk_prob", LC_HP_EXPERT_NORM_TOPK, LC_CFG_BOOL },
 };

@@ -159,8 +159,13 @@ static lc_code add_keys(lc_tg *c, lc_error *err) {
      * is bounded by the tokenizer's own size, so a tiny config.json cannot make a huge
      * vocabulary. */
     const uint64_t max_pad = c->validated ? UINT64_MAX : LC_HF_VOCAB_PAD_UNCHECKED;
-    LC_TRY(lc_hf_tokenizer_to_gguf(c->dir, c->cfg.hp.vocab_size, max_pad, c->o->pre, m, err));
-    return add_bytelevel_defaults(c->dir, m, err);
+    LC_TRY(lc_hf_tokenizer_to_gguf(c->dir, c->cfg.hp.vocab_size, max_pad, c->o->pre, a, m, err));
+    LC_TRY(add_bytelevel_defaults(c->dir, m, err));
+    const lc_value *model = lc_model_find_meta(m, "tokenizer.ggml.model");
+    if (a->spm_no_space_prefix && model && model->type == LC_VT_STRING &&
+        strcmp(model->str.ptr, "llama") == 0)
+        LC_TRY(lc_hf_json_meta_bool(m, "tokenizer.ggml.add_space_prefix", false, err));
+    return LC_OK;
 }
 
 /* The first dimension of 2-D tensor NAME in m, or 0. */

@@ -369,11 +369,8 @@ lc_code lc_tg_check_tensors(lc_tg *c, lc_error *err) {
 }
 
 /* Part h->row->part of the fused tensor s: a strided view named as in GGUF. */
-static lc_code add_part(lc_tg *c, const lc_tensor *s, const lc_arch_hit *h, const char *g,
-                        lc_error *err) {
-    const lc_tensor *from = s;
-    if (c->weights)
-        LC_TRY(lc_hf_weights_view(c->weights, c->views, s, &from, err));
+static lc_code add_part(lc_tg *c, const lc_tensor *s, const lc_tensor *from,
+                        const lc_arch_hit *h, const char *g, lc_error *err) {
     const uint32_t parts = h->row->parts ? h->row->parts : 1;
     uint64_t shape[3];
     memcpy(shape, s->shape, sizeof shape);
@@ -404,6 +401,7 @@ lc_code lc_tg_add_tensors(lc_tg *c, lc_error *err) {
         const lc_tensor *s = lc_model_tensor(c->in, i);
         lc_arch_hit hits[4];
         size_t n;
+        const lc_tensor *from = NULL;       /* a fused source's one view for its parts */
         LC_TRY(resolve(c, s, hits, &n, err));
         for (size_t k = 0; k < n; k++) {
             const lc_arch_hit *h = &hits[k];
@@ -414,8 +412,14 @@ lc_code lc_tg_add_tensors(lc_tg *c, lc_error *err) {
                 continue;
             }
             LC_TRY(lc_arch_name(h->row, LC_SPELL_GGUF, h->layer, g, sizeof g, err));
-            if (h->fused)
-                LC_TRY(add_part(c, s, h, g, err));
+            if (h->fused) {
+                if (!from) {
+                    from = s;
+                    if (c->weights)
+                        LC_TRY(lc_hf_weights_view(c->weights, c->views, s, &from, err));
+                }
+                LC_TRY(add_part(c, s, from, h, g, err));
+            }
             else if ((h->row->flags & LC_AT_VOCAB_ROWS) && s->ndim == 2 &&
                      s->shape[0] > c->cfg.hp.vocab_size)
                 LC_TRY(add_vocab_rows(c, s, h, g, err));
