@@ -344,11 +344,15 @@ static lc_code build_rope(lc_infer *c, const lc_arch *a, const lc_hparams *hp,
         }
         a->hooks.rope_freqs(hp, factors, half);
     }
-    if ((rc = init_rope(&c->rope, style, hp, factors, err)) != LC_OK)
+    /* a GGUF says longrope by its factor tensors alone (phi3 writes no scaling type) */
+    lc_hparams scaled = *hp;
+    if (long_f)
+        scaled.rope_scaling = LC_ROPE_SCALING_LONGROPE;
+    if ((rc = init_rope(&c->rope, style, &scaled, factors, err)) != LC_OK)
         goto done;
     c->long_after = UINT32_MAX;
     if (long_f) {
-        if ((rc = init_rope(&c->rope_long, style, hp, long_f, err)) != LC_OK)
+        if ((rc = init_rope(&c->rope_long, style, &scaled, long_f, err)) != LC_OK)
             goto done;
         c->long_after = hp->rope_scaling_orig_ctx ? hp->rope_scaling_orig_ctx : UINT32_MAX;
     }
