@@ -167,6 +167,15 @@ lc_code lc_arch_name_expert(const lc_arch_tensor *row, lc_spelling to, uint32_t 
     return LC_OK;
 }
 
+lc_code lc_arch_name_fused(const lc_arch_tensor *row, uint32_t layer, char *buf, size_t cap,
+                           lc_error *err) {
+    if (!row->hf_fused)
+        return lc_fail(err, LC_E_NOTFOUND, LC_NO_OFFSET, "the tensor has no fused spelling");
+    if (cap == 0 || !fill_holes(row->hf_fused, layer, 0, buf, cap))
+        return lc_fail(err, LC_E_ARG, LC_NO_OFFSET, "name buffer of %zu bytes is too small", cap);
+    return LC_OK;
+}
+
 lc_code lc_arch_name(const lc_arch_tensor *row, lc_spelling to, uint32_t layer, char *buf,
                      size_t cap, lc_error *err) {
     return lc_arch_name_expert(row, to, layer, 0, buf, cap, err);

@@ -319,6 +319,9 @@ const lc_arch_tensor *lc_arch_role(const lc_arch *a, lc_role role);
  * spelling (the tensor is dropped on that side), LC_E_ARG when buf is too small. */
 lc_code lc_arch_name(const lc_arch_tensor *row, lc_spelling to, uint32_t layer, char *buf,
                      size_t cap, lc_error *err);
+/* Transformers 5's fused spelling of a stacked row for LAYER (LC_E_NOTFOUND: none). */
+lc_code lc_arch_name_fused(const lc_arch_tensor *row, uint32_t layer, char *buf, size_t cap,
+                           lc_error *err);
 /* The same with the "%e" hole filled with EXPERT (a per-expert spelling). */
 lc_code lc_arch_name_expert(const lc_arch_tensor *row, lc_spelling to, uint32_t layer,
                             uint32_t expert, char *buf, size_t cap, lc_error *err);

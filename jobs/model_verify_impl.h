@@ -118,6 +118,7 @@ typedef struct lc_vf_tensor {
     char         src_name[96];  /* SRC's, escaped */
     const lc_arch_tensor *row;  /* the family's row (NULL: compared by name) */
     uint32_t     layer;         /* UINT32_MAX for top-level tensors */
+    uint32_t     expert;        /* the expert compared; UINT32_MAX: not one expert's */
     lc_dtype     src_dt, dst_dt;
     uint32_t     ndim;
     uint64_t     shape[LC_MAX_DIMS];
@@ -149,7 +150,13 @@ typedef struct lc_vf_tensors {
     char          extra[256];   /* DST tensors SRC lacks ("" when none) */
     size_t        n_extra;
     lc_dtype      cls;          /* the lossiest class of the pairs of matrices */
+    lc_model     *derived;      /* views the pairing made (experts' pieces, gemma's + 1) */
 } lc_vf_tensors;
+
+/* Pairs SRC's tensors with DST's (model_verify_pairs.c): LC_E_MISMATCH naming the first
+ * SRC tensor DST lacks. */
+lc_code lc_vf_pair_up(const lc_vf_side *src, const lc_vf_side *dst, lc_vf_tensors *r,
+                      lc_error *err);
 
 /* Pairs the tensors (LC_E_MISMATCH naming the first SRC tensor DST lacks), then
  * computes every pair's figures with `threads` threads. */

@@ -1,13 +1,6 @@
 /* jobs/model_verify_tensors.c: every tensor of SRC against its counterpart in DST.
  *
- * Pairs: each SRC tensor's name is mapped to its role and layer in the family's table
- * (arch/), and from there to DST's spelling; tensors the family computes or drops
- * (rope_freqs, rotary_emb.inv_freq) are skipped; a SRC tensor DST lacks ends the run
- * (LC_E_MISMATCH), a DST tensor SRC lacks is a difference. Without a family on either
- * side, tensors pair by name. Where the two sides order Q/K rows for different RoPE
- * styles (transformers' halves, GGUF llama's interleaved pairs), SRC's rows are read in
- * DST's order (libconvert/view.h lc_view_head_row), so a correct permutation compares
- * equal and a skipped one does not.
+ * Pairs: model_verify_pairs.c (by role, layer and expert through the family's table).
  *
  * Figures: each pair is cut into jobs of about 2^18 elements (whole rows, or a block-
  * aligned part of one long row), read as float32 from both sides on `threads` threads,
@@ -33,128 +26,6 @@
 #define JOB_ELEMS (1u << 18)
 /* A long row is cut into parts of JOB_ELEMS columns: each must start on a block. */
 _Static_assert(JOB_ELEMS % 256 == 0, "a multiple of every block size quant/ reads");
-
-static bool readable(lc_dtype dt) {
-    return lc_dtype_is_quant(dt) ? lc_dequant_supported(dt) : lc_convert_supported(dt, LC_DT_F32);
-}
-
-/* ---- pairing ---- */
-
-/* Which order a side keeps a RoPE-rotated tensor's rows in: true for interleaved pairs
- * (GGUF llama, Meta), false for halves (transformers, GGUF qwen2). */
-static bool interleaved(const lc_vf_side *s) {
-    return s->spelling == LC_SPELL_META ||
-           (s->spelling == LC_SPELL_GGUF && s->arch && s->arch->rope == LC_ROPE_NORM);
-}
-
-static void append(char *list, size_t cap, const char *raw) {
-    char name[96];
-    lc_vf_escape(raw, name, sizeof name);
-    const size_t n = strlen(list);
-    if (n + 8 >= cap)
-        return;
-    if (n + strlen(name) + 3 >= cap - 4)
-        snprintf(list + n, cap - n, "%s...", n ? ", " : "");
-    else
-        snprintf(list + n, cap - n, "%s%s", n ? ", " : "", name);
-}
-
-static lc_code add_pair(lc_vf_tensors *r, size_t *cap, const lc_vf_side *src,
-                        const lc_vf_side *dst, const lc_tensor *a, const lc_tensor *b,
-                        const lc_arch_tensor *row, uint32_t layer, lc_error *err) {
-    if (r->n == *cap) {
-        const size_t nc = *cap ? *cap * 2 : 64;
-        lc_vf_tensor *t = lc_realloc_array(r->t, nc, sizeof *t);
-        if (!t)
-            return lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory");
-        r->t = t;
-        *cap = nc;
-    }
-    lc_vf_tensor *p = &r->t[r->n++];
-    memset(p, 0, sizeof *p);
-    lc_vf_escape(b->name, p->name, sizeof p->name);
-    lc_vf_escape(a->name, p->src_name, sizeof p->src_name);
-    p->row = row;
-    p->layer = layer;
-    p->src_dt = a->dtype;
-    p->dst_dt = b->dtype;
-    p->src_t = a;
-    p->dst_t = b;
-    p->ndim = b->ndim;
-    memcpy(p->shape, b->shape, sizeof p->shape);
-    lc_shape_format(b, p->shape_s, sizeof p->shape_s);
-    p->shape_ok = a->ndim == b->ndim && memcmp(a->shape, b->shape, a->ndim * sizeof *a->shape) == 0;
-    if (!p->shape_ok && a->ndim == 2 && b->ndim == 2 && a->shape[0] == b->shape[1] &&
-        a->shape[1] == b->shape[0])
-        snprintf(p->diagnosis, sizeof p->diagnosis, "its shape is SRC's transposed");
-    p->expect = lc_vf_expect_pair(a->dtype, b->dtype);
-    p->cosine = 1;
-    p->ok = true;
-    if (!readable(a->dtype) || !readable(b->dtype)) {
-        const lc_tensor *t = readable(a->dtype) ? b : a;
-        lc_fail(err, LC_E_UNSUPPORTED, LC_NO_OFFSET, "tensor %.80s is %s, which cannot be read "
-                "as float32 (no dequantizer)", t->name, lc_dtype_name(t->dtype));
-        lc_err_context(err, t == a ? src->path : dst->path, t->name);
-        return LC_E_UNSUPPORTED;
-    }
-    if (row && (row->flags & (LC_AT_ROPE_Q | LC_AT_ROPE_K)) && interleaved(src) != interleaved(dst)) {
-        const lc_hparams *hp = src->have_hp ? &src->hp : &dst->hp;
-        uint64_t rows, cols;
-        p->heads = lc_arch_rope_heads(row, hp);
-        lc_vf_matrix(b, true, &rows, &cols);
-        if (p->heads && b->ndim <= 2 && rows % (2ull * p->heads) == 0) {
-            p->permuted = true;
-            p->perm_inverse = interleaved(src);   /* view.h: forward is halves -> pairs */
-        } else {
-            p->heads = 0;
-        }
-    }
-    return LC_OK;
-}
-
-static lc_code pair_up(const lc_vf_side *src, const lc_vf_side *dst, lc_vf_tensors *r,
-                       lc_error *err) {
-    const lc_arch *a = src->arch;
-    size_t cap = 0;
-    char name[256];
-    for (size_t i = 0; i < lc_model_tensor_count(src->views); i++) {
-        const lc_tensor *t = lc_model_tensor(src->views, i);
-        uint32_t layer = UINT32_MAX;
-        const lc_arch_tensor *row = a ? lc_arch_find(a, src->spelling, t->name, &layer) : NULL;
-        if (row && ((row->flags & LC_AT_COMPUTED) || !row->gguf)) {
-            r->n_skipped++;
-            append(r->skipped, sizeof r->skipped, t->name);
-            continue;
-        }
-        snprintf(name, sizeof name, "%s", t->name);
-        if (row && lc_arch_name(row, dst->spelling, layer, name, sizeof name, NULL) != LC_OK)
-            snprintf(name, sizeof name, "%s", t->name);
-        const lc_tensor *u = lc_model_find_tensor(dst->views, name);
-        if (!u) {
-            lc_fail(err, LC_E_MISMATCH, LC_NO_OFFSET, "DST has no %.80s (SRC's %.80s)", name,
-                    t->name);
-            lc_err_context(err, dst->path, name);
-            return LC_E_MISMATCH;
-        }
-        LC_TRY(add_pair(r, &cap, src, dst, t, u, row, layer, err));
-    }
-    /* DST's tensors without a SRC counterpart. */
-    for (size_t i = 0; i < lc_model_tensor_count(dst->views); i++) {
-        const lc_tensor *u = lc_model_tensor(dst->views, i);
-        uint32_t layer = UINT32_MAX;
-        const lc_arch_tensor *row = a ? lc_arch_find(a, dst->spelling, u->name, &layer) : NULL;
-        if (row && ((row->flags & LC_AT_COMPUTED) || !row->gguf))
-            continue;
-        snprintf(name, sizeof name, "%s", u->name);
-        if (row && lc_arch_name(row, src->spelling, layer, name, sizeof name, NULL) != LC_OK)
-            snprintf(name, sizeof name, "%s", u->name);
-        if (!lc_model_find_tensor(src->views, name)) {
-            r->n_extra++;
-            append(r->extra, sizeof r->extra, u->name);
-        }
-    }
-    return LC_OK;
-}
 
 /* ---- statistics ---- */
 
@@ -419,7 +290,7 @@ lc_code lc_vf_tensors_compare(const lc_vf_side *src, const lc_vf_side *dst, int 
     pool pl = { .r = r, .progress = p };
     part *acc = NULL;
     uint64_t total;
-    lc_code rc = pair_up(src, dst, r, err);
+    lc_code rc = lc_vf_pair_up(src, dst, r, err);
     if (rc == LC_OK)
         rc = make_jobs(&pl, &total, err);
     if (rc == LC_OK && pl.n_jobs &&
@@ -465,5 +336,6 @@ lc_code lc_vf_tensors_compare(const lc_vf_side *src, const lc_vf_side *dst, int 
 
 void lc_vf_tensors_free(lc_vf_tensors *r) {
     lc_free(r->t);
+    lc_model_free(r->derived);
     memset(r, 0, sizeof *r);
 }
