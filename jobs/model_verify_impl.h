@@ -174,8 +174,8 @@ lc_code lc_vf_read_rows(const lc_tensor *t, uint64_t rows, uint64_t cols, uint64
 void lc_vf_matrix(const lc_tensor *t, bool permuted, uint64_t *rows, uint64_t *cols);
 
 /* For a tensor outside its bound, what it matches instead, in t->diagnosis. */
-lc_code lc_vf_diagnose(const lc_vf_side *src, const lc_vf_side *dst, lc_vf_tensor *t,
-                       lc_error *err);
+lc_code lc_vf_diagnose(const lc_vf_side *src, const lc_vf_side *dst, const lc_vf_tensors *r,
+                       lc_vf_tensor *t, lc_error *err);
 
 /* ---- logits ---- */
 

@@ -325,7 +325,7 @@ lc_code lc_vf_tensors_compare(const lc_vf_side *src, const lc_vf_side *dst, int 
         }
         for (size_t i = 0; i < r->n && rc == LC_OK; i++)
             if (!r->t[i].ok && r->t[i].shape_ok)
-                rc = lc_vf_diagnose(src, dst, &r->t[i], err);
+                rc = lc_vf_diagnose(src, dst, r, &r->t[i], err);
         qsort(r->t, r->n, sizeof *r->t, by_badness);
     }
     lc_free(pl.jobs);
