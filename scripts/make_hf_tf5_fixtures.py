@@ -30,8 +30,10 @@ What transformers 5 writes, and the deliberate edits, each named here:
     mlp.experts.N.gate_proj/up_proj/down_proj.weight. So both MoE folders are
     per-expert, and qwen3moe-fused is the one edit: qwen3moe's very tensors
     re-serialized (safetensors.torch) in the fused layout, which the pinned converter
-    also reads for Qwen2/3-MoE (never for Mixtral). Its config, tokenizer and logits
-    are qwen3moe's (checked here: transformers loads both to the same logits).
+    also reads for Qwen2/3-MoE (never for Mixtral), and its config.json spells the
+    expert count "num_experts" as the Hub's Qwen3-MoE configs do. Otherwise its config,
+    tokenizer and logits are qwen3moe's (checked here: transformers loads both to the
+    same logits; make_llama_ref.py checks that the converter writes the same bytes).
   - tokenizer_config.json: transformers 5's "extra_special_tokens" list renamed
     "additional_special_tokens" (see save_tokenizer: the pinned converter's
     transformers 4.57.6 fails on the list).
@@ -263,15 +265,21 @@ def make_qwen3moe_fused(out):
     """qwen3moe's files, its per-expert tensors stacked into transformers 5's fused ones."""
     src = os.path.join(os.path.dirname(out), "qwen3moe")
     for fn in os.listdir(src):
-        if not fn.endswith(".safetensors"):
+        if not fn.endswith(".safetensors") and fn != "config.json":
             shutil.copy(os.path.join(src, fn), out)
     w = load_file(os.path.join(src, "model.safetensors"))
-    cfg = json.load(open(os.path.join(src, "config.json")))
+    with open(os.path.join(src, "config.json")) as f:
+        cfg = json.load(f)
+    # The Hub's spelling of the expert count (transformers 5 writes num_local_experts).
+    hub = {("num_experts" if k == "num_local_experts" else k): v for k, v in cfg.items()}
+    with open(os.path.join(out, "config.json"), "w") as f:
+        json.dump(hub, f, indent=2, sort_keys=True)
+        f.write("\n")
     fused = {k: v for k, v in w.items() if ".mlp.experts." not in k}
     for i in range(cfg["num_hidden_layers"]):
         p = f"model.layers.{i}.mlp.experts."
         per = {n: torch.stack([w.pop(f"{p}{e}.{n}.weight")
-                               for e in range(cfg["num_local_experts"])])
+                               for e in range(hub["num_experts"])])
                for n in ("gate_proj", "up_proj", "down_proj")}
         fused[p + "gate_up_proj"] = torch.cat([per["gate_proj"], per["up_proj"]], dim=1)
         fused[p + "down_proj"] = per["down_proj"]
@@ -372,7 +380,9 @@ def producer_of(name, fn):
         return "sentencepiece"
     if name == "qwen3moe-fused":
         return ("make_hf_tf5_fixtures.py (qwen3moe's tensors fused, safetensors.torch)"
-                if fn.endswith(".safetensors") else "copy of hf/qwen3moe")
+                if fn.endswith(".safetensors") else
+                "make_hf_tf5_fixtures.py (qwen3moe's, num_experts spelled as on the Hub)"
+                if fn == "config.json" else "copy of hf/qwen3moe")
     if fn.startswith(("tokenizer", "special_tokens", "chat_template")):
         return "transformers save_pretrained (tokenizer)"
     return "transformers save_pretrained"

@@ -38,7 +38,9 @@ to_dict() unchanged, and the converter reads rope_parameters first.
 
 SAME_AS: qwen3moe-fused holds qwen3moe's weights in transformers 5's fused expert
 layout; every outtype of it must convert to exactly qwen3moe's reference (checked here,
-nothing written), so our converter is held to the same bytes from either layout.
+nothing written), so our converter is held to the same bytes from either layout. Only
+general.name would differ (the converter takes it from the folder's name), so it is
+converted from a copy named qwen3moe.
 """
 import hashlib
 import os
@@ -46,6 +48,7 @@ import shutil
 import subprocess
 import sys
 import tarfile
+import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -117,10 +120,10 @@ def update_manifest(rows):
     path.write_text("\n".join(kept + rows) + "\n")
 
 
-def convert(py, model, outfile, outtype):
+def convert(py, model, outfile, outtype, folder=None):
     # cwd outside the tree: the converter may leave caches behind.
     subprocess.run([py, str(Path(__file__).resolve()), "--convert",
-                    str(ROOT / "fixtures" / "hf" / model), str(outfile), outtype,
+                    str(folder or ROOT / "fixtures" / "hf" / model), str(outfile), outtype,
                     PRE[SAME_AS.get(model, model)] or "-"], check=True, cwd=str(SRC))
 
 
@@ -154,17 +157,22 @@ def main():
             digest = hashlib.sha256(dst.read_bytes()).hexdigest()
             rows.append("\t".join([f"hf-ref/{dst.name}", PRODUCER, ver, digest]))
             print(f"make_llama_ref: {dst.relative_to(ROOT)} {dst.stat().st_size} bytes")
-    for model in [n for n in SAME_AS if n in names]:
-        for outtype in OUTTYPES:
-            tmp = OUT / f"{model}-{outtype}.gguf.tmp"
-            convert(py, model, tmp, outtype)
-            ref = OUT / f"{SAME_AS[model]}-{outtype}.gguf"
-            same = tmp.read_bytes() == ref.read_bytes()
-            tmp.unlink()
-            if not same:
-                sys.exit(f"make_llama_ref: {model} --outtype {outtype} differs from {ref.name}")
-            print(f"make_llama_ref: {model} --outtype {outtype} = {ref.relative_to(ROOT)}")
     update_manifest(rows)
+    for model in [n for n in SAME_AS if n in names]:
+        # Converted from a copy named like its twin: general.name comes from the
+        # folder's name ("qwen3moe-fused" would be "Qwen3Moe Fused").
+        with tempfile.TemporaryDirectory() as d:
+            twin = Path(d) / SAME_AS[model]
+            shutil.copytree(ROOT / "fixtures" / "hf" / model, twin)
+            for outtype in OUTTYPES:
+                tmp = Path(d) / f"{model}-{outtype}.gguf"
+                convert(py, model, tmp, outtype, twin)
+                ref = OUT / f"{SAME_AS[model]}-{outtype}.gguf"
+                same = tmp.read_bytes() == ref.read_bytes()
+                if not same:
+                    sys.exit(f"make_llama_ref: {model} --outtype {outtype} differs from "
+                             f"{ref.name}")
+                print(f"make_llama_ref: {model} --outtype {outtype} = {ref.relative_to(ROOT)}")
 
 
 if __name__ == "__main__":
