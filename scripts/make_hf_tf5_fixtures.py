@@ -304,7 +304,7 @@ def make_gemma3(out):
                   control_symbols=["<mask>"],
                   user_defined_symbols=["<start_of_turn>", "<end_of_turn>"],
                   add_dummy_prefix=False, split_digits=True)
-        tok = spm_tokenizer(GemmaTokenizer, tmp, out)
+        tok = spm_tokenizer(GemmaTokenizer, tmp, out, add_bos_token=True)
     assert len(tok) == 370, len(tok)      # no specials added past the sentencepiece model
     save_tokenizer(tok, out)
     cfg = Gemma3TextConfig(vocab_size=pad64(len(tok)), hidden_size=32, intermediate_size=64,

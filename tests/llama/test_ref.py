@@ -25,6 +25,10 @@ from test_infer import INFER, TOKENS, llama_cpp_logits, rel_err
 ARCH = {"qwen2": "qwen2", "qwen3": "qwen3", "qwen3moe": "qwen3moe", "gemma3": "gemma3",
         "phi3": "phi3"}          # the rest, mixtral included, are "llama"
 TOL = {"f32": 1e-5, "f16": 4e-3, "bf16": 3e-2, "q8_0": 1e-1}
+# llama.cpp's CPU GELU (gemma3's FFN) rounds its input to f16 and reads the result from an
+# f16 table (ggml-cpu/vec.h, GGML_GELU_FP16): 9.4e-4 on the f32 reference; with that
+# rounding emulated in transformers the difference falls to 3.3e-5.
+TOL_MODEL = {("gemma3", "f32"): 3e-3}
 
 
 @pytest.mark.parametrize("outtype", OUTTYPES)
@@ -64,5 +68,6 @@ def test_reference_equals_transformers(model, outtype):
     want = np.load(INFER / f"{model}.npy")
     got = llama_cpp_logits(ref_path(model, outtype))
     err = rel_err(got, want)
+    tol = TOL_MODEL.get((model, outtype), TOL[outtype])
     print(f"{model}-{outtype}: {err:.3g}")
-    assert err <= TOL[outtype], f"{model}-{outtype}: {err:.3g} > {TOL[outtype]:g}"
+    assert err <= tol, f"{model}-{outtype}: {err:.3g} > {tol:g}"
