@@ -12,7 +12,10 @@ max|llama.cpp - transformers| / max|transformers|: the f32 reference holds the f
 own values (bf16 or f16 widened) except qwen2's f32, so what is left is float32 order;
 the others add llama.cpp's rounding of activations to the weight type and, where the
 folder's values do not fit the type (qwen2's f32 -> f16/bf16, every Q8_0), the rounded
-weights. Measured maxima are in TOL_MEASURED; allowed is about 3x."""
+weights. Measured maxima over the nine models: f32 1.1e-6 (gemma3 aside, see TOL_MODEL),
+f16 2.2e-3 (qwen2), bf16 1.4e-2 (llama-bpe), Q8_0 6.4e-2 (gemma3); allowed 2-10x that.
+What these catch: gemma3's window off by one moves its logits by 0.9, phi3's short
+factors in place of the long ones by 0.67."""
 import json
 
 import gguf
@@ -24,7 +27,7 @@ from test_infer import INFER, TOKENS, llama_cpp_logits, rel_err
 
 ARCH = {"qwen2": "qwen2", "qwen3": "qwen3", "qwen3moe": "qwen3moe", "gemma3": "gemma3",
         "phi3": "phi3"}          # the rest, mixtral included, are "llama"
-TOL = {"f32": 1e-5, "f16": 4e-3, "bf16": 3e-2, "q8_0": 1e-1}
+TOL = {"f32": 1e-5, "f16": 6e-3, "bf16": 4e-2, "q8_0": 1.5e-1}
 # llama.cpp's CPU GELU (gemma3's FFN) rounds its input to f16 and reads the result from an
 # f16 table (ggml-cpu/vec.h, GGML_GELU_FP16): 9.4e-4 on the f32 reference; with that
 # rounding emulated in transformers the difference falls to 3.3e-5.
