@@ -15,7 +15,9 @@ Planted defects (each on a GGUF of fixtures/hf/llama-spm, compared with the HF f
   - the RMS epsilon changed (1e-5 -> 1e-6);
   - one square tensor (attn_output) transposed;
   - one Q8_0 block's scale overwritten;
-  - two tokens swapped in the vocabulary.
+  - two tokens swapped in the vocabulary;
+  - attention.value_length changed (key_length and rope.dimension_count kept);
+  - expert_count and expert_used_count added.
 Each must exit 1 with the tensor, layer or key named in --json, and the text report
 must name it too. Exit 2 for: a truncated file, two families, vocabularies of different
 sizes, a missing tensor, conflicting options."""
@@ -304,6 +306,15 @@ def plant_block(g):
     t[1] = d
 
 
+def plant_value_length(g):
+    g.field("llama.attention.value_length")[1] = 8     # key_length stays 16
+
+
+def plant_experts(g):
+    g.fields.append(["llama.expert_count", 4, GGUFValueType.UINT32, None])
+    g.fields.append(["llama.expert_used_count", 2, GGUFValueType.UINT32, None])
+
+
 def plant_vocab(g):
     f = g.field("tokenizer.ggml.tokens")
     v = list(f[1])
@@ -346,6 +357,15 @@ DEFECTS = {
         and failing(j)["blk.3.ffn_up.weight"]["worst_row"] == 5
         and failing(j)["blk.3.ffn_up.weight"]["worst_col"] == 32
         and j["layers"]["first_divergent"] == 3), "blk.3.ffn_up.weight"),
+    # each key compared as itself: value_length shares a parsed field with key_length and
+    # rope.dimension_count; a MoE model's expert counts are in no llama table
+    "value_length": ("q8_0", plant_value_length, lambda j: (
+        diffs(j) == ["llama.attention.value_length"] and not failing(j)
+        and j["metadata"]["items"][0]["src"] == "16" and j["metadata"]["items"][0]["dst"] == "8"),
+        "llama.attention.value_length"),
+    "expert_counts_added": ("q8_0", plant_experts, lambda j: (
+        diffs(j) == ["llama.expert_count", "llama.expert_used_count"] and not failing(j)
+        and j["metadata"]["items"][0]["src"] == "(absent)"), "llama.expert_count"),
     "vocab_tokens_swapped": ("q8_0", plant_vocab, lambda j: (
         diffs(j) == ["tokenizer.ggml.tokens[300]", "tokenizer.ggml.tokens[301]"]
         and not j["logits"]["tokenizer_agrees"] and not failing(j)),
