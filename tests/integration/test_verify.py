@@ -200,6 +200,59 @@ def test_gguf_py_quantized_types_pass(made, wide, qt, tmp_path):
         assert_pass(f32, q)
 
 
+# ---- types quant/ reads but cannot write: the tensor-level floor ----
+
+# (Q8_1 too, but gguf-py sizes its block as 40 bytes, ggml's is 36: it cannot write one;
+# Q2_0 is not in gguf-py.)
+READ_ONLY = ["IQ4_NL", "IQ4_XS", "IQ3_S", "IQ3_XXS", "IQ2_XXS", "IQ2_XS", "IQ2_S", "IQ1_S",
+             "IQ1_M", "TQ1_0", "TQ2_0", "MXFP4", "NVFP4", "Q1_0", "Q8_K"]
+
+
+def as_bytes_of(qt, rows, cols, data=None):
+    """A [rows, cols] tensor's bytes in type qt: data, or every block zero."""
+    block, size = quants.GGML_QUANT_SIZES[qt]
+    return data if data is not None else np.zeros((rows, cols // block * size), np.uint8)
+
+
+@pytest.mark.parametrize("qt", READ_ONLY)
+def test_zeroed_tensor_in_a_read_only_type_fails(wide, qt, tmp_path):
+    """An all-zero block meets any per-block bound ("at most the block's largest value"),
+    so a zeroed matrix stored in a type quant/ cannot write passed; its cosine (0) and
+    relative RMSE (1) miss the type's tensor-level floor."""
+    folder, f32 = wide
+    g = Gguf(f32)
+    t = g.tensor("blk.1.ffn_down.weight")                  # [256, 512]
+    t[1], t[2] = as_bytes_of(QT[qt], *t[1].shape), QT[qt]
+    rc, j, err = verify(folder, g.write(tmp_path / f"zero-{qt}.gguf"))
+    assert rc == 1, err
+    (bad,) = failing(j).values()
+    assert bad["name"] == "blk.1.ffn_down.weight" and bad["below_floor"], bad
+    assert bad["cosine"] == 0 and bad["rel_rmse"] == 1 and bad["diagnosis"] == "DST's tensor is all zeros"
+    assert bad["worst"] <= 1                               # the per-block bound alone: met
+    assert "blk.1.ffn_down.weight" in j["why"]
+
+
+def test_read_only_type_floor_passes_intact_and_fails_scrambled(wide, tmp_path):
+    """gguf-py's MXFP4 of every matrix clears the floor; the same tensor with its blocks
+    shuffled (each block intact, in the wrong place) misses it."""
+    folder, f32 = wide
+    g = Gguf(f32)
+    for t in g.tensors:
+        if t[1].ndim == 2 and t[2] == QT.F32:
+            t[1], t[2] = quants.quantize(t[1].astype(np.float32), QT.MXFP4), QT.MXFP4
+    j = assert_pass(folder, g.write(tmp_path / "mxfp4.gguf"))
+    assert j["class"] == "MXFP4"
+    mx = [t for t in j["tensors"]["items"] if t["dst_type"] == "MXFP4"]
+    assert mx and all(t["cosine"] >= t["expected"]["cos_min"] for t in mx)
+    t = g.tensor("blk.0.attn_q.weight")
+    blocks = t[1].reshape(-1, 17)
+    t[1] = blocks[np.random.default_rng(1).permutation(len(blocks))].reshape(t[1].shape)
+    rc, j, err = verify(folder, g.write(tmp_path / "scrambled.gguf"))
+    assert rc == 1, err
+    assert failing(j)["blk.0.attn_q.weight"]["below_floor"]
+    assert abs(failing(j)["blk.0.attn_q.weight"]["cosine"]) < 0.1
+
+
 @pytest.mark.parametrize("pure", [False, True])
 @pytest.mark.parametrize("qtype", GQ_TYPES)
 def test_gguf_quantize_types_pass(made, wide, qtype, pure, tmp_path):
