@@ -322,6 +322,34 @@ def test_token_sources(made, tmp_path):
     assert d["logits"]["tokens"] == 256 and "context length" in d["logits"]["note"]
 
 
+def test_memory_is_bounded_by_the_files_not_vocabulary_x_tokens(tmp_path):
+    """A small file with a huge vocabulary (width 2, 200,000 tokens: 6 MB): both models'
+    logits [n, vocab] held whole were 2 x 853 x 200,000 floats (1.4 GB at --max-tokens
+    100000); taken a chunk of positions at a time, peak RSS stays within 3x the larger
+    input + 64 MiB, with --layers, --json's KL per position and the HTML page."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("vv", ROOT / "scripts" / "bench" / "verify_vocab.py")
+    vv = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(vv)
+    src, dst = tmp_path / "v.gguf", tmp_path / "w.gguf"
+    vv.main(str(src), 200_000)
+    dst.write_bytes(src.read_bytes())
+    peak = tmp_path / "peak.txt"
+    out = tmp_path / "out.json"
+    with open(out, "w") as f:
+        r = subprocess.run([str(TBIN / "lc-peak"), str(peak), str(VERIFY), "--json", "-q",
+                            "--layers", "--max-tokens", "100000", "--report",
+                            str(tmp_path / "r.html"), str(src), str(dst)], stdout=f)
+    assert r.returncode == 0
+    j = json.loads(out.read_text())
+    n = j["logits"]["tokens"]
+    assert n > 512 and j["logits"]["vocab"] == 200_000 and j["verdict"] == "pass"
+    assert len(j["logits"]["kl_per_position"]) == n - 1
+    assert "<svg" in (tmp_path / "r.html").read_text()
+    kib = int(peak.read_text().split()[1])
+    assert kib * 1024 <= 3 * src.stat().st_size + (64 << 20), (kib, src.stat().st_size)
+
+
 # ---- planted defects ----
 
 def unpermute(x, heads):
