@@ -356,7 +356,7 @@ static double hp_get(const lc_hparams *hp, lc_hp f, uint32_t file_type) {
     case LC_HP_FEED_FORWARD_LENGTH: return hp->feed_forward_length;
     case LC_HP_HEAD_COUNT: return hp->head_count;
     case LC_HP_HEAD_COUNT_KV: return hp->head_count_kv;
-    case LC_HP_HEAD_DIM: return hp->head_dim;
+    case LC_HP_HEAD_DIM: case LC_HP_VALUE_DIM: return hp->head_dim;
     case LC_HP_ROPE_DIM: return hp->rope_dim ? hp->rope_dim : hp->head_dim;
     case LC_HP_VOCAB_SIZE: return hp->vocab_size;
     case LC_HP_RMS_EPS: return hp->rms_eps;
@@ -407,7 +407,7 @@ void lc_arch_hparam_set(lc_hparams *hp, lc_hp f, double d) {
     case LC_HP_ATTN_SCALE: hp->attn_scale = d; break;
     case LC_HP_FINAL_SOFTCAP: hp->final_softcap = d; break;
     case LC_HP_TIE_WORD_EMBEDDINGS: hp->tie_word_embeddings = d != 0; break;
-    case LC_HP_FILE_TYPE: case LC_HP_ROPE_SCALING_TYPE: break;
+    case LC_HP_FILE_TYPE: case LC_HP_ROPE_SCALING_TYPE: case LC_HP_VALUE_DIM: break;
     }
 }
 

@@ -177,6 +177,8 @@ typedef enum lc_hp {
     LC_HP_ROPE_DIM, LC_HP_ROPE_THETA_SWA, LC_HP_ROPE_ATTN_FACTOR,
     LC_HP_EXPERT_COUNT, LC_HP_EXPERT_USED_COUNT, LC_HP_EXPERT_FF_LENGTH, LC_HP_EXPERT_NORM_TOPK,
     LC_HP_SLIDING_WINDOW, LC_HP_SWA_PATTERN, LC_HP_ATTN_SCALE, LC_HP_FINAL_SOFTCAP,
+    LC_HP_VALUE_DIM,        /* attention.value_length: written as head_dim; read, it
+                             * changes nothing (key_length is the head size) */
 } lc_hp;
 
 /* When a key is written. */

@@ -35,7 +35,7 @@ extern const lc_arch_cfg lc_arch_cfg_transformer[LC_ARCH_CFG_TRANSFORMER_COUNT];
     { "%s.expert_used_count", LC_HP_EXPERT_USED_COUNT, LC_KEY_U32, LC_KEY_IF_SET }
 #define LC_ARCH_KEYS_TAIL                                                                     \
     { "%s.attention.key_length", LC_HP_HEAD_DIM, LC_KEY_U32, LC_KEY_IF_HEAD_DIM },            \
-    { "%s.attention.value_length", LC_HP_HEAD_DIM, LC_KEY_U32, LC_KEY_IF_HEAD_DIM },          \
+    { "%s.attention.value_length", LC_HP_VALUE_DIM, LC_KEY_U32, LC_KEY_IF_HEAD_DIM },          \
     { "general.file_type", LC_HP_FILE_TYPE, LC_KEY_U32, LC_KEY_ALWAYS }
 #define LC_ARCH_KEYS_TRANSFORMER LC_ARCH_KEYS_HEAD, LC_ARCH_KEYS_EPS, LC_ARCH_KEYS_TAIL
 

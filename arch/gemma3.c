@@ -41,7 +41,7 @@ static const lc_arch_tensor TENSORS[] = {
 static const lc_arch_key KEYS[] = {
     LC_ARCH_KEYS_HEAD, LC_ARCH_KEYS_SWA_BASE, LC_ARCH_KEYS_EPS,
     { "%s.attention.key_length", LC_HP_HEAD_DIM, LC_KEY_U32, LC_KEY_ALWAYS },
-    { "%s.attention.value_length", LC_HP_HEAD_DIM, LC_KEY_U32, LC_KEY_ALWAYS },
+    { "%s.attention.value_length", LC_HP_VALUE_DIM, LC_KEY_U32, LC_KEY_ALWAYS },
     { "general.file_type", LC_HP_FILE_TYPE, LC_KEY_U32, LC_KEY_ALWAYS },
     { "%s.final_logit_softcapping", LC_HP_FINAL_SOFTCAP, LC_KEY_F32, LC_KEY_IF_SET },
     { "%s.attention.sliding_window", LC_HP_SLIDING_WINDOW, LC_KEY_U32, LC_KEY_IF_SET },

@@ -829,6 +829,9 @@ lc_code lc_gguf_open(const char *path, unsigned flags, lc_model **out, lc_gguf_i
         goto done;
     if ((rc = parse(mp->data, mp->size, (flags & LC_GGUF_LENIENT) != 0, m, &tmp, err)) != LC_OK)
         goto done;
+    /* Every key and array was copied out of the header: its pages need not stay in the
+     * process's RSS (a large vocabulary is most of a small model's file). */
+    lc_map_drop(mp, 0, tmp.n_tensors ? tmp.data_offset : mp->size);
     /* Views that also name their bytes in the file: writers then copy unchanged
      * tensors in the kernel and read the others with pread, not through the map. */
     for (size_t i = 0; i < lc_model_tensor_count(m); i++) {

@@ -207,8 +207,8 @@ static lc_code ffn_block(lc_infer *c, const lc_infer_layer *L, run_state *s, siz
     return LC_OK;
 }
 
-lc_code lc_infer_forward(lc_infer *c, const int32_t *tokens, size_t n, float *logits,
-                         const lc_infer_hook *hook, lc_error *err) {
+lc_code lc_infer_hidden(lc_infer *c, const int32_t *tokens, size_t n, float *hidden,
+                        const lc_infer_hook *hook, lc_error *err) {
     if (n == 0 || n > UINT32_MAX)
         return lc_fail(err, LC_E_ARG, LC_NO_OFFSET, "%zu tokens: at least 1 and below 2^32",
                        n);
@@ -227,12 +227,34 @@ lc_code lc_infer_forward(lc_infer *c, const int32_t *tokens, size_t n, float *lo
         if (hook && hook->fn)
             rc = hook->fn(hook->user, l, s.x, n, c->embd, err);
     }
-    if (rc == LC_OK) {
-        rmsnorm_rows(s.xb, s.x, c->output_norm, n, c->embd, c->eps);
-        rc = lc_infer_matmul(&c->mm, &c->output, NULL, s.xb, n, logits, err);
-    }
-    if (rc == LC_OK && c->final_softcap > 0)
-        lc_infer_softcap(logits, n * (size_t)c->vocab, c->final_softcap);
+    if (rc == LC_OK)
+        rmsnorm_rows(hidden, s.x, c->output_norm, n, c->embd, c->eps);
     free_run_state(&s);
+    return rc;
+}
+
+lc_code lc_infer_head(lc_infer *c, const float *hidden, size_t n, float *logits,
+                      lc_error *err) {
+    if (n == 0)
+        return LC_OK;
+    LC_TRY(lc_infer_matmul(&c->mm, &c->output, NULL, hidden, n, logits, err));
+    if (c->final_softcap > 0)               /* gemma: cap * tanh(logits / cap) */
+        lc_infer_softcap(logits, n * (size_t)c->vocab, c->final_softcap);
+    return LC_OK;
+}
+
+lc_code lc_infer_forward(lc_infer *c, const int32_t *tokens, size_t n, float *logits,
+                         const lc_infer_hook *hook, lc_error *err) {
+    if (n == 0 || n > UINT32_MAX)
+        return lc_fail(err, LC_E_ARG, LC_NO_OFFSET, "%zu tokens: at least 1 and below 2^32",
+                       n);
+    float *h = lc_malloc_array(n, (size_t)c->embd * sizeof *h);
+    if (!h)
+        return lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory for %zu tokens of %"
+                       PRIu32 " floats", n, c->embd);
+    lc_code rc = lc_infer_hidden(c, tokens, n, h, hook, err);
+    if (rc == LC_OK)
+        rc = lc_infer_head(c, h, n, logits, err);
+    lc_free(h);
     return rc;
 }

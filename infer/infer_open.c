@@ -95,7 +95,6 @@ static lc_code find_tensors(const lc_model *m, const lc_arch *a, const lc_hparam
                        L);
     lc_arch_seen seen;
     LC_TRY(lc_arch_seen_init(&seen, a, L, err));
-    seen.moe = E > 0;
     lc_code rc = LC_OK;
     for (size_t i = 0; i < lc_model_tensor_count(m) && rc == LC_OK; i++) {
         const lc_tensor *t = lc_model_tensor(m, i);
@@ -127,6 +126,13 @@ static lc_code find_tensors(const lc_model *m, const lc_arch *a, const lc_hparam
             if (rc == LC_OK)
                 lc_arch_seen_mark(&seen, f->row[l][EXP_ROLES[k]], l);
         }
+    /* A model is a mixture of experts when it has a router: the tensors say what runs
+     * (a dense model whose keys claim experts runs dense; model-verify names the keys). */
+    for (uint32_t l = 0; l < L; l++)
+        seen.moe |= f->layer[l][LC_ROLE_FFN_GATE_INP] != NULL;
+    if (rc == LC_OK && seen.moe && E == 0)
+        rc = lc_fail(err, LC_E_MISMATCH, LC_NO_OFFSET, "the model has a router but declares "
+                     "no experts (expert_count)");
     if (rc == LC_OK)
         rc = lc_arch_seen_check(&seen, sp, err);
     lc_arch_seen_free(&seen);

@@ -4,7 +4,9 @@
  * A matrix is never held whole in float32: each job converts LC_INFER_ROWS rows into its
  * thread's buffer (dequantizing block types, widening f16/bf16) and multiplies them
  * against all n token vectors, so each weight is read and converted once per forward
- * call whatever n is. Each output is the same float32 sum whatever the thread count. */
+ * call whatever n is. A narrow matrix (a huge vocabulary's head of a small model) takes
+ * as many rows per job as fill LC_INFER_NARROW floats, so that a job is not one tiny
+ * read. Each output is the same float32 sum whatever the thread count and job size. */
 #ifndef LC_INFER_MATMUL_H
 #define LC_INFER_MATMUL_H
 
@@ -42,9 +44,13 @@ lc_code lc_infer_mat_rows(const lc_infer_mat *w, uint64_t r0, size_t nr, float *
 typedef struct lc_infer_mm {
     int threads;
     size_t max_cols, max_row_bytes;
-    float   *wbuf;          /* [threads, LC_INFER_ROWS, max_cols] weight rows in float32 */
-    uint8_t *raw;           /* [threads, LC_INFER_ROWS * max_row_bytes] rows as stored */
+    size_t wcap, rcap;      /* per thread: floats of wbuf, bytes of raw */
+    float   *wbuf;          /* [threads, wcap]: >= LC_INFER_ROWS rows of max_cols floats */
+    uint8_t *raw;           /* [threads, rcap]: the same rows as stored */
 } lc_infer_mm;
+
+/* The floats a job's rows fill at least, for narrow matrices. */
+#define LC_INFER_NARROW 4096
 
 lc_code lc_infer_mm_build(lc_infer_mm *mm, int threads, size_t max_cols, size_t max_row_bytes,
                           lc_error *err);

@@ -23,8 +23,10 @@
  *      tells how they were chosen).
  * Memory: no model is ever held in float32; tensors are read with pread (or through a
  * view that gives mapped pages back) a chunk of rows at a time; the forward pass holds
- * one layer's activations, the logits of both models [n, vocab] and, with layers, both
- * hidden states of every layer [layers, n, embd]. */
+ * one layer's activations and each model's final hidden states [n, embd]; the logits are
+ * taken a chunk of positions at a time (never [n, vocab] whole: a huge vocabulary on a
+ * small model would cost far more than its file); with layers, SRC's hidden state of
+ * every layer [layers, n, embd] until DST's pass has compared them. */
 #ifndef LC_JOBS_MODEL_VERIFY_H
 #define LC_JOBS_MODEL_VERIFY_H
 

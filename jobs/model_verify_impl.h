@@ -67,6 +67,11 @@ typedef struct lc_vf_expect {
                              * per block: max |err| <= rel * max |x| + abs (block types) */
     double      abs;
     double      snr_lo, snr_hi;   /* the SNR (dB) this type gives weights like a model's */
+    /* The tensor as a whole, for types quant/ reads but cannot write (no per-block bound
+     * to measure, and an all-zero block meets "1.0 x the block's largest value"):
+     * cosine >= cos_min and relative RMSE sqrt(sum err^2 / sum x^2) <= rel_rmse_max;
+     * -INFINITY / INFINITY: not judged. */
+    double      cos_min, rel_rmse_max;
 } lc_vf_expect;
 
 /* The expectation for a SRC tensor of dtype `from` compared with DST's of dtype `to`. */
@@ -130,6 +135,9 @@ typedef struct lc_vf_tensor {
     lc_vf_expect expect;
     uint64_t     n;             /* elements compared */
     double       rmse, max_abs, cosine, snr_db;
+    double       rel_rmse;      /* sqrt(sum err^2 / sum SRC^2) */
+    bool         floor_miss;    /* below the type's tensor-level floor (expect.cos_min,
+                                 * expect.rel_rmse_max) */
     uint64_t     max_at;        /* flat index of the largest error */
     double       worst;         /* largest error / what its block or element may change */
     uint64_t     worst_row, worst_col;    /* where (col: the block's first element) */

@@ -89,12 +89,16 @@ static lc_code json_tensor(lc_json_buf *b, const lc_vf_tensor *t, lc_error *err)
     LC_TRY(jkey_num(b, "abs", t->expect.abs, err));
     LC_TRY(jkey_num(b, "snr_lo", t->expect.snr_lo, err));
     LC_TRY(jkey_num(b, "snr_hi", t->expect.snr_hi, err));
+    LC_TRY(jkey_num(b, "cos_min", t->expect.cos_min, err));
+    LC_TRY(jkey_num(b, "rel_rmse_max", t->expect.rel_rmse_max, err));
     LC_TRY(lc_json_printf(b, err, "},\"elements\":%" PRIu64, t->n));
     LC_TRY(jkey_num(b, "rmse", t->rmse, err));
     LC_TRY(jkey_num(b, "max_abs", t->max_abs, err));
     LC_TRY(lc_json_printf(b, err, ",\"max_at\":%" PRIu64, t->max_at));
     LC_TRY(jkey_num(b, "cosine", t->cosine, err));
     LC_TRY(jkey_num(b, "snr_db", t->snr_db, err));
+    LC_TRY(jkey_num(b, "rel_rmse", t->rel_rmse, err));
+    LC_TRY(lc_json_printf(b, err, ",\"below_floor\":%s", t->floor_miss ? "true" : "false"));
     LC_TRY(jkey_num(b, "worst", t->worst, err));
     LC_TRY(lc_json_printf(b, err, ",\"worst_row\":%" PRIu64 ",\"worst_col\":%" PRIu64
                           ",\"nonfinite\":%" PRIu64 ",\"ok\":%s,\"snr_low\":%s,\"diagnosis\":",

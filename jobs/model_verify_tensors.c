@@ -264,7 +264,11 @@ static void finish(lc_vf_tensor *p, const part *s) {
     p->worst_row = s->worst_row;
     p->worst_col = s->worst_col;
     p->nonfinite = s->nonfinite;
-    p->ok = p->shape_ok && p->nonfinite == 0 && p->worst <= 1.0;
+    p->rel_rmse = s->a2 > 0 ? sqrt(s->d2 / s->a2) : s->d2 > 0 ? INFINITY : 0;
+    p->floor_miss = !(p->cosine >= p->expect.cos_min) || !(p->rel_rmse <= p->expect.rel_rmse_max);
+    p->ok = p->shape_ok && p->nonfinite == 0 && p->worst <= 1.0 && !p->floor_miss;
+    if (p->floor_miss && s->b2 == 0)
+        snprintf(p->diagnosis, sizeof p->diagnosis, "DST's tensor is all zeros");
     p->snr_low = p->shape_ok && p->snr_db < p->expect.snr_lo;
 }
 

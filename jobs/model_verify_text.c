@@ -141,6 +141,11 @@ static lc_code text_tensor(lc_json_buf *b, const lc_vf_tensor *t, lc_error *err)
         LC_TRY(lc_json_printf(b, err, "      %" PRIu64 " NaN/inf element%s where SRC has none "
                               "(first at row %" PRIu64 ", element %" PRIu64 ")\n", t->nonfinite,
                               t->nonfinite == 1 ? "" : "s", t->worst_row, t->worst_col));
+    else if (t->floor_miss)
+        LC_TRY(lc_json_printf(b, err, "      the tensor as a whole: cosine %.4g (at least %.4g), "
+                              "relative RMSE %.3g (at most %.3g) for %s\n", t->cosine,
+                              t->expect.cos_min, t->rel_rmse, t->expect.rel_rmse_max,
+                              lc_vf_class_name(t->expect.cls)));
     else if (t->expect.block > 1)
         LC_TRY(lc_json_printf(b, err, "      at row %" PRIu64 ", block of elements %" PRIu64
                               "..%" PRIu64 ": %.3g x what %s may change there\n", t->worst_row,

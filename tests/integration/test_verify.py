@@ -15,7 +15,9 @@ Planted defects (each on a GGUF of fixtures/hf/llama-spm, compared with the HF f
   - the RMS epsilon changed (1e-5 -> 1e-6);
   - one square tensor (attn_output) transposed;
   - one Q8_0 block's scale overwritten;
-  - two tokens swapped in the vocabulary.
+  - two tokens swapped in the vocabulary;
+  - attention.value_length changed (key_length and rope.dimension_count kept);
+  - expert_count and expert_used_count added.
 Each must exit 1 with the tensor, layer or key named in --json, and the text report
 must name it too. Exit 2 for: a truncated file, two families, vocabularies of different
 sizes, a missing tensor, conflicting options."""
@@ -198,6 +200,59 @@ def test_gguf_py_quantized_types_pass(made, wide, qt, tmp_path):
         assert_pass(f32, q)
 
 
+# ---- types quant/ reads but cannot write: the tensor-level floor ----
+
+# (Q8_1 too, but gguf-py sizes its block as 40 bytes, ggml's is 36: it cannot write one;
+# Q2_0 is not in gguf-py.)
+READ_ONLY = ["IQ4_NL", "IQ4_XS", "IQ3_S", "IQ3_XXS", "IQ2_XXS", "IQ2_XS", "IQ2_S", "IQ1_S",
+             "IQ1_M", "TQ1_0", "TQ2_0", "MXFP4", "NVFP4", "Q1_0", "Q8_K"]
+
+
+def as_bytes_of(qt, rows, cols, data=None):
+    """A [rows, cols] tensor's bytes in type qt: data, or every block zero."""
+    block, size = quants.GGML_QUANT_SIZES[qt]
+    return data if data is not None else np.zeros((rows, cols // block * size), np.uint8)
+
+
+@pytest.mark.parametrize("qt", READ_ONLY)
+def test_zeroed_tensor_in_a_read_only_type_fails(wide, qt, tmp_path):
+    """An all-zero block meets any per-block bound ("at most the block's largest value"),
+    so a zeroed matrix stored in a type quant/ cannot write passed; its cosine (0) and
+    relative RMSE (1) miss the type's tensor-level floor."""
+    folder, f32 = wide
+    g = Gguf(f32)
+    t = g.tensor("blk.1.ffn_down.weight")                  # [256, 512]
+    t[1], t[2] = as_bytes_of(QT[qt], *t[1].shape), QT[qt]
+    rc, j, err = verify(folder, g.write(tmp_path / f"zero-{qt}.gguf"))
+    assert rc == 1, err
+    (bad,) = failing(j).values()
+    assert bad["name"] == "blk.1.ffn_down.weight" and bad["below_floor"], bad
+    assert bad["cosine"] == 0 and bad["rel_rmse"] == 1 and bad["diagnosis"] == "DST's tensor is all zeros"
+    assert bad["worst"] <= 1                               # the per-block bound alone: met
+    assert "blk.1.ffn_down.weight" in j["why"]
+
+
+def test_read_only_type_floor_passes_intact_and_fails_scrambled(wide, tmp_path):
+    """gguf-py's MXFP4 of every matrix clears the floor; the same tensor with its blocks
+    shuffled (each block intact, in the wrong place) misses it."""
+    folder, f32 = wide
+    g = Gguf(f32)
+    for t in g.tensors:
+        if t[1].ndim == 2 and t[2] == QT.F32:
+            t[1], t[2] = quants.quantize(t[1].astype(np.float32), QT.MXFP4), QT.MXFP4
+    j = assert_pass(folder, g.write(tmp_path / "mxfp4.gguf"))
+    assert j["class"] == "MXFP4"
+    mx = [t for t in j["tensors"]["items"] if t["dst_type"] == "MXFP4"]
+    assert mx and all(t["cosine"] >= t["expected"]["cos_min"] for t in mx)
+    t = g.tensor("blk.0.attn_q.weight")
+    blocks = t[1].reshape(-1, 17)
+    t[1] = blocks[np.random.default_rng(1).permutation(len(blocks))].reshape(t[1].shape)
+    rc, j, err = verify(folder, g.write(tmp_path / "scrambled.gguf"))
+    assert rc == 1, err
+    assert failing(j)["blk.0.attn_q.weight"]["below_floor"]
+    assert abs(failing(j)["blk.0.attn_q.weight"]["cosine"]) < 0.1
+
+
 @pytest.mark.parametrize("pure", [False, True])
 @pytest.mark.parametrize("qtype", GQ_TYPES)
 def test_gguf_quantize_types_pass(made, wide, qtype, pure, tmp_path):
@@ -267,6 +322,34 @@ def test_token_sources(made, tmp_path):
     assert d["logits"]["tokens"] == 256 and "context length" in d["logits"]["note"]
 
 
+def test_memory_is_bounded_by_the_files_not_vocabulary_x_tokens(tmp_path):
+    """A small file with a huge vocabulary (width 2, 200,000 tokens: 6 MB): both models'
+    logits [n, vocab] held whole were 2 x 853 x 200,000 floats (1.4 GB at --max-tokens
+    100000); taken a chunk of positions at a time, peak RSS stays within 3x the larger
+    input + 64 MiB, with --layers, --json's KL per position and the HTML page."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("vv", ROOT / "scripts" / "bench" / "verify_vocab.py")
+    vv = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(vv)
+    src, dst = tmp_path / "v.gguf", tmp_path / "w.gguf"
+    vv.main(str(src), 200_000)
+    dst.write_bytes(src.read_bytes())
+    peak = tmp_path / "peak.txt"
+    out = tmp_path / "out.json"
+    with open(out, "w") as f:
+        r = subprocess.run([str(TBIN / "lc-peak"), str(peak), str(VERIFY), "--json", "-q",
+                            "--layers", "--max-tokens", "100000", "--report",
+                            str(tmp_path / "r.html"), str(src), str(dst)], stdout=f)
+    assert r.returncode == 0
+    j = json.loads(out.read_text())
+    n = j["logits"]["tokens"]
+    assert n > 512 and j["logits"]["vocab"] == 200_000 and j["verdict"] == "pass"
+    assert len(j["logits"]["kl_per_position"]) == n - 1
+    assert "<svg" in (tmp_path / "r.html").read_text()
+    kib = int(peak.read_text().split()[1])
+    assert kib * 1024 <= 3 * src.stat().st_size + (64 << 20), (kib, src.stat().st_size)
+
+
 # ---- planted defects ----
 
 def unpermute(x, heads):
@@ -302,6 +385,15 @@ def plant_block(g):
     d = t[1].copy()
     d[5, 34:36] = np.frombuffer(np.float16(1.0).tobytes(), np.uint8)   # block 1's scale
     t[1] = d
+
+
+def plant_value_length(g):
+    g.field("llama.attention.value_length")[1] = 8     # key_length stays 16
+
+
+def plant_experts(g):
+    g.fields.append(["llama.expert_count", 4, GGUFValueType.UINT32, None])
+    g.fields.append(["llama.expert_used_count", 2, GGUFValueType.UINT32, None])
 
 
 def plant_vocab(g):
@@ -346,6 +438,15 @@ DEFECTS = {
         and failing(j)["blk.3.ffn_up.weight"]["worst_row"] == 5
         and failing(j)["blk.3.ffn_up.weight"]["worst_col"] == 32
         and j["layers"]["first_divergent"] == 3), "blk.3.ffn_up.weight"),
+    # each key compared as itself: value_length shares a parsed field with key_length and
+    # rope.dimension_count; a MoE model's expert counts are in no llama table
+    "value_length": ("q8_0", plant_value_length, lambda j: (
+        diffs(j) == ["llama.attention.value_length"] and not failing(j)
+        and j["metadata"]["items"][0]["src"] == "16" and j["metadata"]["items"][0]["dst"] == "8"),
+        "llama.attention.value_length"),
+    "expert_counts_added": ("q8_0", plant_experts, lambda j: (
+        diffs(j) == ["llama.expert_count", "llama.expert_used_count"] and not failing(j)
+        and j["metadata"]["items"][0]["src"] == "(absent)"), "llama.expert_count"),
     "vocab_tokens_swapped": ("q8_0", plant_vocab, lambda j: (
         diffs(j) == ["tokenizer.ggml.tokens[300]", "tokenizer.ggml.tokens[301]"]
         and not j["logits"]["tokenizer_agrees"] and not failing(j)),

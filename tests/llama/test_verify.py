@@ -147,6 +147,12 @@ def test_kl_and_same_top_agree_with_llama_cpp(bases, tmp_path, model, qtype):
         llama_quantize(base, q, LLAMA_FTYPE[qtype])
     r = run(VERIFY, "--json", "-q", base, q)
     assert r.returncode == 0, r.stdout + r.stderr          # llama.cpp's file passes too
+    # the types quant/ only reads clear their tensor-level floor, with room to spare
+    for t in json.loads(r.stdout)["tensors"]["items"]:
+        if t["dst_type"].startswith("IQ"):
+            e = t["expected"]
+            assert not t["below_floor"] and 1 - t["cosine"] <= (1 - e["cos_min"]) / 2, t
+            assert t["rel_rmse"] <= e["rel_rmse_max"] / 1.5, t
     ours = json.loads(r.stdout)["logits"]
     tokens = ours["token_ids"]
     ref = perplexity_figures(llama_logits(base, tokens), llama_logits(q, tokens), tokens)

@@ -55,6 +55,29 @@ Test(verify_expect, float_rounding_and_block_bounds) {
     cr_assert(e.cls == LC_DT_Q4_0 && e.rel > a.rel && e.rel == a.rel + 0.006);
 }
 
+Test(verify_expect, read_only_types_have_a_tensor_floor) {
+    /* measured with llama.cpp's quantizer (expect.c): IQ4_NL cosine 0.9928 at worst */
+    lc_vf_expect e = lc_vf_expect_pair(LC_DT_F32, LC_DT_IQ4_NL);
+    cr_assert(e.cos_min == 0.97 && e.rel_rmse_max == 0.24);
+    e = lc_vf_expect_pair(LC_DT_F16, LC_DT_Q1_0);       /* 1 bit: cosine only */
+    cr_assert(e.cos_min > 0.1 && e.cos_min < 0.3 && e.rel_rmse_max == INFINITY);
+    e = lc_vf_expect_pair(LC_DT_Q8_0, LC_DT_IQ4_XS);    /* requantized: looser */
+    const lc_vf_expect f = lc_vf_expect_pair(LC_DT_F32, LC_DT_IQ4_XS);
+    cr_assert(e.cos_min < f.cos_min && e.rel_rmse_max > f.rel_rmse_max);
+    /* every read-only block type gets one (a zeroed tensor has cosine 0) */
+    for (int t = 0; t < LC_DT_COUNT; t++) {
+        e = lc_vf_expect_pair(LC_DT_F32, (lc_dtype)t);
+        if (lc_dtype_is_quant((lc_dtype)t) && e.rel == 1.0)
+            cr_assert(e.cos_min > 0.1, "%s", lc_dtype_name((lc_dtype)t));
+    }
+    /* writable types and floats keep their per-block / per-element bounds only */
+    const lc_dtype none[] = { LC_DT_Q4_0, LC_DT_Q2_K, LC_DT_Q8_0, LC_DT_F16, LC_DT_BF16 };
+    for (size_t i = 0; i < sizeof none / sizeof *none; i++) {
+        e = lc_vf_expect_pair(LC_DT_F32, none[i]);
+        cr_assert(e.cos_min == -INFINITY && e.rel_rmse_max == INFINITY);
+    }
+}
+
 Test(verify_expect, classes_order_by_loss) {
     const lc_dtype order[] = { LC_DT_INVALID, LC_DT_F32, LC_DT_F16, LC_DT_BF16, LC_DT_Q8_0,
                                LC_DT_Q6_K, LC_DT_Q5_1, LC_DT_Q5_0, LC_DT_Q4_K, LC_DT_Q4_1,
