@@ -40,7 +40,8 @@ What transformers 5 writes, and the deliberate edits, each named here:
   - tokenizer.model: transformers 5's tokenizers are all tokenizers-backed and no
     longer write it, but the Hub's gemma3, mixtral and phi3 folders ship it and the
     converter reads it; the sentencepiece file the tokenizer was made from is copied in.
-  - mixtral is sharded (small max_shard_size): a layer's experts lie in two files.
+  - mixtral is sharded (small max_shard_size): layer 0's w1/w2 of every expert lie in
+    the first file, its w3 in the second, so stacking an expert tensor reads both.
   - MoE routers: the seed is the first from the base one whose router logits, over
     fixtures/infer/tokens.txt, keep the k-th and (k+1)-th choices of every token and
     layer at least ROUTER_GAP apart, so llama.cpp's rounded activations (f16, bf16,
@@ -58,7 +59,7 @@ Per family, what is exercised (and why the value):
             sliding_window 8 (< the 24 test tokens), RoPE base 1e5 global / 1e3 local,
             query_pre_attn_scalar = head_dim 32 (llama.cpp ignores the key and scales by
             1/sqrt(head_dim) except for its 62-layer 27B), final_logit_softcapping 3
-            (reached by these logits), attn_logit_softcapping null (the converter
+            (it bends these logits: the largest is 1.8 after it), attn_logit_softcapping null (the converter
             asserts it), head_dim 32 != 32 / 2, tied embeddings, SentencePiece with
             Gemma's layout (pad 0, eos 1, bos 2, unk 3, no dummy prefix, identity
             normaliser, split digits, byte fallback), vocabulary padded (tokens become
