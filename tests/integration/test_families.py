@@ -287,3 +287,17 @@ def test_unknown_architecture_lists_the_supported(tmp_path):
                 "Qwen3MoeForCausalLM", "Gemma3ForCausalLM", "Phi3ForCausalLM"):
         assert cls in line
     assert "config.json" in line
+
+
+# ---- model-inspect ----
+
+@pytest.mark.parametrize("model,stacks", [("qwen3moe", 6), ("mixtral", 6), ("qwen3", None)])
+def test_model_inspect_shows_the_experts(made, model, stacks):
+    path = made(model, "bf16")
+    text = run(BIN / "model-inspect", path).stdout
+    j = json.loads(run(BIN / "model-inspect", "--json", path).stdout)
+    if stacks is None:
+        assert "experts:" not in text and "experts" not in j
+    else:
+        assert f"experts:  8 per layer, 2 used per token ({stacks} stacked tensors)" in text
+        assert j["experts"] == {"count": 8, "used": 2, "stacked_tensors": stacks}
