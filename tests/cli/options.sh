@@ -17,9 +17,9 @@ declare -A takes=(
     [model-inspect]="--json -q --quiet $common"
     [pth2safetensors]="--key=model --dedupe --dtype=f16 --list --scan $writer $common"
     [safetensors-rewrite]="--dtype=bf16 --stringify-meta $writer $common"
-    [safetensors2gguf]="--outtype=q8_0 --vocab-only --dry-run --metadata=a=str:b --pre=x --device=cpu $writer $common"
+    [safetensors2gguf]="--outtype=q8_0 --vocab-only --dry-run --metadata=a=str:b --pre=x --device=cpu $split $writer $common"
     [gguf2safetensors]="--dtype=f32 $writer $common"
-    [gguf-quantize]="--pure --leave-output-tensor --output-tensor-type=q8_0 --token-embedding-type=f16 --tensor-type=a=q8_0 --allow-requantize --override-kv=a=str:b --dry-run --json --device=cpu $writer $common"
+    [gguf-quantize]="--pure --leave-output-tensor --output-tensor-type=q8_0 --token-embedding-type=f16 --tensor-type=a=q8_0 --allow-requantize --override-kv=a=str:b --dry-run --json --device=cpu $split $writer $common"
     [gguf-split]="--split --merge --dry-run $split $writer $common"
     [model-verify]="--tokens=1,2 --text=x --file=f --max-tokens=8 --layers --report=r.html --json $writer $common"
 )

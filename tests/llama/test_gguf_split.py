@@ -5,6 +5,8 @@ build/llama-venv/bin/llama-gguf-split).
 - gguf-split --split (by tensor count, by size, --no-tensor-first-split) and --merge:
   every file byte for byte, and the plan it prints, on the fixtures' reference GGUFs and
   on the generated ~1.5 GiB model of make bench;
+- safetensors2gguf and gguf-quantize with --split-max-*: their parts are llama.cpp's
+  gguf-split of the one file they write without the options, and --part K/N is part K;
 - llama.cpp loads the split files from their first part and gives the unsplit file's
   logits, exactly.
 """
@@ -100,6 +102,46 @@ def test_a_split_model_runs_in_llama_cpp(tmp_path):
     first = parts(tmp_path / "m")[0]
     tokens = [1, 15, 30, 7, 99, 4]
     assert np.array_equal(logits(first, tokens), logits(src, tokens))
+
+
+@pytest.mark.parametrize("model,outtype,opts", [
+    ("llama-spm", "f16", ["--split-max-tensors", "9"]),
+    ("qwen2", "q8_0", ["--split-max-tensors", "4", "--no-tensor-first-split"]),
+    ("llama-bpe", "q4_k_m", ["--split-max-size", "1M"]),
+])
+def test_safetensors2gguf_split_is_gguf_split_of_its_file(tmp_path, model, outtype, opts):
+    one = tmp_path / "one.gguf"
+    run([BIN / "safetensors2gguf", "-q", "--outtype", outtype, HF / model, one])
+    run([BIN / "safetensors2gguf", "-q", "--outtype", outtype, *opts, HF / model,
+         tmp_path / "ours.gguf"])
+    run([LLAMA_SPLIT, *opts, one, tmp_path / "ref"])
+    got = same_files(tmp_path / "ours", tmp_path / "ref")
+    for k in range(1, len(got) + 1):     # every part alone
+        run([BIN / "safetensors2gguf", "-q", "--outtype", outtype, *opts, "--part",
+             f"{k}/{len(got)}", HF / model, tmp_path / f"p{k}.gguf"])
+        alone = parts(tmp_path / f"p{k}")
+        assert [p.name[1 + len(str(k)):] for p in alone] == [got[k - 1].name[4:]]
+        assert filecmp.cmp(alone[0], got[k - 1], shallow=False)
+    tokens = [1, 5, 9, 2]
+    assert np.array_equal(logits(got[0], tokens), logits(one, tokens))
+
+
+@pytest.mark.parametrize("ftype", ["Q8_0", "Q4_K_M"])
+def test_gguf_quantize_split_is_gguf_split_of_its_file(tmp_path, ftype):
+    src = REF / "qwen2-f16.gguf"
+    opts = ["--split-max-tensors", "6"]
+    run([BIN / "gguf-quantize", "-q", src, tmp_path / "one.gguf", ftype])
+    run([BIN / "gguf-quantize", "-q", *opts, src, tmp_path / "ours.gguf", ftype])
+    run([LLAMA_SPLIT, *opts, tmp_path / "one.gguf", tmp_path / "ref"])
+    got = same_files(tmp_path / "ours", tmp_path / "ref")
+    k = len(got) // 2 + 1
+    run([BIN / "gguf-quantize", "-q", *opts, "--part", f"{k}/{len(got)}", src,
+         tmp_path / "p.gguf", ftype])
+    assert filecmp.cmp(parts(tmp_path / "p")[0], got[k - 1], shallow=False)
+    merged = merge_both(tmp_path / "ours", tmp_path / "ref", tmp_path, "q")
+    tokens = [1, 5, 9, 2]
+    assert np.array_equal(logits(got[0], tokens), logits(tmp_path / "one.gguf", tokens))
+    assert np.array_equal(logits(merged, tokens), logits(tmp_path / "one.gguf", tokens))
 
 
 @pytest.fixture(scope="module")
