@@ -553,8 +553,12 @@ lc_code lc_gguf_write_parts(const lc_model *const *models, const char *const *pa
 lc_code lc_gguf_split_write(const lc_model *m, const char *out, const lc_gguf_split_opts *o,
                             const lc_gguf_write_opts *wo, lc_progress *p, uint32_t *kept,
                             lc_error *err) {
-    if (!o || !o->split) {
-        const lc_gguf_split_opts one = { .skip_existing = o && o->skip_existing };
+    if (kept)
+        *kept = 0;
+    if (!o || (!o->split && !o->skip_existing))
+        return lc_gguf_write(m, out, wo, p, err);
+    if (!o->split) {
+        const lc_gguf_split_opts one = { .skip_existing = true };
         return lc_gguf_write_parts(&m, &out, 1, &one, wo, p, kept, err);
     }
     char prefix[4096];
