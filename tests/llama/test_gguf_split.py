@@ -6,7 +6,8 @@ build/llama-venv/bin/llama-gguf-split).
   every file byte for byte, and the plan it prints, on the fixtures' reference GGUFs and
   on the generated ~1.5 GiB model of make bench;
 - safetensors2gguf and gguf-quantize with --split-max-*: their parts are llama.cpp's
-  gguf-split of the one file they write without the options, and --part K/N is part K;
+  gguf-split of the one file they write without the options (gguf-quantize's on the
+  1.5 GiB model too), and --part K/N is part K;
 - llama.cpp loads the split files from their first part and gives the unsplit file's
   logits, exactly.
 """
@@ -168,3 +169,14 @@ def test_big_model_split_and_merge(tmp_path, big, opts):
     # llama.cpp's merge of these parts (the same bytes as its own: compared above).
     run([LLAMA_SPLIT, "--merge", parts(ours)[0], tmp_path / "m-ref.gguf"])
     assert filecmp.cmp(tmp_path / "m.gguf", tmp_path / "m-ref.gguf", shallow=False)
+
+
+def test_big_model_quantized_split_is_gguf_split_of_its_file(tmp_path, big):
+    """gguf-quantize's parts of the 1.5 GiB model are llama.cpp's split of its one file."""
+    opts = ["--split-max-size", "130M"]
+    run([BIN / "gguf-quantize", "-q", big, tmp_path / "one.gguf", "Q4_K_M"])
+    run([LLAMA_SPLIT, *opts, tmp_path / "one.gguf", tmp_path / "ref"])
+    (tmp_path / "one.gguf").unlink()
+    run([BIN / "gguf-quantize", "-q", *opts, big, tmp_path / "ours.gguf", "Q4_K_M"])
+    got = same_files(tmp_path / "ours", tmp_path / "ref")
+    assert len(got) == 4
