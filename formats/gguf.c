@@ -937,7 +937,8 @@ static lc_code w_value(sink *f, const lc_value *v, lc_error *err) {
             for (uint64_t k = 0; k < v->arr.count; k++)
                 LC_TRY(w_value(f, lc_value_arr_item(v, k), err));
         } else if (v->arr.count) {   /* packed as on the wire (value.h) */
-            LC_TRY(put(f, lc_value_arr_data(v), (size_t)v->arr.count * lc_vtype_size(v->arr.elem), err));
+            LC_TRY(put(f, lc_value_arr_data(v),
+                       (size_t)v->arr.count * lc_vtype_size(v->arr.elem), err));
         }
         return LC_OK;
     default:

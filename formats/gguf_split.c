@@ -304,7 +304,8 @@ lc_code lc_gguf_split_plan(const lc_model *m, const lc_gguf_split_opts *o, uint3
     for (size_t i = 0; i < n; i++) {
         const lc_tensor *t = lc_model_tensor(m, i);
         /* GGML_PAD(ggml_nbytes(t), GGUF_DEFAULT_ALIGNMENT), whatever the alignment. */
-        const uint64_t padded = t->nbytes > UINT64_MAX - 31 ? UINT64_MAX : (t->nbytes + 31) & ~31ull;
+        const uint64_t padded = t->nbytes > UINT64_MAX - 31 ? UINT64_MAX
+                                                             : (t->nbytes + 31) & ~31ull;
         const uint64_t next = bytes > UINT64_MAX - padded ? UINT64_MAX : bytes + padded;
         const bool cut = o->max_bytes ? next > o->max_bytes : i > 0 && i % per == 0;
         if (cut && in_cur == 0)
