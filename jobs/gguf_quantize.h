@@ -45,7 +45,13 @@
  * named OUT-0000k-of-0000n.gguf (OUT without ".gguf"); the first part holds the
  * metadata as above followed by split.no, split.count and split.tensors.count, the
  * others those three keys only. n is the last input part with tensors (1 for an
- * unsplit input, which then gives OUT-00001-of-00001.gguf without split keys). */
+ * unsplit input, which then gives OUT-00001-of-00001.gguf without split keys).
+ *
+ * With split options (formats/gguf_split.h) the one file above is written as the parts
+ * gguf-split makes of it, named from OUT without ".gguf"; --part K/N writes part K only
+ * (of keep_split's parts too), byte-identical to that part of the whole run, reading only
+ * the tensors it holds; --skip-existing keeps a part already there when its header and
+ * size are this run's, and refuses one that is not. */
 #ifndef LC_JOBS_GGUF_QUANTIZE_H
 #define LC_JOBS_GGUF_QUANTIZE_H
 
@@ -53,6 +59,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "formats/gguf_split.h"
 #include "libconvert/dtype.h"
 #include "libconvert/error.h"
 #include "libconvert/model.h"
@@ -74,6 +81,10 @@ typedef struct lc_job_quantize_opts {
     bool            allow_requantize;   /* --allow-requantize */
     bool            dry_run;        /* print the plan; write nothing */
     bool            keep_split;     /* --keep-split: the output split as the input is */
+    lc_gguf_split_opts split;       /* --split-max-*: the output split as gguf-split would
+                                     * split the one file (formats/gguf_split.h), not with
+                                     * keep_split; --part K/N and --skip-existing (with
+                                     * keep_split too) */
     const char     *output_type;    /* --output-tensor-type: a ggml type name, or NULL */
     const char     *token_embd_type;    /* --token-embedding-type, or NULL */
     const char *const *tensor_types;    /* --tensor-type PATTERN=TYPE, in order */

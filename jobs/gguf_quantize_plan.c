@@ -313,10 +313,22 @@ lc_code lc_job_quantize_report(const job *j, const char *out, lc_error *err) {
     FILE *f = o->dry_run && !o->json ? o->print : o->summary;
     if (f) {
         const double el = j->elements ? (double)j->elements : 1.0;
-        fprintf(f, "%s %s", o->dry_run ? "would write" : "wrote",
-                j->part_paths ? j->part_paths[0] : out);
-        if (j->part_paths && j->n_parts > 1)
+        const uint32_t only = o->split.part;    /* --part K/N: part K alone */
+        const uint32_t files = only || !j->part_paths ? 1 : j->n_parts;
+        fprintf(f, "%s %s", o->dry_run ? "would write" : j->kept == files ? "kept (already "
+                "there)" : "wrote",
+                j->part_paths ? j->part_paths[only ? only - 1 : 0] : out);
+        if (only) {
+            size_t tensors;
+            uint64_t bytes;
+            part_totals(j, only - 1, &tensors, &bytes);
+            fprintf(f, " (part %" PRIu32 " of %" PRIu32 ": %zu tensors, %.2f MiB)", only,
+                    j->n_parts, tensors, mib(bytes));
+        } else if (j->part_paths && j->n_parts > 1) {
             fprintf(f, " and %" PRIu32 " more parts", j->n_parts - 1);
+        }
+        if (j->kept && j->kept < files)
+            fprintf(f, " (%" PRIu32 " already there: kept)", j->kept);
         fprintf(f, " as %s: %zu tensors, %.2f MiB (%.2f bpw) -> %.2f MiB (%.2f bpw)",
                 o->ftype->name, j->n_rows,
                 mib(j->bytes_in), (double)j->bytes_in * 8 / el, mib(j->bytes_out),
