@@ -18,6 +18,7 @@
 #include "jobs/gguf_quantize_impl.h"
 #include "libconvert/alloc.h"
 #include "libconvert/convert.h"
+#include "libconvert/escape.h"
 #include "libconvert/json.h"
 #include "libconvert/view.h"
 #include "quant/device.h"
@@ -218,13 +219,23 @@ static void part_totals(const job *j, uint32_t k, size_t *tensors, uint64_t *byt
         }
 }
 
+/* A tensor name or path as the terminal may show it (libconvert/escape.h): a name is the
+ * file author's bytes, and ESC, CR or U+202E in it would act on the terminal. A name
+ * whose escaped form exceeds the buffer is cut there; --json has it whole. */
+typedef struct { char s[1024]; } shown;
+static shown show(const char *s) {
+    shown o;
+    lc_escape(o.s, sizeof o.s, s, strlen(s));
+    return o;
+}
+
 static void print_plan(const job *j, FILE *f) {
     for (uint32_t k = 0; j->part_paths && k < j->n_parts; k++) {
         size_t tensors;
         uint64_t bytes;
         part_totals(j, k, &tensors, &bytes);
         fprintf(f, "part %" PRIu32 "/%" PRIu32 ": %s: %zu tensors, %.3f MiB of tensor data\n",
-                k + 1, j->n_parts, j->part_paths[k], tensors, mib(bytes));
+                k + 1, j->n_parts, show(j->part_paths[k]).s, tensors, mib(bytes));
     }
     for (size_t i = 0; i < j->n_rows; i++) {
         const qj_row *r = &j->rows[i];
@@ -233,7 +244,7 @@ static void print_plan(const job *j, FILE *f) {
         if (r->c.type != r->c.wanted)
             snprintf(fb, sizeof fb, " (%s does not fit its rows)", lc_dtype_name(r->c.wanted));
         fprintf(f, "[%4zu/%4zu] %-40s %-16s %-5s -> %-5s %-6s %10.3f MiB -> %10.3f MiB%s\n",
-                i + 1, j->n_rows, r->in->name, shape, lc_dtype_name(r->in->dtype),
+                i + 1, j->n_rows, show(r->in->name).s, shape, lc_dtype_name(r->in->dtype),
                 lc_dtype_name(r->c.type), why_name(&r->c, r->in->dtype), mib(r->in->nbytes),
                 mib(r->out->nbytes), fb);
     }
@@ -314,7 +325,7 @@ lc_code lc_job_quantize_report(const job *j, const char *out, lc_error *err) {
     if (f) {
         const double el = j->elements ? (double)j->elements : 1.0;
         fprintf(f, "%s %s", o->dry_run ? "would write" : "wrote",
-                j->part_paths ? j->part_paths[0] : out);
+                show(j->part_paths ? j->part_paths[0] : out).s);
         if (j->part_paths && j->n_parts > 1)
             fprintf(f, " and %" PRIu32 " more parts", j->n_parts - 1);
         fprintf(f, " as %s: %zu tensors, %.2f MiB (%.2f bpw) -> %.2f MiB (%.2f bpw)",
