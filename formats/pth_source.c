@@ -24,7 +24,7 @@
 #include "libconvert/alloc.h"
 
 typedef struct pth_src {
-    const lc_pth_storage *st;
+    lc_pth_storage *st;             /* shared by the views of one storage */
     lc_dtype        dtype;
     uint32_t        esize, ndim;
     uint64_t        shape[LC_MAX_DIMS], stride[LC_MAX_DIMS];
@@ -173,9 +173,25 @@ static lc_code gather(pth_src *s, uint64_t first, uint64_t count, uint8_t *dst, 
     return LC_OK;
 }
 
+/* A stored entry's CRC-32, checked once per storage before any of its bytes are used,
+ * as torch's reader checks it when it loads a storage. The pread and kernel-copy
+ * (copy_file_range) paths never look at the bytes otherwise, so flipped data would
+ * convert without a word; DEFLATE entries are checked as they inflate. The check is one
+ * more pread pass over the entry; a storage many views share is checked once (two
+ * threads may both check it the first time: same answer). */
+static lc_code storage_check(lc_pth_storage *st, lc_error *err) {
+    if (!st->zip || !st->entry || st->entry->method != LC_ZIP_STORED ||
+        __atomic_load_n(&st->crc_ok, __ATOMIC_ACQUIRE))
+        return LC_OK;
+    LC_TRY(lc_zip_entry_verify_crc(st->zip, st->entry, err));
+    __atomic_store_n(&st->crc_ok, true, __ATOMIC_RELEASE);
+    return LC_OK;
+}
+
 static lc_code read_view(pth_src *s, const lc_tensor *t, uint64_t off, void *dst, size_t len,
                          lc_error *err) {
     const uint32_t e = s->esize;
+    LC_TRY(storage_check(s->st, err));
     uint8_t *out = dst, tmp[16];
     const bool last = off + len == t->nbytes;
     uint64_t first = off / e;
@@ -213,11 +229,13 @@ static lc_code src_read(void *ctx, const lc_tensor *t, uint64_t off, void *dst, 
     return rc;
 }
 
+/* A storage whose CRC fails is no file range: the writer then reads it, and the read
+ * reports the failure. */
 static bool src_file_range(void *ctx, const lc_tensor *t, int *fd, uint64_t *off) {
     const pth_src *s = ctx;
     (void)t;
     if (!s->contiguous || s->swap || s->neg || s->st->bytes || s->st->fd < 0 ||
-        s->st->file_offset == LC_NO_OFFSET)
+        s->st->file_offset == LC_NO_OFFSET || storage_check(s->st, NULL) != LC_OK)
         return false;
     *fd = s->st->fd;
     *off = s->st->file_offset + s->offset * s->esize;

@@ -55,6 +55,7 @@ typedef struct lc_pth_storage {
     const lc_zip  *zip;         /* for deflated entries */
     const lc_zip_entry *entry;
     uint64_t       file_offset; /* of byte 0 in the file, LC_NO_OFFSET when deflated */
+    bool           crc_ok;      /* a stored entry's CRC-32 checked (atomic; pth_source.c) */
     const char    *path;        /* the file, for messages (owned by the model); or NULL */
     /* Kept by pth_commit.c: bytes its tensors write (see LC_PTH_EXPAND_FACTOR). */
     uint64_t       out_bytes;
