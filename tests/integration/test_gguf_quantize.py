@@ -292,3 +292,45 @@ def test_sigint_leaves_nothing(tmp_path):
         pytest.skip("the run ended before the signal could be sent")
     assert p.returncode != 0
     nothing_left(tmp_path, {"in.gguf"})
+
+
+# ---- --tensor-type patterns (libconvert/regex.h) ----
+
+@pytest.mark.parametrize("pattern,what", [
+    (r"(|)(\1\1)*", "back-references"),                   # glibc: SIGSEGV, no message
+    (r"^(.*)(.*)(.*)(.*)(.*)(.*)(.*)(.*)(.*)\9\8\7\6\5\4\3\2\1x$", "back-references"),  # 8 s
+    (r"((.{1,255}){1,255}){1,255}", "more than 4096 NFA states"),   # glibc: 3 GB
+    (r"(?!attn)", "lookaround"),
+    (r"blk\.[0-9", "unbalanced ["),
+])
+def test_hostile_patterns_are_usage_errors(tmp_path, pattern, what):
+    src = tiny_llama(tmp_path / "in.gguf")
+    t0 = time.monotonic()
+    r = run("--dry-run", "--tensor-type", f"{pattern}=q8_0", src, "q4_0", ok=False)
+    assert time.monotonic() - t0 < 5
+    assert r.returncode == 2, r.stderr
+    line = one_line(r)
+    assert line.startswith("gguf-quantize: --tensor-type pattern '") and what in line, line
+
+
+@pytest.mark.parametrize("pattern,hits", [
+    ("attn_v", {"blk.0.attn_v.weight", "blk.1.attn_v.weight"}),
+    (r"blk\.[0-9]+\.ffn_down", {"blk.0.ffn_down.weight", "blk.1.ffn_down.weight"}),
+    (r"^output\.weight$", {"output.weight"}),
+    ("(ffn_up|ffn_gate)", {f"blk.{i}.ffn_{k}.weight" for i in (0, 1) for k in ("up", "gate")}),
+    (r"BLK\.1\.ATTN_[QK]", {"blk.1.attn_q.weight", "blk.1.attn_k.weight"}),   # lower-cased
+    (r"blk\.\D\.", set()),                  # \D lower-cased to \d, as llama-quantize does
+    (r"^blk\.(0|1)\.attn_(q|k)\.weight$", {f"blk.{i}.attn_{k}.weight" for i in (0, 1)
+                                            for k in ("q", "k")}),
+    (r"_(o|ou)t\w{0,3}\.weight", {f"blk.{i}.attn_output.weight" for i in (0, 1)}),
+])
+def test_patterns_people_use(tmp_path, pattern, hits):
+    src = tiny_llama(tmp_path / "in.gguf")
+    d = json.loads(run("--dry-run", "--json", "--tensor-type", f"{pattern}=q8_0", src,
+                       "q4_0").stdout)
+    got = {t["name"] for t in d["tensors"] if t["why"] == "option"}
+    if pattern == r"blk\.\D\.":
+        hits = {t["name"] for t in d["tensors"]                 # norms are never quantized
+                if t["name"].startswith("blk.") and "norm" not in t["name"]}
+    assert got == hits
+    assert all(t["to"] == "Q8_0" for t in d["tensors"] if t["name"] in hits)
