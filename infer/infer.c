@@ -204,6 +204,13 @@ lc_code lc_infer_open(const lc_model *m, const lc_arch *a, const lc_hparams *hp_
     *out = NULL;
     if ((rc = check_hparams(&hp, err)) != LC_OK)
         goto done;
+    /* A declared count becomes an allocation only once it is proven: every layer has a
+     * tensor of its own, so a model holds more tensors than layers. */
+    if (hp.block_count > lc_model_tensor_count(m)) {
+        rc = lc_fail(err, LC_E_MALFORMED, LC_NO_OFFSET, "hyperparameters: block_count %" PRIu32
+                     " but the model has %zu tensors", hp.block_count, lc_model_tensor_count(m));
+        goto done;
+    }
     if (!(f.layer = lc_calloc(hp.block_count, sizeof *f.layer)) ||
         !(c = lc_calloc(1, sizeof *c)) ||
         !(c->layers = lc_calloc(hp.block_count, sizeof *c->layers))) {
