@@ -47,7 +47,8 @@ static void set_scalar(lc_model *m, const char *key, lc_value v) {
 
 /* SentencePiece: 0 <unk>, 1 <s>, 2 </s>, 3..258 <0x00>..<0xFF>, then the pieces below. */
 enum { S_SP = 259, S_A, S_B, S_AB, S_SPA, S_SPAB, S_AA, S_TOOL, S_N };
-static lc_model *spm_model(void) {
+/* A SentencePiece vocabulary whose user-defined token S_TOOL spells `ud`. */
+static lc_model *spm_model_ud(const char *ud) {
     static char hex[256][8];
     const char *tok[S_N];
     double score[S_N], type[S_N];
@@ -59,7 +60,7 @@ static lc_model *spm_model(void) {
         type[3 + b] = 6;
     }
     const char *pieces[] = { "\xe2\x96\x81", "a", "b", "ab", "\xe2\x96\x81" "a",
-                             "\xe2\x96\x81" "ab", "aa", "<tool>" };
+                             "\xe2\x96\x81" "ab", "aa", ud };
     const double sc[] = { -5, -3, -3, -1, -2, -0.5, -1, 0 };
     for (int i = 0; i < S_N - S_SP; i++) {
         tok[S_SP + i] = pieces[i];
@@ -79,6 +80,8 @@ static lc_model *spm_model(void) {
     set_scalar(m, "tokenizer.ggml.eos_token_id", lc_value_uint(LC_VT_U32, 2));
     return m;
 }
+
+static lc_model *spm_model(void) { return spm_model_ud("<tool>"); }
 
 /* BPE: ids 0..255 are the byte alphabet in byte order, then merged tokens and specials. */
 enum { B_HE = 256, B_LL, B_HELL, B_GH, B_END, B_N };
@@ -288,6 +291,58 @@ Test(tokenize, spm_special_tokens) {
     EXPECT(tok, "<s>", 0, S_SP, 3 + '<', 3 + 's', 3 + '>');
     /* User-defined tokens are cut out either way. */
     EXPECT(tok, "a<tool>", 0, S_SPA, S_TOOL);
+    lc_tok_close(tok);
+}
+
+/* llama.cpp's attributes by name (llama_vocab::impl::load): phi-3's special tokens eat
+ * the spaces after them, except <unk>, <s> and <|endoftext|>; "Hello</s> world" is
+ * 15043, 2, 3186 there with the LLaMA vocabulary, not 15043, 2, 29871, 3186. */
+static lc_tok *named(const char *ud, const char *key, const char *value) {
+    lc_model *m = spm_model_ud(ud);
+    lc_error err = { 0 };
+    cr_assert_eq(lc_model_set_meta_str(m, key, value, &err), LC_OK);
+    return open_tok(m);
+}
+
+Test(tokenize, phi3_special_tokens_strip_the_space_after) {
+    lc_tok *tok = named("<|endoftext|>", "general.name", "Phi-3-mini-4k-Instruct");
+    EXPECT(tok, "a</s> a", LC_TOK_PARSE_SPECIAL, S_SPA, 2, S_SPA);
+    EXPECT(tok, "a</s> \t\n a", LC_TOK_PARSE_SPECIAL, S_SPA, 2, S_SPA);
+    EXPECT(tok, "a</s>", LC_TOK_PARSE_SPECIAL, S_SPA, 2);
+    EXPECT(tok, "a </s>a", LC_TOK_PARSE_SPECIAL, S_SPA, S_SP, 2, S_SPA);  /* not before */
+    EXPECT(tok, "a<s> a", LC_TOK_PARSE_SPECIAL, S_SPA, 1, S_SP, S_SPA);   /* <s>: kept */
+    EXPECT(tok, "a<|endoftext|> a", LC_TOK_PARSE_SPECIAL, S_SPA, S_TOOL, S_SP, S_SPA);
+    EXPECT(tok, "a</s> a", 0, S_SPA, 3 + '<', 3 + '/', 3 + 's', 3 + '>', S_SPA);
+    lc_tok_close(tok);
+    tok = named("<|endoftext|>", "general.name", "Llama");                /* no phi-3 */
+    EXPECT(tok, "a</s> a", LC_TOK_PARSE_SPECIAL, S_SPA, 2, S_SP, S_SPA);
+    lc_tok_close(tok);
+    tok = named("<|endoftext|>", "general.name", "my PHI3 finetune");     /* phi3 too */
+    EXPECT(tok, "a</s> a", LC_TOK_PARSE_SPECIAL, S_SPA, 2, S_SPA);
+    lc_tok_close(tok);
+}
+
+Test(tokenize, name_attrs_other_branches) {
+    /* phi-3 by name but without <|endoftext|>: llama.cpp's map::at throws; refused. */
+    lc_model *m = spm_model_ud("<|assistant|>");
+    lc_error err = { 0 };
+    cr_assert_eq(lc_model_set_meta_str(m, "general.name", "Phi-3", &err), LC_OK);
+    lc_tok *tok = (lc_tok *)1;
+    cr_assert_eq(lc_tok_open(m, &tok, &err), LC_E_UNSUPPORTED);
+    cr_assert(strstr(err.msg, "<|endoftext|>"), "%s", err.msg);
+    cr_assert_null(tok);
+    lc_model_free(m);
+    /* modern-bert: [MASK] eats the spaces before it. */
+    tok = named("[MASK]", "general.name", "ModernBERT modern-bert-base");
+    EXPECT(tok, "a  [MASK] a", 0, S_SPA, S_TOOL, S_SP, S_SPA);
+    lc_tok_close(tok);
+    /* nomic-bert-moe by architecture comes first: <mask> LSTRIP, no phi-3 RSTRIP. */
+    m = spm_model_ud("<mask>");
+    cr_assert_eq(lc_model_set_meta_str(m, "general.name", "phi-3", &err), LC_OK);
+    cr_assert_eq(lc_model_set_meta_str(m, "general.architecture", "nomic-bert-moe", &err), LC_OK);
+    tok = open_tok(m);
+    EXPECT(tok, "a <mask> a", 0, S_SPA, S_TOOL, S_SP, S_SPA);
+    EXPECT(tok, "a</s> a", LC_TOK_PARSE_SPECIAL, S_SPA, 2, S_SP, S_SPA);
     lc_tok_close(tok);
 }
 
