@@ -79,18 +79,14 @@ static const char *get_str(const lc_model *m, const char *key) {
     return v && v->type == LC_VT_STRING ? v->str.ptr : NULL;
 }
 
-/* tokenizer.ggml.pre names llama.cpp maps to the splits we implement. */
+/* tokenizer.ggml.pre names llama.cpp maps to the splits we implement: llama.cpp's own
+ * list, generated from its source (scripts/gen_pre_names.py). */
 static const struct {
     const char *name;
     enum lc_tok_pre pre;
     bool ignore_merges, add_bos;
 } PRE_NAMES[] = {
-    { "default",   LC_PRE_DEFAULT, false, false },
-    { "llama-bpe", LC_PRE_LLAMA3,  true,  true  },
-    { "llama3",    LC_PRE_LLAMA3,  true,  true  },
-    { "llama-v3",  LC_PRE_LLAMA3,  true,  true  },
-    { "qwen2",     LC_PRE_QWEN2,   false, false },
-    { "gpt-2",     LC_PRE_GPT2,    false, false },
+#include "infer/tokenize_pre_names_impl.h"
 };
 
 /* Token texts llama.cpp treats as control tokens whatever their type (its end-of-turn,
@@ -363,8 +359,9 @@ lc_code lc_tok_open(const lc_model *m, lc_tok **out, lc_error *err) {
             i++;
         if (i == n) {
             rc = lc_fail(err, LC_E_UNSUPPORTED, LC_NO_OFFSET,
-                         "pre-tokenizer \"%.60s\" is not implemented (we tokenize \"llama-bpe\", "
-                         "\"qwen2\", \"gpt-2\" and \"default\")", pre);
+                         "pre-tokenizer \"%.60s\" is not implemented (we tokenize the names "
+                         "llama.cpp reads as \"llama-bpe\", \"qwen2\", \"gpt-2\" and "
+                         "\"default\": falcon3, deepseek-r1-qwen, phi-2 ...)", pre);
             lc_err_context(err, NULL, "tokenizer.ggml.pre");
             goto done;
         }

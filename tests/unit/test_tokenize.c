@@ -348,6 +348,36 @@ Test(tokenize, name_attrs_other_branches) {
 
 /* ---- BPE ---- */
 
+/* llama.cpp's other names for the splits we implement (infer/tokenize_pre_names_impl.h,
+ * generated from its source): each tokenizes exactly as the name it stands for; a name
+ * whose branch does more (jina-v1-en adds a separator token) stays refused. */
+Test(tokenize, pre_aliases_are_llama_cpps) {
+    static const char *const pairs[][2] = {
+        { "deepseek-r1-qwen", "qwen2" }, { "kormo", "qwen2" }, { "megrez", "qwen2" },
+        { "falcon3", "llama-bpe" },      { "falcon-h1", "llama-bpe" }, { "pixtral", "llama-bpe" },
+        { "lfm2", "llama-bpe" },         { "phi-2", "gpt-2" },  { "gigachat", "gpt-2" },
+        { "mellum", "gpt-2" },           { "modern-bert", "gpt-2" }, { "jina-v2-de", "gpt-2" },
+    };
+    static const char text[] = "hello  he'll 123456 \xc4\xa0hell<|end|> ";
+    for (size_t i = 0; i < sizeof pairs / sizeof *pairs; i++) {
+        lc_tok *a = open_tok(bpe_model(pairs[i][0])), *b = open_tok(bpe_model(pairs[i][1]));
+        for (unsigned flags = 0; flags < 4; flags++) {
+            int32_t x[64], y[64];
+            size_t nx = 0, ny = 0;
+            cr_assert_eq(lc_tok_encode(a, text, sizeof text - 1, flags, x, 64, &nx, NULL), LC_OK);
+            cr_assert_eq(lc_tok_encode(b, text, sizeof text - 1, flags, y, 64, &ny, NULL), LC_OK);
+            cr_assert(nx == ny && memcmp(x, y, nx * sizeof *x) == 0, "%s vs %s, flags %u",
+                      pairs[i][0], pairs[i][1], flags);
+        }
+        lc_tok_close(a);
+        lc_tok_close(b);
+    }
+    lc_tok *tok = (lc_tok *)1;
+    lc_model *m = bpe_model("jina-v1-en");
+    cr_assert_eq(lc_tok_open(m, &tok, NULL), LC_E_UNSUPPORTED);
+    lc_model_free(m);
+}
+
 Test(tokenize, bpe_merges_by_rank) {
     lc_tok *tok = open_tok(bpe_model("llama-bpe"));
     EXPECT(tok, "hello", 0, B_HELL, 'o');
