@@ -255,11 +255,11 @@ static lc_code put_json(const job *j, const char *out, double secs, FILE *f, lc_
     const lc_job_quantize_opts *o = j->o;
     lc_code rc = lc_json_put(&b, "{\"in\":", 6, err);
     if (rc == LC_OK)
-        rc = lc_json_put_string(&b, o->in, strlen(o->in), err);
+        rc = lc_json_put_display(&b, o->in, strlen(o->in), err);
     if (rc == LC_OK)
         rc = lc_json_put(&b, ",\"out\":", 7, err);
     if (rc == LC_OK)
-        rc = lc_json_put_string(&b, out, strlen(out), err);
+        rc = lc_json_put_display(&b, out, strlen(out), err);
     if (rc == LC_OK && j->split && j->split->count > 1)
         rc = lc_json_printf(&b, err, ",\"in_parts\":%" PRIu32, j->split->count);
     for (uint32_t k = 0; rc == LC_OK && j->part_paths && k < j->n_parts; k++) {
@@ -269,7 +269,7 @@ static lc_code put_json(const job *j, const char *out, double secs, FILE *f, lc_
         const char *open = k ? ",{\"path\":" : ",\"parts\":[{\"path\":";
         rc = lc_json_put(&b, open, strlen(open), err);
         if (rc == LC_OK)
-            rc = lc_json_put_string(&b, j->part_paths[k], strlen(j->part_paths[k]), err);
+            rc = lc_json_put_display(&b, j->part_paths[k], strlen(j->part_paths[k]), err);
         if (rc == LC_OK)
             rc = lc_json_printf(&b, err, ",\"tensors\":%zu,\"bytes_out\":%" PRIu64 "}%s",
                                 tensors, bytes, k + 1 == j->n_parts ? "]" : "");
@@ -282,7 +282,7 @@ static lc_code put_json(const job *j, const char *out, double secs, FILE *f, lc_
         const qj_row *r = &j->rows[i];
         rc = lc_json_put(&b, i ? ",{\"name\":" : "{\"name\":", i ? 9 : 8, err);
         if (rc == LC_OK)
-            rc = lc_json_put_string(&b, r->in->name, strlen(r->in->name), err);
+            rc = lc_json_put_display(&b, r->in->name, strlen(r->in->name), err);
         if (rc == LC_OK)
             rc = lc_json_put(&b, ",\"shape\":[", 10, err);
         for (uint32_t d = 0; rc == LC_OK && d < r->out->ndim; d++)
