@@ -21,8 +21,10 @@
  *  - A type asked for explicitly (output_type, token_embd_type, a pattern) that a
  *    tensor's rows cannot hold is refused (LC_E_ARG naming the tensor): llama-quantize
  *    falls back silently for a pattern and aborts for the two options.
- *  - Patterns are POSIX extended regular expressions (llama-quantize: C++ std::regex,
- *    ECMAScript); `\d` is accepted for [0-9]. Both search anywhere in the name. */
+ *  - Patterns are llama-quantize's ECMAScript language without back-references and
+ *    lookaround, matched in time linear in the name (libconvert/regex.h); both search
+ *    anywhere in the name.
+ */
 #ifndef LC_QUANT_MIX_H
 #define LC_QUANT_MIX_H
 
