@@ -6,10 +6,12 @@ llama-cpp-python 0.3.36 vendors; scripts/make_llama_ref.py's fetch_sdist unpacks
 
 The BPE branch of load() is one if/else-if chain over tokenizer_pre; each branch sets
 pre_type and some of clean_spaces, ignore_merges, add_bos, add_sep, escape_whitespaces,
-special_bos_id, normalizer options. A name joins the table when its pre_type is one of
-DEFAULT, LLAMA3, QWEN2, GPT2 (the splits infer/tokenize_pre.c implements) and its
-branch sets nothing but pre_type, ignore_merges, add_bos and clean_spaces (which only
-detokenizing reads). A name llama.cpp also compares elsewhere in the file (kimi-k2's
+special_bos_id, normalizer options. A pre type picks the split in llm_tokenizer_bpe's
+constructor, a switch whose case groups share one list of regexes (MPT's is GPT2's).
+A name joins the table when its pre_type splits as DEFAULT, LLAMA3, QWEN2 or GPT2 do
+(the splits infer/tokenize_pre.c implements), nothing else in the file tests that type,
+and its branch sets nothing but pre_type, ignore_merges, add_bos and clean_spaces
+(which only detokenizing reads). A name llama.cpp also compares elsewhere in the file (kimi-k2's
 special case) is left out. tests/llama/test_pre_names.py runs this against the pinned
 tree and fails when the committed header differs.
 
@@ -21,6 +23,37 @@ from pathlib import Path
 
 OURS = {"DEFAULT": "LC_PRE_DEFAULT", "LLAMA3": "LC_PRE_LLAMA3", "QWEN2": "LC_PRE_QWEN2",
         "GPT2": "LC_PRE_GPT2"}
+
+
+def splits(src):
+    """{pre type: its split} from llm_tokenizer_bpe's constructor: the switch whose case
+    groups share one regex_exprs list (text as written), `default:` for the types with
+    no case; a group that does more than set the list (byte_encode) is left out."""
+    start = src.index("struct llm_tokenizer_bpe : llm_tokenizer {")
+    body = src[start:src.index("std::vector<std::string> regex_exprs;", start)]
+    out, labels = {}, []
+    for m in re.finditer(r'case LLAMA_VOCAB_PRE_TYPE_(\w+):|default:|regex_exprs = \{(.*?)\};'
+                         r'(.*?)break;', body, re.S):
+        if m.group(0).startswith("case"):
+            labels.append(m.group(1))
+        elif m.group(0) == "default:":
+            labels.append(None)
+        else:
+            exprs = re.sub(r'^\s*//.*$', '', m.group(2), flags=re.M)
+            key = None if m.group(3).strip() else re.sub(r'\s+', ' ', exprs).strip()
+            for label in labels:
+                out[label] = key
+            labels = []
+    return out
+
+
+def same_split(src):
+    """{pre type: our LC_PRE_*} for every type whose split is one of ours, as text."""
+    sp = splits(src)
+    ours = {sp.get(t, sp[None]): lc for t, lc in OURS.items()}
+    types = set(re.findall(r'LLAMA_VOCAB_PRE_TYPE_(\w+)', src))
+    return {t: ours[sp.get(t, sp[None])] for t in types
+            if sp.get(t, sp[None]) is not None and sp.get(t, sp[None]) in ours}
 KNOWN_FLAGS = {"ignore_merges", "add_bos", "clean_spaces"}
 
 
@@ -53,14 +86,17 @@ def branches(src):
 def table(src):
     rows, start, end = branches(src)
     elsewhere = set(re.findall(r'tokenizer_pre\s*==\s*"([^"]*)"', src[:start] + src[end:]))
+    # A type compared anywhere but in the chain and the split switch does more than split.
+    special = {t for t in re.findall(r'(?:==|!=)\s*LLAMA_VOCAB_PRE_TYPE_(\w+)', src)}
+    ours = same_split(src)
     keep = []
     for names, pre, flags, other in rows:
-        if pre not in OURS or other:
+        if pre not in ours or pre in special or other:
             continue
         for n in names:
             if n in elsewhere:
                 continue
-            keep.append((n, OURS[pre], flags.get("ignore_merges") == "true",
+            keep.append((n, ours[pre], flags.get("ignore_merges") == "true",
                          flags.get("add_bos") == "true"))
     return keep
 

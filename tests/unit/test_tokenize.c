@@ -357,6 +357,7 @@ Test(tokenize, pre_aliases_are_llama_cpps) {
         { "falcon3", "llama-bpe" },      { "falcon-h1", "llama-bpe" }, { "pixtral", "llama-bpe" },
         { "lfm2", "llama-bpe" },         { "phi-2", "gpt-2" },  { "gigachat", "gpt-2" },
         { "mellum", "gpt-2" },           { "modern-bert", "gpt-2" }, { "jina-v2-de", "gpt-2" },
+        { "mpt", "gpt-2" },              { "olmo", "gpt-2" },   { "stablelm2", "qwen2" },
     };
     static const char text[] = "hello  he'll 123456 \xc4\xa0hell<|end|> ";
     for (size_t i = 0; i < sizeof pairs / sizeof *pairs; i++) {
