@@ -53,7 +53,9 @@ enum {
 };
 
 enum lc_tok_kind { LC_TOK_SPM, LC_TOK_BPE };
-enum lc_tok_pre { LC_PRE_DEFAULT, LC_PRE_LLAMA3, LC_PRE_QWEN2, LC_PRE_GPT2 };
+/* The splits, by the llama.cpp pre type that owns each (STARCODER: every \p{N} code point
+ * alone, then GPT-2's; refact and command-r split so too). */
+enum lc_tok_pre { LC_PRE_DEFAULT, LC_PRE_LLAMA3, LC_PRE_QWEN2, LC_PRE_GPT2, LC_PRE_STARCODER };
 
 struct lc_tok {
     enum lc_tok_kind kind;

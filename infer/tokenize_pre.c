@@ -216,6 +216,16 @@ static void split_runs(span *s, bool (*in)(uint32_t)) {
     }
 }
 
+/* CLASS (one code point) as a std::regex split: each one alone, and the runs between. */
+static void split_each(span *s, bool (*in)(uint32_t)) {
+    for (size_t pos = s->ini; pos < s->end && s->rc == LC_OK; pos++)
+        if (in(s->cpts[pos])) {
+            emit(s, pos);
+            emit(s, pos + 1);
+        }
+    emit(s, s->end);
+}
+
 /* [0-9][0-9][0-9]: leftmost triples, and what lies between them. */
 static void split_triples(span *s) {
     size_t pos = s->ini;
@@ -231,7 +241,8 @@ static void split_triples(span *s) {
     emit(s, s->end);
 }
 
-enum step { STEP_LLAMA3, STEP_QWEN2, STEP_GPT2, STEP_PUNCT, STEP_NUM, STEP_TRIPLES };
+enum step { STEP_LLAMA3, STEP_QWEN2, STEP_GPT2, STEP_PUNCT, STEP_NUM, STEP_TRIPLES,
+            STEP_NUM_EACH };
 
 /* Runs one split over every piece of IN (lengths), appending to OUT. */
 static lc_code run_step(enum step st, const uint32_t *cpts, const lc_tok_ids *in,
@@ -246,6 +257,7 @@ static lc_code run_step(enum step st, const uint32_t *cpts, const lc_tok_ids *in
         case STEP_PUNCT:   split_runs(&s, is_p_or_sym); break;
         case STEP_NUM:     split_runs(&s, is_num); break;
         case STEP_TRIPLES: split_triples(&s); break;
+        case STEP_NUM_EACH: split_each(&s, is_num); break;
         }
         if (s.rc != LC_OK)
             return s.rc;
@@ -257,7 +269,7 @@ static lc_code run_step(enum step st, const uint32_t *cpts, const lc_tok_ids *in
 lc_code lc_tok_pre_split(enum lc_tok_pre pre, const uint32_t *cpts, size_t n,
                          lc_tok_ids *out, lc_error *err) {
     static const enum step LLAMA3[] = { STEP_LLAMA3 }, QWEN2[] = { STEP_QWEN2 },
-                           GPT2[] = { STEP_GPT2 },
+                           GPT2[] = { STEP_GPT2 }, STARCODER[] = { STEP_NUM_EACH, STEP_GPT2 },
                            DEFAULT[] = { STEP_PUNCT, STEP_GPT2, STEP_NUM, STEP_TRIPLES };
     const enum step *steps = DEFAULT;
     size_t n_steps = 4;
@@ -265,6 +277,7 @@ lc_code lc_tok_pre_split(enum lc_tok_pre pre, const uint32_t *cpts, size_t n,
     case LC_PRE_LLAMA3:  steps = LLAMA3; n_steps = 1; break;
     case LC_PRE_QWEN2:   steps = QWEN2;  n_steps = 1; break;
     case LC_PRE_GPT2:    steps = GPT2;   n_steps = 1; break;
+    case LC_PRE_STARCODER: steps = STARCODER; n_steps = 2; break;
     case LC_PRE_DEFAULT: break;
     }
     lc_tok_ids a = { 0 }, b = { 0 };

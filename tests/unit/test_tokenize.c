@@ -238,6 +238,10 @@ Test(tokenize, pre_digits) {
                      "\xd9\xa3\xd9\xa4\xd9\xa5|\xd9\xa6");
     cr_assert_str_eq(split(LC_PRE_DEFAULT, "a\xd9\xa3\xd9\xa4" "1234"),   /* \p{N}+, then ASCII triples */
                      "a|\xd9\xa3\xd9\xa4|123|4");
+    /* starcoder, refact, command-r: each \p{N} alone first, then GPT-2's split; the space
+     * before a number stays by itself. */
+    cr_assert_str_eq(split(LC_PRE_STARCODER, "ab12 34x \xd9\xa3y"),
+                     "ab|1|2| |3|4|x| |\xd9\xa3|y");
 }
 
 Test(tokenize, pre_words_and_contractions) {
@@ -358,6 +362,7 @@ Test(tokenize, pre_aliases_are_llama_cpps) {
         { "lfm2", "llama-bpe" },         { "phi-2", "gpt-2" },  { "gigachat", "gpt-2" },
         { "mellum", "gpt-2" },           { "modern-bert", "gpt-2" }, { "jina-v2-de", "gpt-2" },
         { "mpt", "gpt-2" },              { "olmo", "gpt-2" },   { "stablelm2", "qwen2" },
+        { "refact", "starcoder" },       { "command-r", "starcoder" },
     };
     static const char text[] = "hello  he'll 123456 \xc4\xa0hell<|end|> ";
     for (size_t i = 0; i < sizeof pairs / sizeof *pairs; i++) {
