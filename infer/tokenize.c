@@ -359,9 +359,9 @@ lc_code lc_tok_open(const lc_model *m, lc_tok **out, lc_error *err) {
             i++;
         if (i == n) {
             rc = lc_fail(err, LC_E_UNSUPPORTED, LC_NO_OFFSET,
-                         "pre-tokenizer \"%.60s\" is not implemented (we tokenize the names "
-                         "llama.cpp reads as \"llama-bpe\", \"qwen2\", \"gpt-2\" and "
-                         "\"default\": falcon3, deepseek-r1-qwen, phi-2 ...)", pre);
+                         "pre-tokenizer \"%.60s\" is not implemented (we tokenize every name "
+                         "llama.cpp splits as llama-bpe, qwen2, gpt-2, starcoder, falcon or "
+                         "default do: %zu names)", pre, sizeof PRE_NAMES / sizeof *PRE_NAMES);
             lc_err_context(err, NULL, "tokenizer.ggml.pre");
             goto done;
         }

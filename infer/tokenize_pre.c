@@ -196,6 +196,10 @@ static bool is_p_or_sym(uint32_t cp) {   /* [\p{P}\$\+<=>\^~\|] */
     return !(f & WS) && (f & LC_UC_PUNCT);
 }
 
+static bool is_p_sym_bt(uint32_t cp) {  /* [\p{P}\$\+<=>\^~\|`]: falcon's */
+    return cp == '`' || is_p_or_sym(cp);
+}
+
 static bool is_num(uint32_t cp) {        /* \p{N} */
     if (cp < 128)
         return cp >= '0' && cp <= '9';
@@ -242,7 +246,7 @@ static void split_triples(span *s) {
 }
 
 enum step { STEP_LLAMA3, STEP_QWEN2, STEP_GPT2, STEP_PUNCT, STEP_NUM, STEP_TRIPLES,
-            STEP_NUM_EACH };
+            STEP_NUM_EACH, STEP_PUNCT_BT };
 
 /* Runs one split over every piece of IN (lengths), appending to OUT. */
 static lc_code run_step(enum step st, const uint32_t *cpts, const lc_tok_ids *in,
@@ -258,6 +262,7 @@ static lc_code run_step(enum step st, const uint32_t *cpts, const lc_tok_ids *in
         case STEP_NUM:     split_runs(&s, is_num); break;
         case STEP_TRIPLES: split_triples(&s); break;
         case STEP_NUM_EACH: split_each(&s, is_num); break;
+        case STEP_PUNCT_BT: split_runs(&s, is_p_sym_bt); break;
         }
         if (s.rc != LC_OK)
             return s.rc;
@@ -270,6 +275,7 @@ lc_code lc_tok_pre_split(enum lc_tok_pre pre, const uint32_t *cpts, size_t n,
                          lc_tok_ids *out, lc_error *err) {
     static const enum step LLAMA3[] = { STEP_LLAMA3 }, QWEN2[] = { STEP_QWEN2 },
                            GPT2[] = { STEP_GPT2 }, STARCODER[] = { STEP_NUM_EACH, STEP_GPT2 },
+                           FALCON[] = { STEP_PUNCT_BT, STEP_GPT2, STEP_TRIPLES },
                            DEFAULT[] = { STEP_PUNCT, STEP_GPT2, STEP_NUM, STEP_TRIPLES };
     const enum step *steps = DEFAULT;
     size_t n_steps = 4;
@@ -278,6 +284,7 @@ lc_code lc_tok_pre_split(enum lc_tok_pre pre, const uint32_t *cpts, size_t n,
     case LC_PRE_QWEN2:   steps = QWEN2;  n_steps = 1; break;
     case LC_PRE_GPT2:    steps = GPT2;   n_steps = 1; break;
     case LC_PRE_STARCODER: steps = STARCODER; n_steps = 2; break;
+    case LC_PRE_FALCON:  steps = FALCON; n_steps = 3; break;
     case LC_PRE_DEFAULT: break;
     }
     lc_tok_ids a = { 0 }, b = { 0 };

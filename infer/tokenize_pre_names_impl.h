@@ -13,6 +13,7 @@
 { "midm-2.0", LC_PRE_LLAMA3, true, true },
 { "lfm2", LC_PRE_LLAMA3, true, true },
 { "jina-v5-nano", LC_PRE_LLAMA3, true, true },
+{ "falcon", LC_PRE_FALCON, false, false },
 { "mpt", LC_PRE_GPT2, false, false },
 { "starcoder", LC_PRE_STARCODER, false, false },
 { "gpt-2", LC_PRE_GPT2, false, false },

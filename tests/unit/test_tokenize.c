@@ -242,6 +242,9 @@ Test(tokenize, pre_digits) {
      * before a number stays by itself. */
     cr_assert_str_eq(split(LC_PRE_STARCODER, "ab12 34x \xd9\xa3y"),
                      "ab|1|2| |3|4|x| |\xd9\xa3|y");
+    /* falcon: '`' is punctuation there, and numbers go by ASCII triples only. */
+    cr_assert_str_eq(split(LC_PRE_FALCON, "a`b 1234 \xd9\xa3\xd9\xa4"),
+                     "a|`|b| |123|4| \xd9\xa3\xd9\xa4");
 }
 
 Test(tokenize, pre_words_and_contractions) {
