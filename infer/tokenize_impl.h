@@ -57,7 +57,7 @@ enum lc_tok_kind { LC_TOK_SPM, LC_TOK_BPE };
  * alone, then GPT-2's; refact and command-r split so too. FALCON: the default chain with
  * '`' among the punctuation and no \p{N}+ step). */
 enum lc_tok_pre { LC_PRE_DEFAULT, LC_PRE_LLAMA3, LC_PRE_QWEN2, LC_PRE_GPT2, LC_PRE_STARCODER,
-                  LC_PRE_FALCON };
+                  LC_PRE_FALCON, LC_PRE_QWEN35 };
 
 struct lc_tok {
     enum lc_tok_kind kind;

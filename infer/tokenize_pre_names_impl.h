@@ -32,6 +32,7 @@
 { "deepseek-r1-qwen", LC_PRE_QWEN2, false, false },
 { "kormo", LC_PRE_QWEN2, false, false },
 { "f2llmv2", LC_PRE_QWEN2, false, false },
+{ "qwen35", LC_PRE_QWEN35, false, false },
 { "stablelm2", LC_PRE_QWEN2, false, false },
 { "olmo", LC_PRE_GPT2, false, false },
 { "dbrx", LC_PRE_LLAMA3, false, false },

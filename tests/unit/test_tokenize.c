@@ -242,6 +242,9 @@ Test(tokenize, pre_digits) {
      * before a number stays by itself. */
     cr_assert_str_eq(split(LC_PRE_STARCODER, "ab12 34x \xd9\xa3y"),
                      "ab|1|2| |3|4|x| |\xd9\xa3|y");
+    /* qwen35: a combining mark (U+0301) joins the letters around it; qwen2 cuts there. */
+    cr_assert_str_eq(split(LC_PRE_QWEN35, "cafe\xcc\x81s 12"), "cafe\xcc\x81s| |1|2");
+    cr_assert_str_eq(split(LC_PRE_QWEN2, "cafe\xcc\x81s 12"), "cafe|\xcc\x81s| |1|2");
     /* falcon: '`' is punctuation there, and numbers go by ASCII triples only. */
     cr_assert_str_eq(split(LC_PRE_FALCON, "a`b 1234 \xd9\xa3\xd9\xa4"),
                      "a|`|b| |123|4| \xd9\xa3\xd9\xa4");
