@@ -515,9 +515,11 @@ static lc_code add_found(walker *w, lc_pth_tensor *t) {
     f->t[f->n_t++] = (lc_pth_packed){ .name = copy, .st = t->st, .offset = t->offset,
                                       .at = t->at, .dims = f->n_dims, .dtype = t->dtype,
                                       .ndim = (uint8_t)t->ndim, .neg = t->neg };
-    memcpy(f->dims + f->n_dims, t->shape, t->ndim * sizeof *f->dims);
-    memcpy(f->dims + f->n_dims + t->ndim, t->stride, t->ndim * sizeof *f->dims);
-    f->n_dims += 2 * (size_t)t->ndim;
+    if (t->ndim) {             /* a scalar has none, and the pool may not exist yet */
+        memcpy(f->dims + f->n_dims, t->shape, t->ndim * sizeof *f->dims);
+        memcpy(f->dims + f->n_dims + t->ndim, t->stride, t->ndim * sizeof *f->dims);
+        f->n_dims += 2 * (size_t)t->ndim;
+    }
     return LC_OK;
 }
 
@@ -525,8 +527,10 @@ void lc_pth_found_tensor(const lc_pth_found *f, size_t i, lc_pth_tensor *out) {
     const lc_pth_packed *p = &f->t[i];
     *out = (lc_pth_tensor){ .name = p->name, .st = p->st, .dtype = p->dtype, .ndim = p->ndim,
                             .offset = p->offset, .neg = p->neg, .at = p->at };
-    memcpy(out->shape, f->dims + p->dims, p->ndim * sizeof *f->dims);
-    memcpy(out->stride, f->dims + p->dims + p->ndim, p->ndim * sizeof *f->dims);
+    if (p->ndim) {
+        memcpy(out->shape, f->dims + p->dims, p->ndim * sizeof *f->dims);
+        memcpy(out->stride, f->dims + p->dims + p->ndim, p->ndim * sizeof *f->dims);
+    }
 }
 
 static lc_code walk(walker *w, const lc_pickle_val *v, unsigned depth) {
