@@ -40,6 +40,24 @@ GGML_ID = {
     "Q1_0": 41, "Q2_0": 42,
 }
 QUANTIZE = ["Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K"]
+# The types whose quantizer uses an importance matrix when it gets one (quant/types.h
+# LC_WRITE_TYPES, USES and REQUIRES): imatrix.<TYPE>.bin holds ggml_quantize_chunk of
+# hard.f32 + special.f32 as rows of IMATRIX_ROW values weighted by imatrix.f32.
+IMATRIX = ["Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K"]
+IMATRIX_ROW = 512
+
+
+def imatrix_vector(n=IMATRIX_ROW, seed=20):
+    """An importance vector as llama-imatrix makes them (mean squared activations: >= 0,
+    spread over decades), with the values that test the weighting: zeros, a subnormal,
+    huge ones, runs of equal values."""
+    rng = np.random.default_rng(seed)
+    v = (10.0 ** rng.uniform(-4, 2, n)).astype(np.float32)
+    v[::61] = 0.0
+    v[7] = np.float32(1e-40)
+    v[100:132] = 1.0
+    v[300] = np.float32(1e30)
+    return v.astype(np.float32)
 DEQUANTIZE_ONLY = ["Q8_1", "Q8_K", "IQ2_XXS", "IQ2_XS", "IQ3_XXS", "IQ1_S", "IQ4_NL",
                    "IQ3_S", "IQ2_S", "IQ4_XS", "IQ1_M", "TQ1_0", "TQ2_0", "MXFP4", "NVFP4",
                    "Q1_0", "Q2_0"]
@@ -92,6 +110,25 @@ class Ggml:
         out = np.zeros(rows * t.type_size, np.uint8)
         n = self.lib.ggml_quantize_chunk(tid, x.ctypes.data, out.ctypes.data, 0, rows,
                                          t.blck_size, None)
+        assert n == out.size
+        return out
+
+    def quantize_rows(self, name, x, n_per_row, imatrix=None):
+        """ggml_quantize_chunk of x as rows of n_per_row values, each weighted by imatrix
+        (n_per_row float32, or None), as llama-quantize calls it."""
+        tid = GGML_ID[name]
+        x = np.ascontiguousarray(x, dtype=np.float32)
+        assert x.size % n_per_row == 0
+        rows = x.size // n_per_row
+        rs = self.lib.ggml_row_size(tid, n_per_row)
+        out = np.zeros(rows * rs, np.uint8)
+        im = None
+        if imatrix is not None:
+            imatrix = np.ascontiguousarray(imatrix, dtype=np.float32)
+            assert imatrix.size == n_per_row
+            im = imatrix.ctypes.data
+        n = self.lib.ggml_quantize_chunk(tid, x.ctypes.data, out.ctypes.data, 0, rows,
+                                         n_per_row, im)
         assert n == out.size
         return out
 
@@ -181,6 +218,14 @@ def goldens(g):
         for t in QUANTIZE:
             sym = "quantize_row_" + (t[:2].lower() + t[2:] if t.endswith("_K") else t.lower())
             files[f"{inp}.{t}.bin"] = (g.quantize(t, x).tobytes(), f"ggml {sym}_ref", ver)
+    x = np.concatenate([np.fromfile(FIX / f"{inp}.f32", "<f4") for inp in ("hard", "special")])
+    im = imatrix_vector()
+    files["imatrix.f32"] = (im.astype("<f4").tobytes(),
+                            "scripts/make_quant_goldens.py imatrix_vector", f"numpy={np.__version__}")
+    for t in IMATRIX:
+        sym = "quantize_" + (t[:2].lower() + t[2:] if t.endswith("_K") else t.lower())
+        files[f"imatrix.{t}.bin"] = (g.quantize_rows(t, x, IMATRIX_ROW, im).tobytes(),
+                                     f"ggml {sym} with imatrix.f32", ver)
     for t in DEQUANTIZE_ONLY:
         if g.dequantizer(t) is None:
             continue

@@ -97,6 +97,36 @@ def test_golden_fixtures_are_not_degenerate():
         assert np.unique(b).size > 16, qtype
 
 
+# Importance-matrix quantization (scripts/make_quant_goldens.py IMATRIX): ggml_quantize_chunk
+# of hard.f32 + special.f32 as rows of 512 weighted by imatrix.f32 (zeros, a subnormal,
+# huge and equal weights), i.e. ggml's quantize_row_<type>_impl.
+IMATRIX = ["Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K"]
+
+
+def lc_quantize_rows(qtype, x, n_per_row, imatrix, tmp_path, env=None):
+    src, dst, im = tmp_path / "in.bin", tmp_path / "out.bin", tmp_path / "im.bin"
+    x.astype("<f4").tofile(src)
+    args = [str(RAW), "quantize", qtype, str(src), str(dst), str(n_per_row)]
+    if imatrix is not None:
+        imatrix.astype("<f4").tofile(im)
+        args.append(str(im))
+    subprocess.run(args, check=True, env=env)
+    return np.fromfile(dst, np.uint8)
+
+
+@pytest.mark.parametrize("qtype", IMATRIX)
+def test_imatrix_quantize_matches_ggml_golden(qtype, tmp_path):
+    x = np.concatenate([np.fromfile(FIX / f"{inp}.f32", "<f4") for inp in ("hard", "special")])
+    im = np.fromfile(FIX / "imatrix.f32", "<f4")
+    want = np.fromfile(FIX / f"imatrix.{qtype}.bin", np.uint8)
+    got = lc_quantize_rows(qtype, x, im.size, im, tmp_path)
+    bad = diff_blocks(qtype, got, want)
+    assert bad.size == 0, f"{qtype}: {bad.size} blocks differ from ggml, first {bad[:5]}"
+    # The weighting matters: the same rows without it are other bytes.
+    plain = np.fromfile(FIX / f"hard.{qtype}.bin", np.uint8)
+    assert not np.array_equal(want[:plain.size], plain), qtype
+
+
 # ---- 2. gguf-py's numpy quantizers on hard inputs ----
 
 def hard_cases():
