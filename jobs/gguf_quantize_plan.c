@@ -26,7 +26,7 @@
 #include "quant/view.h"
 
 bool lc_job_quantize_writable(lc_dtype t) {
-    return t == LC_DT_F32 || t == LC_DT_F16 || t == LC_DT_BF16 || lc_quant_supported(t);
+    return t == LC_DT_F32 || t == LC_DT_F16 || t == LC_DT_BF16 || lc_quant_writable(t);
 }
 
 static lc_code add(lc_model *m, const lc_tensor *like, lc_dtype dt, lc_tensor **t,

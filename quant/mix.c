@@ -317,7 +317,7 @@ static group group_of(cat c, bool tied) {
 /* ---- types ---- */
 
 static bool writable(lc_dtype t) {
-    return t == LC_DT_F32 || t == LC_DT_F16 || t == LC_DT_BF16 || lc_quant_supported(t);
+    return t == LC_DT_F32 || t == LC_DT_F16 || t == LC_DT_BF16 || lc_quant_writable(t);
 }
 
 /* tensor_type_fallback's switch: the type a row that is not whole blocks of t tries

@@ -74,7 +74,11 @@
     X(Q3_K, q3_K, USES)        \
     X(Q4_K, q4_K, USES)        \
     X(Q5_K, q5_K, USES)        \
-    X(Q6_K, q6_K, USES)
+    X(Q6_K, q6_K, USES)        \
+    X(IQ4_NL, iq4_nl, USES)    \
+    X(IQ4_XS, iq4_xs, USES)    \
+    X(TQ1_0, tq1_0, IGNORES)   \
+    X(TQ2_0, tq2_0, IGNORES)
 
 /* The prototypes of one variant's kernels for one type, e.g.
  *   LC_QUANT_DECLARE(q8_0, avx2) declares lc_q8_0_quantize_avx2, lc_q8_0_dequantize_avx2.

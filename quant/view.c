@@ -69,7 +69,7 @@ static const lc_source_ops QVIEW_OPS = { qview_read, qview_free, NULL };
 
 lc_code lc_quant_view(lc_tensor *dst, const lc_tensor *src, lc_dtype qtype, bool quantize,
                       lc_error *err) {
-    if (quantize ? !lc_quant_supported(qtype) : !lc_dequant_supported(qtype))
+    if (quantize ? !lc_quant_writable(qtype) : !lc_dequant_supported(qtype))
         return lc_fail(err, LC_E_UNSUPPORTED, LC_NO_OFFSET, "tensor %.80s: no %s for %s",
                        src->name, quantize ? "quantizer" : "dequantizer", lc_dtype_name(qtype));
     const lc_dtype_info *info = lc_dtype_get(qtype);

@@ -40,10 +40,16 @@ GGML_ID = {
     "Q1_0": 41, "Q2_0": 42,
 }
 QUANTIZE = ["Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K"]
+# The types we write by rows only (quant/types.h LC_WRITE_TYPES less LC_QUANT_TYPES);
+# without an importance matrix their hard/special goldens are ggml_quantize_chunk's too
+# (quantize_<type>, not quantize_row_<type>_ref: the two differ for IQ4_NL).
+ROWS_ONLY = ["IQ4_NL", "IQ4_XS", "TQ1_0", "TQ2_0"]
+WRITE = QUANTIZE + ROWS_ONLY
 # The types whose quantizer uses an importance matrix when it gets one (quant/types.h
 # LC_WRITE_TYPES, USES and REQUIRES): imatrix.<TYPE>.bin holds ggml_quantize_chunk of
 # hard.f32 + special.f32 as rows of IMATRIX_ROW values weighted by imatrix.f32.
-IMATRIX = ["Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K"]
+IMATRIX = ["Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K", "IQ4_NL",
+           "IQ4_XS"]
 IMATRIX_ROW = 512
 
 
@@ -215,9 +221,10 @@ def goldens(g):
     files = {}
     for inp in ("hard", "special"):
         x = np.fromfile(FIX / f"{inp}.f32", "<f4")
-        for t in QUANTIZE:
+        for t in WRITE:
             sym = "quantize_row_" + (t[:2].lower() + t[2:] if t.endswith("_K") else t.lower())
-            files[f"{inp}.{t}.bin"] = (g.quantize(t, x).tobytes(), f"ggml {sym}_ref", ver)
+            sym = sym + "_ref" if t in QUANTIZE else sym.replace("_row", "")
+            files[f"{inp}.{t}.bin"] = (g.quantize(t, x).tobytes(), f"ggml {sym}", ver)
     x = np.concatenate([np.fromfile(FIX / f"{inp}.f32", "<f4") for inp in ("hard", "special")])
     im = imatrix_vector()
     files["imatrix.f32"] = (im.astype("<f4").tobytes(),

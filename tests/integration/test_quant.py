@@ -33,6 +33,8 @@ FIX = ROOT / "fixtures" / "quant"
 RAW = Path(os.environ.get("LC_TEST_BIN", ROOT / "build" / "test-bin")) / "lc-quant-raw"
 
 ALL = ["Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K"]
+# quant/types.h LC_WRITE_TYPES: ALL and the types written by rows only.
+WRITE = ALL + ["IQ4_NL", "IQ4_XS", "TQ1_0", "TQ2_0"]
 LEGACY = ["Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1"]
 # quant/types.h LC_DEQUANT_TYPES, and the ones gguf-py can decode too.
 DEQ_ONLY = ["Q8_1", "Q8_K", "IQ2_XXS", "IQ2_XS", "IQ3_XXS", "IQ1_S", "IQ4_NL", "IQ3_S",
@@ -81,7 +83,7 @@ def diff_blocks(qtype, got, want):
 # ---- 1. golden blocks from ggml itself ----
 
 @pytest.mark.parametrize("inp", ["hard", "special"])
-@pytest.mark.parametrize("qtype", ALL)
+@pytest.mark.parametrize("qtype", WRITE)
 def test_quantize_matches_ggml_golden(qtype, inp, tmp_path):
     x = np.fromfile(FIX / f"{inp}.f32", "<f4")
     want = np.fromfile(FIX / f"{inp}.{qtype}.bin", np.uint8)
@@ -100,7 +102,8 @@ def test_golden_fixtures_are_not_degenerate():
 # Importance-matrix quantization (scripts/make_quant_goldens.py IMATRIX): ggml_quantize_chunk
 # of hard.f32 + special.f32 as rows of 512 weighted by imatrix.f32 (zeros, a subnormal,
 # huge and equal weights), i.e. ggml's quantize_row_<type>_impl.
-IMATRIX = ["Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K"]
+IMATRIX = ["Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K", "IQ4_NL",
+           "IQ4_XS"]
 
 
 def lc_quantize_rows(qtype, x, n_per_row, imatrix, tmp_path, env=None):
@@ -315,7 +318,7 @@ def test_type_table_lists_every_ggml_block_type():
     # libconvert/dtype.c and the kernel table; gguf-py's sizes as the second opinion.
     out = subprocess.run([str(RAW), "types"], check=True, capture_output=True, text=True)
     rows = {f[0]: tuple(int(v) for v in f[1:]) for f in map(str.split, out.stdout.splitlines())}
-    assert sorted(t for t, r in rows.items() if r[3]) == sorted(ALL)
+    assert sorted(t for t, r in rows.items() if r[3]) == sorted(WRITE)
     assert sorted(t for t, r in rows.items() if r[4]) == sorted(ALL + DEQ_ONLY)
     for name, (gid, block, size, _, _) in rows.items():
         if hasattr(Q, name):
