@@ -8,6 +8,7 @@
 
 #include "libconvert/bytes.h"
 #include "libconvert/cpu.h"
+#include "quant/iq_grid_impl.h"
 #include "quant/quant.h"
 #include "quant/quant_impl.h"
 #include "quant/types.h"
@@ -99,6 +100,18 @@ bool lc_quant_imatrix_whole_rows(lc_dtype t) {
     return t == LC_DT_Q4_0 || t == LC_DT_Q4_1 || t == LC_DT_Q5_0 || t == LC_DT_Q5_1;
 }
 
+lc_code lc_quant_prepare(lc_dtype t, lc_error *err) {
+    switch (t) {
+    case LC_DT_IQ2_XXS: return lc_iq_grid_ready(LC_IQG_IQ2_XXS, err);
+    case LC_DT_IQ2_XS: return lc_iq_grid_ready(LC_IQG_IQ2_XS, err);
+    case LC_DT_IQ2_S: return lc_iq_grid_ready(LC_IQG_IQ2_S, err);
+    case LC_DT_IQ1_S: case LC_DT_IQ1_M: return lc_iq_grid_ready(LC_IQG_IQ1, err);
+    case LC_DT_IQ3_XXS: return lc_iq_grid_ready(LC_IQG_IQ3_XXS, err);
+    case LC_DT_IQ3_S: return lc_iq_grid_ready(LC_IQG_IQ3_S, err);
+    default: return LC_OK;
+    }
+}
+
 bool lc_dequant_supported(lc_dtype t) {
     return (unsigned)t < LC_DT_COUNT && lc_qk_ref.dequantize[t];
 }
@@ -133,6 +146,7 @@ lc_code lc_quantize_rows_imatrix(lc_dtype to, const float *x, void *y, size_t nr
     if (!imatrix && use == LC_IMATRIX_REQUIRES)
         return lc_fail(err, LC_E_ARG, LC_NO_OFFSET, "%s needs an importance matrix",
                        lc_dtype_name(to));
+    LC_TRY(lc_quant_prepare(to, err));
     const lc_qkernels *k = lc_qkernels_best();
     const lc_quantize_fn f = imatrix ? NULL : lc_qk_quantize(k, to);
     if (!f) {                               /* the row entry: a variant's, else ref's */

@@ -161,6 +161,12 @@ bool lc_quant_writable(lc_dtype t);
  * writable. */
 lc_imatrix_use lc_quant_imatrix_use(lc_dtype t);
 
+/* Builds what t's quantizer needs before its first use (the IQ types' search tables,
+ * quant/iq_grid.c): LC_E_NOMEM when they cannot be allocated. lc_quantize_rows_imatrix
+ * calls it; a caller of a row entry directly should too (an entry whose tables are
+ * missing writes zero blocks). Thread-safe; cheap after the first call. */
+lc_code lc_quant_prepare(lc_dtype t, lc_error *err);
+
 /* True when quantizing t with an importance matrix makes rows that depend on the whole
  * row (Q4_0, Q4_1, Q5_0, Q5_1 weigh by the row's mean square), so a reader must quantize
  * whole rows; the other types' blocks (or super-blocks) stay independent. */

@@ -17,6 +17,7 @@
 #include "quant/blocks.h"
 #include "quant/quant.h"
 #include "quant/quant_impl.h"
+#include "quant/ref_impl.h"
 
 #define GROUP_MAX_EPS 1e-15f
 
@@ -144,7 +145,7 @@ static float fit_min_w(int n, int nmax, const float *x, const float *w, uint8_t 
  * scale * L, L in 0..nmax, weighted by qw: 8 perturbed inverse scales, then up to 5
  * passes moving one level at a time. Levels go through a uint8_t as in ggml (there is
  * no lower clamp: a negative level wraps). */
-static float fit_scales_w(int n, int nmax, const float *x, uint8_t *L, const float *qw) {
+float lc_q_fit_scales_w(int n, int nmax, const float *x, uint8_t *L, const float *qw) {
     float max = 0;
     for (int i = 0; i < n; i++)
         max = max > x[i] ? max : x[i];          /* ggml's MAX(max, x[i]) */
@@ -322,8 +323,8 @@ static void q2_K_row(const float *x, lc_block_q2_K *y, size_t n, const float *qw
                 sw[j] += weight[l];
             scales[j] = fit_min_w(16, 3, x + 16 * j, weight, L + 16 * j, &mins[j]);
         }
-        const float dm0 = fit_scales_w(16, 15, scales, Ls, sw);
-        const float mm0 = fit_scales_w(16, 15, mins, Lm, sw);
+        const float dm0 = lc_q_fit_scales_w(16, 15, scales, Ls, sw);
+        const float mm0 = lc_q_fit_scales_w(16, 15, mins, Lm, sw);
         y[b].d = lc_q_scale_f16(dm0);
         y[b].dmin = lc_q_scale_f16(mm0);
         const float dm = lc_q_f16_to_f32(y[b].d), mm = lc_q_f16_to_f32(y[b].dmin);
@@ -414,8 +415,8 @@ static void k4_scales_w(const float *x, const float *qw, int nmax, bool clamp63,
         sw[j] = sumw;
         scales[j] = fit_min_w(32, nmax, x + 32 * j, weights, L + 32 * j, &mins[j]);
     }
-    const float d_block = fit_scales_w(8, 63, scales, Ls, sw);
-    const float m_block = fit_scales_w(8, 63, mins, Lm, sw);
+    const float d_block = lc_q_fit_scales_w(8, 63, scales, Ls, sw);
+    const float m_block = lc_q_fit_scales_w(8, 63, mins, Lm, sw);
     for (int j = 0; j < 8; j++) {
         uint8_t ls = Ls[j], lm = Lm[j];
         if (clamp63) {

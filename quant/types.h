@@ -78,7 +78,14 @@
     X(IQ4_NL, iq4_nl, USES)    \
     X(IQ4_XS, iq4_xs, USES)    \
     X(TQ1_0, tq1_0, IGNORES)   \
-    X(TQ2_0, tq2_0, IGNORES)
+    X(TQ2_0, tq2_0, IGNORES)   \
+    X(IQ2_XXS, iq2_xxs, REQUIRES) \
+    X(IQ2_XS, iq2_xs, REQUIRES) \
+    X(IQ2_S, iq2_s, USES)      \
+    X(IQ3_XXS, iq3_xxs, USES)  \
+    X(IQ3_S, iq3_s, USES)      \
+    X(IQ1_S, iq1_s, REQUIRES)  \
+    X(IQ1_M, iq1_m, USES)
 
 /* The prototypes of one variant's kernels for one type, e.g.
  *   LC_QUANT_DECLARE(q8_0, avx2) declares lc_q8_0_quantize_avx2, lc_q8_0_dequantize_avx2.

@@ -51,6 +51,43 @@ WRITE = QUANTIZE + ROWS_ONLY
 IMATRIX = ["Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K", "IQ4_NL",
            "IQ4_XS"]
 IMATRIX_ROW = 512
+# The grid types (quant/ref_iq1.c, ref_iq2.c, ref_iq3.c): ggml's quantizers assert on
+# inputs whose weights overflow or are NaN, so their goldens are made from grid.f32
+# (grid_inputs: finite data whose squares stay finite, with ties and zeros), as rows of
+# 256 weighted by the first 256 values of imatrix.f32 (grid.<TYPE>.bin) and, for the
+# types that run without one, unweighted (grid-plain.<TYPE>.bin).
+GRID = ["IQ3_XXS", "IQ3_S", "IQ2_S", "IQ2_XXS", "IQ2_XS", "IQ1_S", "IQ1_M"]
+GRID_NEEDS_IMATRIX = ["IQ2_XXS", "IQ2_XS", "IQ1_S"]
+
+
+def grid_inputs(n=8192, seed=21):
+    """Values the grid quantizers take without asserting: normal data at several scales,
+    bf16-rounded values (many ties), integers and halves (exact ties), sparse blocks,
+    all-equal and all-zero sub-blocks, subnormals."""
+    rng = np.random.default_rng(seed)
+    parts = []
+    while sum(p.size for p in parts) < n:
+        k = len(parts) % 8
+        if k == 0:
+            v = rng.standard_normal(256) * 10.0 ** rng.uniform(-3, 3)
+        elif k == 1:        # bf16: the low 16 bits cleared
+            v = (rng.standard_normal(256) * 0.02).astype(np.float32)
+            v = (v.view(np.uint32) & 0xFFFF0000).view(np.float32)
+        elif k == 2:
+            v = rng.integers(-4, 5, 256) * 0.25
+        elif k == 3:
+            v = np.where(rng.random(256) < 0.8, 0.0, rng.standard_normal(256))
+        elif k == 4:
+            v = np.repeat(rng.standard_normal(16), 16)
+        elif k == 5:
+            v = rng.standard_normal(256)
+            v[rng.integers(0, 8) * 32:][:32] = 0
+        elif k == 6:
+            v = rng.standard_normal(256) * 1e-39
+        else:
+            v = np.abs(rng.standard_normal(256)) + 0.5
+        parts.append(np.asarray(v, np.float32))
+    return np.concatenate(parts)[:n].astype(np.float32)
 
 
 def imatrix_vector(n=IMATRIX_ROW, seed=20):
@@ -233,6 +270,16 @@ def goldens(g):
         sym = "quantize_" + (t[:2].lower() + t[2:] if t.endswith("_K") else t.lower())
         files[f"imatrix.{t}.bin"] = (g.quantize_rows(t, x, IMATRIX_ROW, im).tobytes(),
                                      f"ggml {sym} with imatrix.f32", ver)
+    gx = grid_inputs()
+    files["grid.f32"] = (gx.astype("<f4").tobytes(), "scripts/make_quant_goldens.py grid_inputs",
+                         f"numpy={np.__version__}")
+    for t in GRID:
+        sym = "quantize_" + t.lower()
+        files[f"grid.{t}.bin"] = (g.quantize_rows(t, gx, 256, im[:256]).tobytes(),
+                                  f"ggml {sym} with imatrix.f32[:256]", ver)
+        if t not in GRID_NEEDS_IMATRIX:
+            files[f"grid-plain.{t}.bin"] = (g.quantize_rows(t, gx, 256).tobytes(),
+                                            f"ggml {sym}", ver)
     for t in DEQUANTIZE_ONLY:
         if g.dequantizer(t) is None:
             continue

@@ -33,7 +33,10 @@ FIX = ROOT / "fixtures" / "quant"
 RAW = Path(os.environ.get("LC_TEST_BIN", ROOT / "build" / "test-bin")) / "lc-quant-raw"
 
 ALL = ["Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K"]
-# quant/types.h LC_WRITE_TYPES: ALL and the types written by rows only.
+# quant/types.h LC_WRITE_TYPES: ALL and the types written by rows only (the grid types'
+# goldens come from grid.f32: ggml's quantizers assert on some of hard/special's values).
+GRID = ["IQ3_XXS", "IQ3_S", "IQ2_S", "IQ2_XXS", "IQ2_XS", "IQ1_S", "IQ1_M"]
+GRID_NEEDS_IMATRIX = ["IQ2_XXS", "IQ2_XS", "IQ1_S"]
 WRITE = ALL + ["IQ4_NL", "IQ4_XS", "TQ1_0", "TQ2_0"]
 LEGACY = ["Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1"]
 # quant/types.h LC_DEQUANT_TYPES, and the ones gguf-py can decode too.
@@ -128,6 +131,26 @@ def test_imatrix_quantize_matches_ggml_golden(qtype, tmp_path):
     # The weighting matters: the same rows without it are other bytes.
     plain = np.fromfile(FIX / f"hard.{qtype}.bin", np.uint8)
     assert not np.array_equal(want[:plain.size], plain), qtype
+
+
+@pytest.mark.parametrize("plain", [False, True])
+@pytest.mark.parametrize("qtype", GRID)
+def test_grid_types_match_ggml_golden(qtype, plain, tmp_path):
+    if plain and qtype in GRID_NEEDS_IMATRIX:
+        # ggml requires an importance matrix for it; so do we.
+        src, dst = tmp_path / "in.f32", tmp_path / "out.bin"
+        np.ones(256, np.float32).tofile(src)
+        r = subprocess.run([str(RAW), "quantize", qtype, str(src), str(dst)],
+                           capture_output=True, text=True)
+        assert r.returncode == 1 and "needs an importance matrix" in r.stderr
+        return
+    x = np.fromfile(FIX / "grid.f32", "<f4")
+    im = np.fromfile(FIX / "imatrix.f32", "<f4")[:256]
+    want = np.fromfile(FIX / f"grid{'-plain' if plain else ''}.{qtype}.bin", np.uint8)
+    got = lc_quantize_rows(qtype, x, 256, None if plain else im, tmp_path)
+    bad = diff_blocks(qtype, got, want)
+    assert bad.size == 0, f"{qtype}: {bad.size} blocks differ from ggml, first {bad[:5]}"
+    assert np.unique(want).size > 64
 
 
 # ---- 2. gguf-py's numpy quantizers on hard inputs ----
@@ -307,7 +330,7 @@ def test_dequantize_only_goldens_are_not_degenerate():
 def test_quantize_refuses_dequantize_only_types(tmp_path):
     src, dst = tmp_path / "in.f32", tmp_path / "out.bin"
     np.ones(256, np.float32).tofile(src)
-    r = subprocess.run([str(RAW), "quantize", "IQ2_XXS", str(src), str(dst)],
+    r = subprocess.run([str(RAW), "quantize", "MXFP4", str(src), str(dst)],
                        capture_output=True, text=True)
     assert r.returncode == 2 and "unsupported" in r.stderr
     assert not dst.exists()
@@ -318,7 +341,7 @@ def test_type_table_lists_every_ggml_block_type():
     # libconvert/dtype.c and the kernel table; gguf-py's sizes as the second opinion.
     out = subprocess.run([str(RAW), "types"], check=True, capture_output=True, text=True)
     rows = {f[0]: tuple(int(v) for v in f[1:]) for f in map(str.split, out.stdout.splitlines())}
-    assert sorted(t for t, r in rows.items() if r[3]) == sorted(WRITE)
+    assert sorted(t for t, r in rows.items() if r[3]) == sorted(WRITE + GRID)
     assert sorted(t for t, r in rows.items() if r[4]) == sorted(ALL + DEQ_ONLY)
     for name, (gid, block, size, _, _) in rows.items():
         if hasattr(Q, name):

@@ -241,6 +241,76 @@ def test_quantize_with_imatrix_matches_ggml(ggml, qtype, tmp_path):
     assert total >= 2_000_000
 
 
+# The grid types (IQ3_XXS ... IQ1_M). ggml's quantizers assert (abort the process) on
+# some inputs: where weights overflow to infinity or turn NaN no grid point scores. So
+# ggml runs in a forked child per chunk of one kind of data, and a chunk it aborts on is
+# left out (the abort is ggml's answer; ours writes a block) as long as most are compared.
+# Their goldens (make check) are scripts/make_quant_goldens.py's grid inputs.
+
+
+def ggml_in_child(fn):
+    """fn()'s bytes (a numpy array) computed in a forked child; None if the child died."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:                                    # pragma: no cover (the child)
+        os.close(r)
+        os.dup2(os.open(os.devnull, os.O_WRONLY), 2)
+        try:
+            data = fn().tobytes()
+            while data:
+                data = data[os.write(w, data):]
+        finally:
+            os._exit(0)
+    os.close(w)
+    chunks = []
+    while True:
+        c = os.read(r, 1 << 20)
+        if not c:
+            break
+        chunks.append(c)
+    os.close(r)
+    _, status = os.waitpid(pid, 0)
+    return np.frombuffer(b"".join(chunks), np.uint8) if status == 0 else None
+
+
+def bf16_block(rng):
+    """256 values as a bf16 checkpoint holds them: many exact ties per block."""
+    v = (rng.standard_normal(256) * 0.02).astype(np.float32)
+    return (v.view(np.uint32) & 0xFFFF0000).view(np.float32)
+
+
+@pytest.mark.parametrize("qtype", mqg.GRID)
+def test_grid_types_match_ggml(ggml, qtype, tmp_path):
+    rng = np.random.default_rng(mqg.GGML_ID[qtype])
+    ggml.quantize_rows(qtype, np.ones(256, np.float32), 256, np.ones(256, np.float32))
+    chunks = {kd: np.concatenate([kind_block(kd, rng) for _ in range(24)]) for kd in KINDS}
+    chunks["bf16"] = np.concatenate([bf16_block(rng) for _ in range(64)])
+    chunks["normal-4096"] = rng.standard_normal(1 << 18).astype(np.float32)
+    block, size = mqg.BLOCK[qtype]
+    imatrices = ["spread", "equal", "zeros"] + \
+        ([] if qtype in mqg.GRID_NEEDS_IMATRIX else [None])
+    compared, aborted = 0, []
+    for kind in imatrices:
+        for name, x in chunks.items():
+            n_per_row = 4096 if name == "normal-4096" else 256 if kind != "equal" else 1024
+            im = importance(kind, n_per_row, rng) if kind else None
+            want = ggml_in_child(lambda: ggml.quantize_rows(qtype, x, n_per_row, im))
+            if want is None:
+                aborted.append(f"{name}/{kind}")
+                continue
+            got = lc_rows(qtype, x, n_per_row, im, tmp_path)
+            bad = np.nonzero((got != want).reshape(-1, size).any(axis=1))[0]
+            assert bad.size == 0, (f"{qtype}, {name} in rows of {n_per_row}, {kind} imatrix: "
+                                   f"{bad.size} of {want.size // size} blocks differ from "
+                                   f"ggml, first {bad[0]}")
+            compared += x.size
+    assert compared >= 1_000_000, (compared, aborted)
+    # ggml gives up only on data whose weights overflow or are NaN.
+    assert all(a.split("/")[0] in ("magnitudes", "huge", "max_finite", "nan", "nan_last", "inf",
+                                   "all_nan", "inf_alternating", "square_overflow",
+                                   "nan_payloads", "wide") for a in aborted), aborted
+
+
 def test_ggml_requires_no_imatrix_for_our_types(ggml):
     # Without an importance matrix ggml_quantize_chunk runs exactly the _ref kernels.
     for qtype in mqg.QUANTIZE:

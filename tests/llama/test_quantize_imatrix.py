@@ -36,7 +36,7 @@ IQ_FTYPES = {"IQ2_XXS": 19, "IQ2_XS": 20, "Q2_K_S": 21, "IQ3_XS": 22, "IQ3_XXS":
              "IQ4_XS": 30, "IQ1_M": 31, "TQ1_0": 36, "TQ2_0": 37}
 FTYPES.update(IQ_FTYPES)
 # Written without an importance matrix by llama-quantize (it needs none for them).
-PLAIN = ["IQ4_NL", "IQ4_XS", "TQ1_0", "TQ2_0", "IQ3_S", "IQ3_M", "IQ3_XS"]
+PLAIN = ["IQ4_NL", "IQ4_XS", "TQ1_0", "TQ2_0", "IQ3_S", "IQ3_M"]
 
 
 def runs(path):

@@ -134,8 +134,15 @@ Test(ftype, outtype_names) {
     }
     lc_ftype_names(0, true, false, ", ", buf, sizeof buf);
     cr_assert_str_eq(buf, "F32, F16, BF16, Q4_0, Q4_1, Q8_0, Q5_0, Q5_1, Q2_K, Q3_K_S, Q3_K_M, "
-                          "Q3_K_L, Q4_K_S, Q4_K_M, Q5_K_S, Q5_K_M, Q6_K, IQ4_NL, IQ4_XS, "
-                          "TQ1_0, TQ2_0");
+                          "Q3_K_L, Q4_K_S, Q4_K_M, Q5_K_S, Q5_K_M, Q6_K, IQ4_NL, IQ3_S, IQ3_M, "
+                          "IQ4_XS, TQ1_0, TQ2_0");
+    /* With an importance matrix, every IQ file type and Q2_K_S too. */
+    static const char *const with_im[] = { "IQ2_XXS", "IQ2_XS", "Q2_K_S", "IQ3_XS", "IQ3_XXS",
+                                           "IQ1_S", "IQ2_S", "IQ2_M", "IQ1_M" };
+    for (size_t i = 0; i < sizeof with_im / sizeof *with_im; i++) {
+        cr_assert_not(lc_ftype_available(lc_ftype_by_name(with_im[i])), "%s", with_im[i]);
+        cr_assert(lc_ftype_available_imatrix(lc_ftype_by_name(with_im[i])), "%s", with_im[i]);
+    }
     lc_ftype_names(LC_FTYPE_MIX, false, false, " ", buf, sizeof buf);
     cr_assert_str_eq(buf, "Q3_K_S Q3_K_M Q3_K_L Q4_K_S Q4_K_M Q5_K_S Q5_K_M Q2_K_S IQ3_XS "
                           "IQ3_M IQ2_S IQ2_M MXFP4_MOE");
