@@ -288,7 +288,12 @@ def test_threads_do_not_change_the_file(inputs, tmp_path):
     assert (tmp_path / "a.gguf").read_bytes() == (tmp_path / "b.gguf").read_bytes()
 
 
-@pytest.mark.parametrize("model", HF_INPUTS + ["llama-spm", "qwen2"])
+# The families of issue 18 too: stacks of experts, gemma's + 1 and phi3's fused tensors
+# quantized in the same pass as they are made.
+FAMILY_FOLDERS = ["qwen3", "qwen3moe", "qwen3moe-fused", "gemma3", "mixtral", "phi3"]
+
+
+@pytest.mark.parametrize("model", HF_INPUTS + ["llama-spm", "qwen2"] + FAMILY_FOLDERS)
 def test_hf_folder_in_one_pass(inputs, tmp_path, model):
     """HF -> TYPE in one pass == safetensors2gguf (default out type) then llama.cpp."""
     ftype = "Q4_K_M" if "Q4_K_M" in OFFERED else "Q8_0"
@@ -303,7 +308,7 @@ def test_hf_folder_in_one_pass(inputs, tmp_path, model):
 
 
 @pytest.mark.parametrize("ftype", ["Q4_K_M", "Q4_0", "Q5_K_S", "Q6_K"])
-@pytest.mark.parametrize("model", HF_INPUTS + ["llama-spm", "qwen2"])
+@pytest.mark.parametrize("model", HF_INPUTS + ["llama-spm", "qwen2"] + FAMILY_FOLDERS)
 def test_safetensors2gguf_outtype_in_one_pass(inputs, tmp_path, model, ftype):
     """Issue 9 item 6: safetensors2gguf --outtype TYPE (one command, one streaming pass,
     no intermediate file) == safetensors2gguf (default out type) then llama.cpp's
