@@ -8,7 +8,8 @@ set -eu
 root=$LC_ROOT
 build=$(cd "$LC_BIN/.." && pwd)
 
-out=$(make -n -C "$root" BUILD="$TMPDIR/clean")
+# A newcomer's make: not the CUDA=1 that CI's own make passes down through MAKEFLAGS.
+out=$(env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -n -C "$root" BUILD="$TMPDIR/clean")
 for src in "$root"/cmd/*.c; do
     tool=$(basename "$src" .c)
     grep -q -- "-o $TMPDIR/clean/bin/$tool\b" <<<"$out" || { echo "bare make -n: no $tool"; exit 1; }
