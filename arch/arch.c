@@ -9,9 +9,12 @@
 
 #include "libconvert/alloc.h"
 
-extern const lc_arch lc_arch_llama, lc_arch_qwen2;
+extern const lc_arch lc_arch_llama, lc_arch_qwen2, lc_arch_qwen3, lc_arch_qwen3moe,
+    lc_arch_gemma3, lc_arch_phi3;
 
-static const lc_arch *const FAMILIES[] = { &lc_arch_llama, &lc_arch_qwen2, NULL };
+static const lc_arch *const FAMILIES[] = { &lc_arch_llama, &lc_arch_qwen2, &lc_arch_qwen3,
+                                           &lc_arch_qwen3moe, &lc_arch_gemma3, &lc_arch_phi3,
+                                           NULL };
 
 const lc_arch *const *lc_arch_all(void) { return FAMILIES; }
 
@@ -45,26 +48,46 @@ void lc_arch_list_classes(char *buf, size_t cap) {
 
 /* ---- names ---- */
 
-bool lc_arch_match(const char *pattern, const char *name, uint32_t *layer) {
-    const char *hole = strstr(pattern, "%u");
-    *layer = UINT32_MAX;
-    if (!hole)
-        return strcmp(pattern, name) == 0;
-    const size_t pre = (size_t)(hole - pattern);
-    if (strncmp(pattern, name, pre) != 0)
-        return false;
-    const char *p = name + pre;
+/* One "%u" or "%e" hole of a pattern: a plain decimal (no sign, no leading zero, at most
+ * 9 digits). Returns the characters taken, 0 when there is no such number at p. */
+static size_t take_number(const char *p, uint32_t *v) {
     uint32_t n = 0;
     size_t digits = 0;
-    for (; *p >= '0' && *p <= '9'; p++, digits++) {
+    for (; p[digits] >= '0' && p[digits] <= '9'; digits++) {
         if (digits == 9)
-            return false;
-        n = n * 10 + (uint32_t)(*p - '0');
+            return 0;
+        n = n * 10 + (uint32_t)(p[digits] - '0');
     }
-    if (digits == 0 || (digits > 1 && name[pre] == '0') || strcmp(p, hole + 2) != 0)
-        return false;
-    *layer = n;
-    return true;
+    if (digits == 0 || (digits > 1 && p[0] == '0'))
+        return 0;
+    *v = n;
+    return digits;
+}
+
+/* NAME against PATTERN with any of the holes "%u" (the layer) and "%e" (the expert);
+ * each absent hole gives UINT32_MAX. */
+static bool match_holes(const char *pattern, const char *name, uint32_t *layer,
+                        uint32_t *expert) {
+    *layer = *expert = UINT32_MAX;
+    const char *p = pattern, *n = name;
+    while (*p) {
+        if (p[0] == '%' && (p[1] == 'u' || p[1] == 'e')) {
+            uint32_t *slot = p[1] == 'u' ? layer : expert;
+            const size_t k = take_number(n, slot);
+            if (k == 0)
+                return false;
+            n += k;
+            p += 2;
+        } else if (*p++ != *n++) {
+            return false;
+        }
+    }
+    return *n == '\0';
+}
+
+bool lc_arch_match(const char *pattern, const char *name, uint32_t *layer) {
+    uint32_t expert;
+    return !strstr(pattern, "%e") && match_holes(pattern, name, layer, &expert);
 }
 
 static const char *spelling(const lc_arch_tensor *row, lc_spelling s) {
@@ -85,6 +108,25 @@ const lc_arch_tensor *lc_arch_find(const lc_arch *a, lc_spelling from, const cha
     return NULL;
 }
 
+bool lc_arch_lookup(const lc_arch *a, lc_spelling from, const char *name,
+                    const lc_arch_tensor *after, lc_arch_hit *hit) {
+    size_t i = after ? (size_t)(after - a->tensors) + 1 : 0;
+    for (; i < a->n_tensors; i++) {
+        const lc_arch_tensor *row = &a->tensors[i];
+        const char *p = spelling(row, from);
+        hit->row = row;
+        hit->fused = false;
+        if (p && match_holes(p, name, &hit->layer, &hit->expert))
+            return true;
+        hit->fused = true;
+        if (from == LC_SPELL_HF && row->hf_fused &&
+            match_holes(row->hf_fused, name, &hit->layer, &hit->expert))
+            return true;
+    }
+    hit->row = NULL;
+    return false;
+}
+
 const lc_arch_tensor *lc_arch_role(const lc_arch *a, lc_role role) {
     for (size_t i = 0; i < a->n_tensors; i++)
         if (a->tensors[i].role == role)
@@ -92,18 +134,51 @@ const lc_arch_tensor *lc_arch_role(const lc_arch *a, lc_role role) {
     return NULL;
 }
 
-lc_code lc_arch_name(const lc_arch_tensor *row, lc_spelling to, uint32_t layer, char *buf,
-                     size_t cap, lc_error *err) {
+/* PATTERN with its "%u" and "%e" holes filled. */
+static bool fill_holes(const char *p, uint32_t layer, uint32_t expert, char *buf, size_t cap) {
+    size_t o = 0;
+    while (*p) {
+        int k;
+        if (p[0] == '%' && (p[1] == 'u' || p[1] == 'e')) {
+            k = snprintf(buf + o, cap - o, "%" PRIu32, p[1] == 'u' ? layer : expert);
+            p += 2;
+        } else {
+            k = 1;
+            if (o + 1 < cap)
+                buf[o] = *p;
+            p++;
+        }
+        if (k < 0 || o + (size_t)k >= cap)
+            return false;
+        o += (size_t)k;
+    }
+    buf[o] = '\0';
+    return true;
+}
+
+lc_code lc_arch_name_expert(const lc_arch_tensor *row, lc_spelling to, uint32_t layer,
+                            uint32_t expert, char *buf, size_t cap, lc_error *err) {
     const char *p = spelling(row, to);
     if (!p)
         return lc_fail(err, LC_E_NOTFOUND, LC_NO_OFFSET, "the tensor has no %s name",
                        spelling_name(to));
-    const char *hole = strstr(p, "%u");
-    int k = hole ? snprintf(buf, cap, "%.*s%" PRIu32 "%s", (int)(hole - p), p, layer, hole + 2)
-                 : snprintf(buf, cap, "%s", p);
-    if (k < 0 || (size_t)k >= cap)
+    if (cap == 0 || !fill_holes(p, layer, expert, buf, cap))
         return lc_fail(err, LC_E_ARG, LC_NO_OFFSET, "name buffer of %zu bytes is too small", cap);
     return LC_OK;
+}
+
+lc_code lc_arch_name_fused(const lc_arch_tensor *row, uint32_t layer, char *buf, size_t cap,
+                           lc_error *err) {
+    if (!row->hf_fused)
+        return lc_fail(err, LC_E_NOTFOUND, LC_NO_OFFSET, "the tensor has no fused spelling");
+    if (cap == 0 || !fill_holes(row->hf_fused, layer, 0, buf, cap))
+        return lc_fail(err, LC_E_ARG, LC_NO_OFFSET, "name buffer of %zu bytes is too small", cap);
+    return LC_OK;
+}
+
+lc_code lc_arch_name(const lc_arch_tensor *row, lc_spelling to, uint32_t layer, char *buf,
+                     size_t cap, lc_error *err) {
+    return lc_arch_name_expert(row, to, layer, 0, buf, cap, err);
 }
 
 lc_code lc_arch_map(const lc_arch *a, lc_spelling from, lc_spelling to, const char *name,
@@ -136,26 +211,87 @@ uint32_t lc_arch_rope_heads(const lc_arch_tensor *row, const lc_hparams *hp) {
 /* ---- shapes and completeness ---- */
 
 static uint64_t dim_value(lc_dim d, const lc_hparams *hp) {
+    const uint64_t q = (uint64_t)hp->head_count * hp->head_dim;
+    const uint64_t kv = (uint64_t)hp->head_count_kv * hp->head_dim;
     switch (d) {
     case LC_DIM_VOCAB: return hp->vocab_size;
     case LC_DIM_EMBD: return hp->embedding_length;
     case LC_DIM_FF: return hp->feed_forward_length;
-    case LC_DIM_Q: return (uint64_t)hp->head_count * hp->head_dim;
-    case LC_DIM_KV: return (uint64_t)hp->head_count_kv * hp->head_dim;
+    case LC_DIM_FF2: return 2 * (uint64_t)hp->feed_forward_length;
+    case LC_DIM_Q: return q;
+    case LC_DIM_KV: return kv;
+    case LC_DIM_QKV: return q + 2 * kv;
+    case LC_DIM_HEAD: return hp->head_dim;
     case LC_DIM_HALF_HEAD: return hp->head_dim / 2;
+    case LC_DIM_HALF_ROPE: return (hp->rope_dim ? hp->rope_dim : hp->head_dim) / 2;
+    case LC_DIM_EXPERT: return hp->expert_count;
+    case LC_DIM_FF_EXP: return hp->expert_ff_length ? hp->expert_ff_length
+                                                    : hp->feed_forward_length;
     case LC_DIM_NONE: break;
     }
     return 0;
 }
 
 bool lc_arch_shape(const lc_arch_tensor *row, const lc_hparams *hp, uint32_t *nd,
-                   uint64_t shape[2]) {
+                   uint64_t shape[3]) {
     if (row->ndim == 0)
         return false;
     *nd = row->ndim;
-    for (uint32_t i = 0; i < 2; i++)
+    for (uint32_t i = 0; i < 3; i++)
         shape[i] = i < row->ndim ? dim_value(row->shape[i], hp) : 0;
     return true;
+}
+
+bool lc_arch_shape_is(const lc_arch_tensor *row, const lc_hparams *hp, const lc_tensor *t,
+                      char *want, size_t cap) {
+    uint32_t nd;
+    uint64_t sh[3];
+    if (!lc_arch_shape(row, hp, &nd, sh))
+        return true;
+    bool ok = t->ndim == nd;
+    for (uint32_t i = 0; ok && i < nd; i++)
+        ok = t->shape[i] == sh[i];
+    if (!ok && cap) {
+        size_t o = 0;
+        want[0] = '\0';
+        for (uint32_t i = 0; i < nd && o < cap; i++) {
+            int k = snprintf(want + o, cap - o, "%s%" PRIu64, i ? ", " : "[", sh[i]);
+            o += k > 0 ? (size_t)k : 0;
+        }
+        if (o < cap)
+            snprintf(want + o, cap - o, "]");
+    }
+    return ok;
+}
+
+bool lc_arch_hit_shape_is(const lc_arch_hit *h, const lc_hparams *hp, const lc_tensor *t,
+                          char *want, size_t cap) {
+    uint32_t nd;
+    uint64_t sh[3];
+    if (!lc_arch_shape(h->row, hp, &nd, sh))
+        return true;
+    if (h->expert != UINT32_MAX) {              /* one expert's: no expert dimension */
+        memmove(sh, sh + 1, 2 * sizeof sh[0]);
+        nd--;
+    } else if (h->fused && nd >= 2) {           /* parts side by side along dimension 1 */
+        sh[1] *= h->row->parts ? h->row->parts : 1;
+    }
+    bool ok = t->ndim == nd;
+    for (uint32_t i = 0; ok && i < nd; i++)
+        ok = t->shape[i] == sh[i] ||
+             /* gemma's embedding may have rows past the vocabulary: they are cut */
+             (i == 0 && (h->row->flags & LC_AT_VOCAB_ROWS) && t->shape[0] > sh[0]);
+    if (!ok && cap) {
+        size_t o = 0;
+        want[0] = '\0';
+        for (uint32_t i = 0; i < nd && o < cap; i++) {
+            int k = snprintf(want + o, cap - o, "%s%" PRIu64, i ? ", " : "[", sh[i]);
+            o += k > 0 ? (size_t)k : 0;
+        }
+        if (o < cap)
+            snprintf(want + o, cap - o, "]");
+    }
+    return ok;
 }
 
 lc_code lc_arch_seen_init(lc_arch_seen *s, const lc_arch *a, uint32_t n_layers, lc_error *err) {
@@ -189,7 +325,9 @@ lc_code lc_arch_seen_check(const lc_arch_seen *s, lc_spelling sp, lc_error *err)
     char name[160], gguf[160];
     for (size_t i = 0; i < a->n_tensors; i++) {
         const lc_arch_tensor *row = &a->tensors[i];
-        if (!(row->flags & LC_AT_REQUIRED))
+        const bool required = (row->flags & LC_AT_REQUIRED) ||
+                              (row->flags & (s->moe ? LC_AT_MOE : LC_AT_DENSE));
+        if (!required)
             continue;
         const bool per_layer = strstr(row->gguf, "%u") != NULL;
         for (uint32_t l = 0; l < (per_layer ? s->n_layers : 1); l++) {
@@ -218,18 +356,62 @@ static double hp_get(const lc_hparams *hp, lc_hp f, uint32_t file_type) {
     case LC_HP_FEED_FORWARD_LENGTH: return hp->feed_forward_length;
     case LC_HP_HEAD_COUNT: return hp->head_count;
     case LC_HP_HEAD_COUNT_KV: return hp->head_count_kv;
-    case LC_HP_HEAD_DIM: return hp->head_dim;
+    case LC_HP_HEAD_DIM: case LC_HP_VALUE_DIM: return hp->head_dim;
+    case LC_HP_ROPE_DIM: return hp->rope_dim ? hp->rope_dim : hp->head_dim;
     case LC_HP_VOCAB_SIZE: return hp->vocab_size;
     case LC_HP_RMS_EPS: return hp->rms_eps;
     case LC_HP_ROPE_THETA: return hp->rope_theta;
+    case LC_HP_ROPE_THETA_SWA: return hp->rope_theta_swa;
     case LC_HP_TIE_WORD_EMBEDDINGS: return hp->tie_word_embeddings;
     case LC_HP_ROPE_SCALING_FACTOR: return hp->rope_scaling_factor;
     case LC_HP_ROPE_SCALING_ORIG_CTX: return hp->rope_scaling_orig_ctx;
+    case LC_HP_ROPE_ATTN_FACTOR: return hp->rope_attn_factor;
+    case LC_HP_EXPERT_COUNT: return hp->expert_count;
+    case LC_HP_EXPERT_USED_COUNT: return hp->expert_used_count;
+    case LC_HP_EXPERT_FF_LENGTH: return hp->expert_ff_length;
+    case LC_HP_EXPERT_NORM_TOPK: return hp->expert_norm_topk;
+    case LC_HP_SLIDING_WINDOW: return hp->sliding_window;
+    case LC_HP_SWA_PATTERN: return hp->swa_pattern;
+    case LC_HP_ATTN_SCALE: return hp->attn_scale;
+    case LC_HP_FINAL_SOFTCAP: return hp->final_softcap;
     case LC_HP_FILE_TYPE: return file_type;
     case LC_HP_ROPE_SCALING_TYPE: break;
     }
     return 0;
 }
+
+void lc_arch_hparam_set(lc_hparams *hp, lc_hp f, double d) {
+    const uint32_t u = d > 0 && d <= UINT32_MAX ? (uint32_t)d : 0;
+    switch (f) {
+    case LC_HP_CONTEXT_LENGTH: hp->context_length = u; break;
+    case LC_HP_EMBEDDING_LENGTH: hp->embedding_length = u; break;
+    case LC_HP_BLOCK_COUNT: hp->block_count = u; break;
+    case LC_HP_FEED_FORWARD_LENGTH: hp->feed_forward_length = u; break;
+    case LC_HP_HEAD_COUNT: hp->head_count = u; break;
+    case LC_HP_HEAD_COUNT_KV: hp->head_count_kv = u; break;
+    case LC_HP_HEAD_DIM: hp->head_dim = u; break;
+    case LC_HP_ROPE_DIM: hp->rope_dim = u; break;
+    case LC_HP_VOCAB_SIZE: hp->vocab_size = u; break;
+    case LC_HP_RMS_EPS: hp->rms_eps = d; break;
+    case LC_HP_ROPE_THETA: hp->rope_theta = d; break;
+    case LC_HP_ROPE_THETA_SWA: hp->rope_theta_swa = d; break;
+    case LC_HP_ROPE_SCALING_FACTOR: hp->rope_scaling_factor = d; break;
+    case LC_HP_ROPE_SCALING_ORIG_CTX: hp->rope_scaling_orig_ctx = u; break;
+    case LC_HP_ROPE_ATTN_FACTOR: hp->rope_attn_factor = d; break;
+    case LC_HP_EXPERT_COUNT: hp->expert_count = u; break;
+    case LC_HP_EXPERT_USED_COUNT: hp->expert_used_count = u; break;
+    case LC_HP_EXPERT_FF_LENGTH: hp->expert_ff_length = u; break;
+    case LC_HP_EXPERT_NORM_TOPK: hp->expert_norm_topk = d != 0; break;
+    case LC_HP_SLIDING_WINDOW: hp->sliding_window = u; break;
+    case LC_HP_SWA_PATTERN: hp->swa_pattern = u; break;
+    case LC_HP_ATTN_SCALE: hp->attn_scale = d; break;
+    case LC_HP_FINAL_SOFTCAP: hp->final_softcap = d; break;
+    case LC_HP_TIE_WORD_EMBEDDINGS: hp->tie_word_embeddings = d != 0; break;
+    case LC_HP_FILE_TYPE: case LC_HP_ROPE_SCALING_TYPE: case LC_HP_VALUE_DIM: break;
+    }
+}
+
+double lc_arch_hparam_get(const lc_hparams *hp, lc_hp f) { return hp_get(hp, f, 0); }
 
 static bool key_applies(const lc_arch_key *k, const lc_hparams *hp) {
     const bool scaled = hp->rope_scaling == LC_ROPE_SCALING_LINEAR ||
@@ -238,6 +420,8 @@ static bool key_applies(const lc_arch_key *k, const lc_hparams *hp) {
     case LC_KEY_IF_SCALED: return scaled;
     case LC_KEY_IF_ORIG_CTX: return scaled && hp->rope_scaling_orig_ctx;
     case LC_KEY_IF_HEAD_DIM: return hp->head_dim_given;
+    case LC_KEY_IF_SET: return hp_get(hp, k->hp, 0) != 0;
+    case LC_KEY_IF_LONGROPE: return hp->rope_scaling == LC_ROPE_SCALING_LONGROPE;
     default: return true;
     }
 }
@@ -250,27 +434,44 @@ static void key_name(const lc_arch *a, const lc_arch_key *k, char *buf, size_t c
         snprintf(buf, cap, "%s", k->key);
 }
 
-lc_code lc_arch_write_keys(const lc_arch *a, const lc_hparams *hp, uint32_t file_type,
-                           lc_model *m, lc_error *err) {
+static const char *scaling_name(lc_rope_scaling r) {
+    return r == LC_ROPE_SCALING_YARN ? "yarn" : r == LC_ROPE_SCALING_LONGROPE ? "longrope"
+                                                                              : "linear";
+}
+
+static lc_code write_key_list(const lc_arch *a, const lc_arch_key *keys, size_t n,
+                              const lc_hparams *hp, uint32_t file_type, lc_model *m,
+                              lc_error *err) {
     char key[128];
-    for (size_t i = 0; i < a->n_keys; i++) {
-        const lc_arch_key *k = &a->keys[i];
+    for (size_t i = 0; i < n; i++) {
+        const lc_arch_key *k = &keys[i];
         if (!key_applies(k, hp) || (k->hp == LC_HP_FILE_TYPE && file_type == LC_ARCH_NO_FILE_TYPE))
             continue;
         key_name(a, k, key, sizeof key);
         lc_value v;
         if (k->type == LC_KEY_STR) {
-            const char *s = hp->rope_scaling == LC_ROPE_SCALING_YARN ? "yarn" : "linear";
-            LC_TRY(lc_model_set_meta_str(m, key, s, err));
+            LC_TRY(lc_model_set_meta_str(m, key, scaling_name(hp->rope_scaling), err));
             continue;
         }
         if (k->type == LC_KEY_F32)
             v = lc_value_float(LC_VT_F32, (double)(float)hp_get(hp, k->hp, file_type));
+        else if (k->type == LC_KEY_BOOL)
+            v = lc_value_bool(hp_get(hp, k->hp, file_type) != 0);
         else
             v = lc_value_uint(LC_VT_U32, (uint64_t)hp_get(hp, k->hp, file_type));
         LC_TRY(lc_model_set_meta(m, key, &v, err));
     }
     return LC_OK;
+}
+
+lc_code lc_arch_write_keys(const lc_arch *a, const lc_hparams *hp, uint32_t file_type,
+                           lc_model *m, lc_error *err) {
+    return write_key_list(a, a->keys, a->n_keys, hp, file_type, m, err);
+}
+
+lc_code lc_arch_write_early_keys(const lc_arch *a, const lc_hparams *hp, lc_model *m,
+                                 lc_error *err) {
+    return write_key_list(a, a->early_keys, a->n_early_keys, hp, LC_ARCH_NO_FILE_TYPE, m, err);
 }
 
 /* Reads key k into hp; absent keys leave hp alone. */
@@ -284,6 +485,7 @@ static lc_code read_key(const lc_model *m, const lc_arch *a, const lc_arch_key *
         return LC_OK;
     const bool ok = k->type == LC_KEY_STR ? v->type == LC_VT_STRING
                   : k->type == LC_KEY_F32 ? v->type == LC_VT_F32 || v->type == LC_VT_F64
+                  : k->type == LC_KEY_BOOL ? v->type == LC_VT_BOOL
                   : v->type == LC_VT_U32 || v->type == LC_VT_I32 || v->type == LC_VT_U64;
     if (!ok) {
         lc_fail(err, LC_E_MALFORMED, LC_NO_OFFSET, "%s has type %s", key,
@@ -294,31 +496,20 @@ static lc_code read_key(const lc_model *m, const lc_arch *a, const lc_arch_key *
     if (k->type == LC_KEY_STR) {
         hp->rope_scaling = strcmp(v->str.ptr, "yarn") == 0 ? LC_ROPE_SCALING_YARN
                          : strcmp(v->str.ptr, "linear") == 0 ? LC_ROPE_SCALING_LINEAR
+                         : strcmp(v->str.ptr, "longrope") == 0 ? LC_ROPE_SCALING_LONGROPE
                          : LC_ROPE_SCALING_NONE;
         return LC_OK;
     }
-    const double d = k->type == LC_KEY_F32 ? v->f : v->type == LC_VT_I32 ? (double)v->i
-                                                                          : (double)v->u;
-    if (k->type != LC_KEY_F32 && !(d > 0 && d <= UINT32_MAX)) {
+    const double d = k->type == LC_KEY_F32 ? v->f : k->type == LC_KEY_BOOL ? (double)v->b
+                   : v->type == LC_VT_I32 ? (double)v->i : (double)v->u;
+    /* Counts must be positive, except those whose 0 means "none". */
+    if (k->type == LC_KEY_U32 && !(d > 0 && d <= UINT32_MAX) &&
+        !(d == 0 && k->when == LC_KEY_IF_SET)) {
         lc_fail(err, LC_E_MALFORMED, LC_NO_OFFSET, "%s is not a positive 32-bit count", key);
         lc_err_context(err, NULL, key);
         return LC_E_MALFORMED;
     }
-    switch (k->hp) {
-    case LC_HP_CONTEXT_LENGTH: hp->context_length = (uint32_t)d; break;
-    case LC_HP_EMBEDDING_LENGTH: hp->embedding_length = (uint32_t)d; break;
-    case LC_HP_BLOCK_COUNT: hp->block_count = (uint32_t)d; break;
-    case LC_HP_FEED_FORWARD_LENGTH: hp->feed_forward_length = (uint32_t)d; break;
-    case LC_HP_HEAD_COUNT: hp->head_count = (uint32_t)d; break;
-    case LC_HP_HEAD_COUNT_KV: hp->head_count_kv = (uint32_t)d; break;
-    case LC_HP_HEAD_DIM: hp->head_dim = (uint32_t)d; break;
-    case LC_HP_VOCAB_SIZE: hp->vocab_size = (uint32_t)d; break;
-    case LC_HP_RMS_EPS: hp->rms_eps = d; break;
-    case LC_HP_ROPE_THETA: hp->rope_theta = d; break;
-    case LC_HP_ROPE_SCALING_FACTOR: hp->rope_scaling_factor = d; break;
-    case LC_HP_ROPE_SCALING_ORIG_CTX: hp->rope_scaling_orig_ctx = (uint32_t)d; break;
-    default: break;
-    }
+    lc_arch_hparam_set(hp, k->hp, d);
     return LC_OK;
 }
 
@@ -327,7 +518,7 @@ lc_code lc_arch_read_keys(const lc_model *m, const lc_arch **out, lc_hparams *hp
     const lc_value *name = lc_model_find_meta(m, "general.architecture");
     const lc_arch *a = name && name->type == LC_VT_STRING ? lc_arch_by_name(name->str.ptr) : NULL;
     if (!a) {
-        char list[128] = "";
+        char list[256] = "";
         for (const lc_arch *const *f = FAMILIES; *f; f++)
             snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", *list ? ", " : "",
                      (*f)->name);
@@ -336,12 +527,15 @@ lc_code lc_arch_read_keys(const lc_model *m, const lc_arch **out, lc_hparams *hp
         lc_err_context(err, NULL, "general.architecture");
         return LC_E_UNSUPPORTED;
     }
-    lc_hparams h = { .rope_theta = 10000.0 };
+    lc_hparams h = { .rope_theta = 10000.0, .swa_pattern = a->default_swa_pattern,
+                     .expert_norm_topk = a->recipe.moe_norm_topk };
     bool have_heads = false;
-    for (size_t i = 0; i < a->n_keys; i++) {
+    for (size_t i = 0; i < a->n_early_keys + a->n_keys; i++) {
+        const lc_arch_key *k = i < a->n_early_keys ? &a->early_keys[i]
+                                                   : &a->keys[i - a->n_early_keys];
         bool present;
-        LC_TRY(read_key(m, a, &a->keys[i], &h, &present, err));
-        have_heads |= present && a->keys[i].hp == LC_HP_HEAD_COUNT;
+        LC_TRY(read_key(m, a, k, &h, &present, err));
+        have_heads |= present && k->hp == LC_HP_HEAD_COUNT;
     }
     /* What no model runs without; the rest has llama.cpp's defaults. */
     static const char *const required[] = { "%s.attention.head_count", "%s.block_count",
@@ -361,6 +555,8 @@ lc_code lc_arch_read_keys(const lc_model *m, const lc_arch **out, lc_hparams *hp
         h.head_count_kv = h.head_count;
     if (!h.head_dim)
         h.head_dim = h.embedding_length / h.head_count;
+    if (!h.rope_dim)
+        h.rope_dim = h.head_dim;
     *out = a;
     *hp = h;
     return LC_OK;

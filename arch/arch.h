@@ -38,15 +38,26 @@ typedef enum lc_role {
     LC_ROLE_OUTPUT,         /* [vocab, embd]; absent when tied to the embedding */
     LC_ROLE_ROPE_FREQS,     /* [head_dim / 2] llama3 factors: computed, never copied */
     LC_ROLE_ROPE_INV_FREQ,  /* transformers' cached inverse frequencies: dropped */
+    LC_ROLE_ROPE_FACTORS_LONG,  /* [rope_dim / 2] phi3's longrope factors: computed */
+    LC_ROLE_ROPE_FACTORS_SHORT,
     LC_ROLE_ATTN_NORM,
     LC_ROLE_ATTN_Q, LC_ROLE_ATTN_Q_BIAS,
     LC_ROLE_ATTN_K, LC_ROLE_ATTN_K_BIAS,
     LC_ROLE_ATTN_V, LC_ROLE_ATTN_V_BIAS,
+    LC_ROLE_ATTN_QKV,       /* [q + 2 kv, embd]: Q, K and V rows in one matrix (phi3) */
+    LC_ROLE_ATTN_Q_NORM,    /* [head_dim]: RMSNorm of each query head (qwen3, gemma3) */
+    LC_ROLE_ATTN_K_NORM,    /* [head_dim]: ... of each key head */
     LC_ROLE_ATTN_OUT,
+    LC_ROLE_ATTN_POST_NORM, /* [embd]: on the attention's output before the residual */
     LC_ROLE_FFN_NORM,
     LC_ROLE_FFN_GATE,
-    LC_ROLE_FFN_UP,
+    LC_ROLE_FFN_UP,         /* [ff, embd], or [2 ff, embd] gate and up rows (phi3) */
     LC_ROLE_FFN_DOWN,
+    LC_ROLE_FFN_POST_NORM,  /* [embd]: on the FFN's output before the residual */
+    LC_ROLE_FFN_GATE_INP,   /* [expert, embd]: the router */
+    LC_ROLE_FFN_GATE_EXPS,  /* [expert, ff_exp, embd]: the experts' gates, stacked */
+    LC_ROLE_FFN_UP_EXPS,    /* [expert, ff_exp, embd] */
+    LC_ROLE_FFN_DOWN_EXPS,  /* [expert, embd, ff_exp] */
     LC_ROLE_COUNT
 } lc_role;
 
@@ -56,9 +67,15 @@ typedef enum lc_dim {
     LC_DIM_VOCAB,       /* vocab_size */
     LC_DIM_EMBD,        /* embedding_length */
     LC_DIM_FF,          /* feed_forward_length */
+    LC_DIM_FF2,         /* 2 x feed_forward_length: gate and up rows in one matrix */
     LC_DIM_Q,           /* head_count * head_dim */
     LC_DIM_KV,          /* head_count_kv * head_dim */
+    LC_DIM_QKV,         /* Q + 2 KV */
+    LC_DIM_HEAD,        /* head_dim */
     LC_DIM_HALF_HEAD,   /* head_dim / 2 */
+    LC_DIM_HALF_ROPE,   /* rope_dim / 2 */
+    LC_DIM_EXPERT,      /* expert_count */
+    LC_DIM_FF_EXP,      /* expert_feed_forward_length (feed_forward_length when not given) */
 } lc_dim;
 
 /* How llama.cpp rotates a head's dimensions, which fixes the row order of Q and K in
@@ -72,7 +89,11 @@ typedef enum lc_rope_scaling {
     LC_ROPE_SCALING_LINEAR,
     LC_ROPE_SCALING_YARN,
     LC_ROPE_SCALING_LLAMA3,     /* per-pair factors in rope_freqs.weight, no keys */
+    LC_ROPE_SCALING_LONGROPE,   /* phi3: per-pair factors in rope_factors_{long,short} */
 } lc_rope_scaling;
+
+/* The longest list of per-pair RoPE factors a config may give (head sizes up to 512). */
+#define LC_ARCH_MAX_ROPE_FACTORS 256
 
 /* Row flags. */
 enum {
@@ -81,6 +102,15 @@ enum {
     LC_AT_ROPE_K   = 1u << 2,   /* rows rotated by RoPE, head_count_kv heads */
     LC_AT_COMPUTED = 1u << 3,   /* made by a hook, never copied from a source (a source's
                                  * own copy is dropped) */
+    LC_AT_EXPERTS  = 1u << 4,   /* expert_count experts stacked along the outermost
+                                 * dimension in GGUF; the hf/meta spellings with "%e" name
+                                 * one expert's 2-D tensor each (see lc_arch_tensor) */
+    LC_AT_NORM_SHIFT = 1u << 5, /* GGUF stores the weight + 1 (gemma's RMSNorm scales by
+                                 * 1 + w; llama.cpp's by the stored value) */
+    LC_AT_VOCAB_ROWS = 1u << 6, /* rows past the vocabulary are cut (gemma's embedding) */
+    LC_AT_KEEP_F32 = 1u << 7,   /* written in F32 whatever the out type (the router) */
+    LC_AT_DENSE    = 1u << 8,   /* required only in a model without experts */
+    LC_AT_MOE      = 1u << 9,   /* required only in a model with experts */
 };
 
 typedef struct lc_arch_tensor {
@@ -89,8 +119,13 @@ typedef struct lc_arch_tensor {
     const char *hf;         /* transformers' name pattern; NULL: none */
     const char *meta;       /* Meta's original-release name pattern; NULL: none */
     uint8_t     ndim;       /* 0: the shape is not checked */
-    lc_dim      shape[2];   /* outermost first */
-    uint8_t     flags;      /* LC_AT_* */
+    lc_dim      shape[3];   /* outermost first */
+    uint16_t    flags;      /* LC_AT_* */
+    /* Transformers 5's spelling of a stacked row: one 3-D tensor [expert, parts x rows,
+     * cols] holding `parts` matrices per expert side by side along dimension 1 (gate_up
+     * is gate then up); this row is part `part`. NULL: none. */
+    const char *hf_fused;
+    uint8_t     part, parts;
 } lc_arch_tensor;
 
 /* The hyperparameters every family is described by (a family uses what it needs). */
@@ -101,17 +136,35 @@ typedef struct lc_hparams {
     uint32_t feed_forward_length;   /* intermediate_size */
     uint32_t head_count;            /* num_attention_heads */
     uint32_t head_count_kv;         /* num_key_value_heads */
-    uint32_t head_dim;              /* rope.dimension_count */
+    uint32_t head_dim;              /* attention.key_length = value_length */
     bool     head_dim_given;        /* the source named head_dim: key/value_length written */
+    uint32_t rope_dim;              /* rope.dimension_count: the dimensions of a head RoPE
+                                     * rotates (head_dim unless partial) */
     uint32_t vocab_size;
     double   rms_eps;
     double   rope_theta;
+    double   rope_theta_swa;        /* rope.freq_base_swa: the sliding layers' base; 0: none */
     bool     tie_word_embeddings;
     lc_rope_scaling rope_scaling;
     double   rope_scaling_factor;
     uint32_t rope_scaling_orig_ctx; /* 0 when absent */
     double   rope_low_freq_factor;  /* llama3 */
     double   rope_high_freq_factor; /* llama3 */
+    double   rope_attn_factor;      /* longrope's factor on cos and sin (phi3); 0: none */
+    uint32_t n_rope_factors;        /* longrope: rope_dim / 2 factors of each kind */
+    float    rope_long_factors[LC_ARCH_MAX_ROPE_FACTORS];
+    float    rope_short_factors[LC_ARCH_MAX_ROPE_FACTORS];
+    uint32_t expert_count;          /* 0: a dense model */
+    uint32_t expert_used_count;     /* top-k */
+    uint32_t expert_ff_length;      /* expert_feed_forward_length; 0: feed_forward_length */
+    bool     expert_norm_topk;      /* the top-k weights renormalised to sum to 1 */
+    uint32_t sliding_window;        /* 0: none */
+    uint32_t swa_pattern;           /* every swa_pattern-th layer attends globally, the
+                                     * others within sliding_window (gemma3: 6); 0: all
+                                     * layers alike */
+    double   attn_scale;            /* query_pre_attn_scalar: scores scaled by its inverse
+                                     * square root instead of head_dim's; 0: head_dim */
+    double   final_softcap;         /* final_logit_softcapping; 0: none */
 } lc_hparams;
 
 /* Which lc_hparams field a key or a config.json entry carries. */
@@ -121,6 +174,11 @@ typedef enum lc_hp {
     LC_HP_ROPE_THETA, LC_HP_TIE_WORD_EMBEDDINGS, LC_HP_ROPE_SCALING_TYPE,
     LC_HP_ROPE_SCALING_FACTOR, LC_HP_ROPE_SCALING_ORIG_CTX,
     LC_HP_FILE_TYPE,        /* not a hyperparameter: general.file_type's place in the order */
+    LC_HP_ROPE_DIM, LC_HP_ROPE_THETA_SWA, LC_HP_ROPE_ATTN_FACTOR,
+    LC_HP_EXPERT_COUNT, LC_HP_EXPERT_USED_COUNT, LC_HP_EXPERT_FF_LENGTH, LC_HP_EXPERT_NORM_TOPK,
+    LC_HP_SLIDING_WINDOW, LC_HP_SWA_PATTERN, LC_HP_ATTN_SCALE, LC_HP_FINAL_SOFTCAP,
+    LC_HP_VALUE_DIM,        /* attention.value_length: written as head_dim; read, it
+                             * changes nothing (key_length is the head size) */
 } lc_hp;
 
 /* When a key is written. */
@@ -129,9 +187,11 @@ enum {
     LC_KEY_IF_SCALED,       /* rope scaling linear or yarn */
     LC_KEY_IF_ORIG_CTX,     /* ... and original_max_position_embeddings given */
     LC_KEY_IF_HEAD_DIM,     /* the source named head_dim */
+    LC_KEY_IF_SET,          /* the hyperparameter is not 0 (given by the source) */
+    LC_KEY_IF_LONGROPE,     /* rope scaling longrope */
 };
 
-typedef enum lc_key_type { LC_KEY_U32, LC_KEY_F32, LC_KEY_STR } lc_key_type;
+typedef enum lc_key_type { LC_KEY_U32, LC_KEY_F32, LC_KEY_STR, LC_KEY_BOOL } lc_key_type;
 
 typedef struct lc_arch_key {
     const char *key;        /* "%s" is the architecture: "%s.block_count" */
@@ -146,6 +206,7 @@ enum {
     LC_CFG_U32,             /* the same, optional */
     LC_CFG_POSITIVE,        /* an optional positive number */
     LC_CFG_BOOL,            /* an optional bool */
+    LC_CFG_NUMBER,          /* an optional number >= 0 (null: absent) */
 };
 typedef struct lc_arch_cfg {
     const char *json;
@@ -154,6 +215,26 @@ typedef struct lc_arch_cfg {
 } lc_arch_cfg;
 
 typedef struct lc_arch lc_arch;
+
+/* The FFN's activation on the gate (llama.cpp's LLM_FFN_SILU, LLM_FFN_GELU). */
+typedef enum lc_act { LC_ACT_SILU = 0, LC_ACT_GELU_TANH } lc_act;
+
+/* What the forward pass of a family does beyond what its tensors and hyperparameters
+ * already say. Present tensors choose the rest: q/k norms (ATTN_Q_NORM) are applied
+ * per head before RoPE, post-norms (ATTN_POST_NORM, FFN_POST_NORM) on a block's output
+ * before the residual, a router (FFN_GATE_INP) makes the FFN a mixture of experts,
+ * fused rows (ATTN_QKV, FFN_UP of 2 ff rows) are split; LC_AT_NORM_SHIFT rows read
+ * from transformers' spelling get their + 1; hyperparameters choose sliding windows
+ * (sliding_window, swa_pattern, rope_theta_swa), the attention scale, the final
+ * softcap and longrope's factors. */
+typedef struct lc_arch_recipe {
+    lc_act act;
+    bool   embd_scale;      /* the embedding times sqrt(embedding_length) (gemma) */
+    bool   moe_norm_topk;   /* hparams.expert_norm_topk's default: the top-k routing
+                             * weights renormalised to sum to 1 (llama.cpp always does for
+                             * mixtral and qwen3moe; a config's norm_topk_prob says) */
+    bool   longrope;        /* takes phi3's longrope scaling (rope_factors_long/short) */
+} lc_arch_recipe;
 
 /* Hooks: what a table row cannot say. NULL when the family has none. */
 typedef struct lc_arch_hooks {
@@ -172,10 +253,24 @@ struct lc_arch {
     size_t n_keys;
     const lc_arch_cfg *cfg;             /* config.json spellings */
     size_t n_cfg;
+    const lc_arch_cfg *cfg_extra;       /* ... and the family's own, read after them */
+    size_t n_cfg_extra;
     double default_rms_eps, default_rope_theta;     /* transformers' config defaults */
     bool writes_add_space_prefix;       /* tokenizer.ggml.add_space_prefix from
                                          * tokenizer_config.json (LlamaModel does) */
+    bool spm_no_space_prefix;           /* add_space_prefix = false after a SentencePiece
+                                         * vocabulary's keys (Gemma3Model.set_vocab) */
+    bool spm_added_as_phi3;             /* a SentencePiece vocabulary's added tokens by
+                                         * Phi3MiniModel.set_vocab's rule: tokenizer.json's
+                                         * added_tokens too, special -> control, nothing
+                                         * else looked at or rewritten */
     lc_arch_hooks hooks;
+    lc_arch_recipe recipe;
+    /* Keys the converter writes before general.type (phi3's longrope attn_factor, added
+     * while its tensors are made); in order. */
+    const lc_arch_key *early_keys;
+    size_t n_early_keys;
+    uint32_t default_swa_pattern;       /* hparams.swa_pattern when the config says none */
 };
 
 /* ---- finding a family ---- */
@@ -199,9 +294,26 @@ bool lc_arch_match(const char *pattern, const char *name, uint32_t *layer);
 /* Which spelling a source uses. */
 typedef enum lc_spelling { LC_SPELL_GGUF = 0, LC_SPELL_HF, LC_SPELL_META } lc_spelling;
 
-/* The row whose `from` spelling matches NAME, and its layer; NULL when none does. */
+/* The row whose `from` spelling matches NAME, and its layer; NULL when none does.
+ * One tensor of one name only: per-expert spellings ("%e") and transformers 5's fused
+ * spellings are lc_arch_lookup's. */
 const lc_arch_tensor *lc_arch_find(const lc_arch *a, lc_spelling from, const char *name,
                                    uint32_t *layer);
+
+/* Where a source tensor goes, whatever its spelling (lc_arch_lookup). */
+typedef struct lc_arch_hit {
+    const lc_arch_tensor *row;
+    uint32_t layer;         /* UINT32_MAX: a top-level tensor */
+    uint32_t expert;        /* UINT32_MAX: not one expert's (a whole tensor or a stack) */
+    bool     fused;         /* NAME is row->hf_fused: the row is part row->part of it */
+} lc_arch_hit;
+
+/* The first row after AFTER (NULL: from the first) that NAME is a spelling of in `from`:
+ * its own pattern ("%u" the layer, "%e" the expert) or, for transformers' spelling, the
+ * fused tensor it is a part of. A fused tensor is a spelling of several rows: call again
+ * with after = hit->row for the next. False when none. */
+bool lc_arch_lookup(const lc_arch *a, lc_spelling from, const char *name,
+                    const lc_arch_tensor *after, lc_arch_hit *hit);
 /* The row of ROLE; NULL when the family has none. */
 const lc_arch_tensor *lc_arch_role(const lc_arch *a, lc_role role);
 
@@ -209,6 +321,12 @@ const lc_arch_tensor *lc_arch_role(const lc_arch *a, lc_role role);
  * spelling (the tensor is dropped on that side), LC_E_ARG when buf is too small. */
 lc_code lc_arch_name(const lc_arch_tensor *row, lc_spelling to, uint32_t layer, char *buf,
                      size_t cap, lc_error *err);
+/* Transformers 5's fused spelling of a stacked row for LAYER (LC_E_NOTFOUND: none). */
+lc_code lc_arch_name_fused(const lc_arch_tensor *row, uint32_t layer, char *buf, size_t cap,
+                           lc_error *err);
+/* The same with the "%e" hole filled with EXPERT (a per-expert spelling). */
+lc_code lc_arch_name_expert(const lc_arch_tensor *row, lc_spelling to, uint32_t layer,
+                            uint32_t expert, char *buf, size_t cap, lc_error *err);
 
 /* Maps NAME from one spelling to another: *row is its row (NULL: unknown name),
  * buf the new name. LC_E_UNSUPPORTED naming the tensor when no row matches,
@@ -227,7 +345,17 @@ uint32_t lc_arch_rope_heads(const lc_arch_tensor *row, const lc_hparams *hp);
 /* The expected shape of row under hp (outermost first) in nd/shape; false when the row
  * has no shape rule. */
 bool lc_arch_shape(const lc_arch_tensor *row, const lc_hparams *hp, uint32_t *nd,
-                   uint64_t shape[2]);
+                   uint64_t shape[3]);
+/* True when t has row's expected shape under hp (or the row has no rule); else false,
+ * with the expected shape written "[a, b]" into want. */
+bool lc_arch_shape_is(const lc_arch_tensor *row, const lc_hparams *hp, const lc_tensor *t,
+                      char *want, size_t cap);
+
+/* The same for a tensor found by lc_arch_lookup: one expert's has the row's shape
+ * without its expert dimension, a fused one `parts` times the rows along dimension 1,
+ * and gemma's embedding may have more rows than the vocabulary. */
+bool lc_arch_hit_shape_is(const lc_arch_hit *h, const lc_hparams *hp, const lc_tensor *t,
+                          char *want, size_t cap);
 
 /* Which required tensors a model has, row by row and layer by layer. */
 typedef struct lc_arch_seen {
@@ -235,6 +363,8 @@ typedef struct lc_arch_seen {
     uint32_t n_layers;
     uint64_t top;           /* bit i: row i seen (rows without "%u") */
     uint64_t *layer;        /* per layer, bit i: row i seen */
+    bool moe;               /* the model has experts: LC_AT_MOE rows are required, not
+                             * LC_AT_DENSE ones (set after init; false by default) */
 } lc_arch_seen;
 
 lc_code lc_arch_seen_init(lc_arch_seen *s, const lc_arch *a, uint32_t n_layers, lc_error *err);
@@ -253,6 +383,14 @@ lc_code lc_arch_seen_check(const lc_arch_seen *s, lc_spelling spelling, lc_error
 #define LC_ARCH_NO_FILE_TYPE UINT32_MAX
 lc_code lc_arch_write_keys(const lc_arch *a, const lc_hparams *hp, uint32_t file_type,
                            lc_model *m, lc_error *err);
+/* One hyperparameter by its lc_hp: a count is stored when d is in (0, 2^32), a
+ * bool as d != 0. */
+void   lc_arch_hparam_set(lc_hparams *hp, lc_hp f, double d);
+double lc_arch_hparam_get(const lc_hparams *hp, lc_hp f);
+
+/* The family's early keys (lc_arch.early_keys), in order. */
+lc_code lc_arch_write_early_keys(const lc_arch *a, const lc_hparams *hp, lc_model *m,
+                                 lc_error *err);
 
 /* The family and hyperparameters of a GGUF model, from general.architecture and the
  * family's keys. LC_E_UNSUPPORTED for an architecture no table describes (named),

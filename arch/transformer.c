@@ -15,6 +15,13 @@ const lc_arch_cfg lc_arch_cfg_transformer[LC_ARCH_CFG_TRANSFORMER_COUNT] = {
     { "rms_norm_eps", LC_HP_RMS_EPS, LC_CFG_POSITIVE },
     { "rope_theta", LC_HP_ROPE_THETA, LC_CFG_POSITIVE },
     { "tie_word_embeddings", LC_HP_TIE_WORD_EMBEDDINGS, LC_CFG_BOOL },
+    /* TextModel's expert spellings, the one it prefers last (a later entry wins) */
+    { "n_routed_experts", LC_HP_EXPERT_COUNT, LC_CFG_NUMBER },
+    { "num_experts", LC_HP_EXPERT_COUNT, LC_CFG_NUMBER },
+    { "num_local_experts", LC_HP_EXPERT_COUNT, LC_CFG_NUMBER },
+    { "top_k_experts", LC_HP_EXPERT_USED_COUNT, LC_CFG_NUMBER },
+    { "num_experts_per_token", LC_HP_EXPERT_USED_COUNT, LC_CFG_NUMBER },
+    { "num_experts_per_tok", LC_HP_EXPERT_USED_COUNT, LC_CFG_NUMBER },
 };
 
 /* As convert_hf_to_gguf.py computes them: the wavelength limits are Python floats;

@@ -10,6 +10,7 @@ int main(int argc, char **argv) {
     lc_job_quantize_opts o = { .print = stdout };
     lc_cli_list tensor_types = { .n = 0 }, overrides = { .n = 0 }, include = { .n = 0 },
                 exclude = { .n = 0 };
+    lc_gguf_split_args split = { 0 };
     char types[512], with_im[256] = "";
     lc_ftype_names(0, true, false, " ", types, sizeof types);
     for (size_t i = 0, len = 0; i < lc_ftype_count(); i++) {     /* the ones --imatrix adds */
@@ -35,8 +36,11 @@ int main(int argc, char **argv) {
           .str = &o.output_type },
         { "token-embedding-type", 0, "T", "the type of token_embd.weight",
           .str = &o.token_embd_type },
-        { "tensor-type", 0, "PATTERN=T", "tensors whose name matches the regular expression "
-          "get type T (first match wins); repeatable", .list = &tensor_types },
+        { "tensor-type", 0, "PATTERN=T", "tensors whose name contains a match of PATTERN get "
+          "type T (first match wins); repeatable. PATTERN is lower-cased and read as "
+          "llama-quantize's ECMAScript regex: ^ $ . [a-z] [^...] ( ) | * + ? {m,n} \\d \\w "
+          "\\s \\b \\. ...; no back-references or lookaround; at most 4096 NFA states; "
+          "matched in time linear in the name", .list = &tensor_types },
         { "allow-requantize", 0, NULL, "quantize tensors that are quantized already",
           .flag = &o.allow_requantize },
         { "override-kv", 0, "KEY=TYPE:VALUE", "set a key in OUT (TYPE int, float, bool, str); "
@@ -51,6 +55,17 @@ int main(int argc, char **argv) {
         { "keep-split", 0, NULL, "a split IN (give its first part) gives OUT split the same "
           "way: OUT-00001-of-0000N.gguf ... (OUT without .gguf), written as a set",
           .flag = &o.keep_split },
+        { "split-max-size", 0, "N(M|G)", "OUT as parts of at most N megabytes (10^6) or "
+          "gigabytes of tensor data, split as llama.cpp's gguf-split would split it",
+          .str = &split.max_size },
+        { "split-max-tensors", 0, "N", "OUT as parts of at most N tensors (gguf-split's)",
+          .str = &split.max_tensors },
+        { "no-tensor-first-split", 0, NULL, "split, the first part holding the metadata "
+          "alone", .flag = &split.no_tensor_first },
+        { "part", 0, "K/N", "write only part K of the N parts of the whole run, byte for "
+          "byte (one job of many)", .str = &split.part },
+        { "skip-existing", 0, NULL, "keep an output already written whole by the same run "
+          "(its header and size checked); refuse another run's", .flag = &split.skip_existing },
         { "dry-run", 0, NULL, "print each tensor's type and size and the totals; write nothing",
           .flag = &o.dry_run },
         { "device", 0, "DEV", "convert on DEV: " LC_QDEV_SPECS " (a CUDA=1 build); the same "
@@ -88,7 +103,8 @@ int main(int argc, char **argv) {
                 "bad NTHREADS", !o.ftype ? cli.args[k] : cli.args[cli.nargs - 1]);
         return LC_EXIT_USAGE;
     }
-    if (lc_job_gguf_quantize_check(&o, &err) != LC_OK) {
+    if (lc_gguf_split_parse(&split, o.keep_split, &o.split, &err) != LC_OK ||
+        lc_job_gguf_quantize_check(&o, &err) != LC_OK) {
         lc_cli_report(&cli, &err);
         return LC_EXIT_USAGE;
     }

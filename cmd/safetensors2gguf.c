@@ -9,6 +9,7 @@
 int main(int argc, char **argv) {
     lc_job_st2gguf_opts o = { .hf.outtype = LC_DT_INVALID, .print = stdout };
     lc_cli_list overrides = { .n = 0 };
+    lc_gguf_split_args split = { 0 };
     char types[512], help[768];  /* "f32|f16|bf16|q4_0|...|q6_k|auto" */
     const char *outtype = NULL;
     lc_job_st2gguf_outtypes(types, sizeof types);
@@ -28,6 +29,17 @@ int main(int argc, char **argv) {
           .str = &o.hf.pre },
         { "device", 0, "DEV", "convert on DEV: " LC_QDEV_SPECS " (a CUDA=1 build); the same "
           "bytes as cpu, the default", .str = &o.device },
+        { "split-max-size", 0, "N(M|G)", "OUT as parts of at most N megabytes (10^6) or "
+          "gigabytes of tensor data, split as llama.cpp's gguf-split would split it",
+          .str = &split.max_size },
+        { "split-max-tensors", 0, "N", "OUT as parts of at most N tensors (gguf-split's)",
+          .str = &split.max_tensors },
+        { "no-tensor-first-split", 0, NULL, "split, the first part holding the metadata "
+          "alone", .flag = &split.no_tensor_first },
+        { "part", 0, "K/N", "write only part K of the N parts of the whole run, byte for "
+          "byte (one job of many)", .str = &split.part },
+        { "skip-existing", 0, NULL, "keep an output already written whole by the same run "
+          "(its header and size checked); refuse another run's", .flag = &split.skip_existing },
         { NULL },
     };
     const lc_cli_tool tool = {
@@ -47,13 +59,15 @@ int main(int argc, char **argv) {
         return status;
     o.in = cli.args[0], o.out = cli.nargs == 2 ? cli.args[1] : NULL;
     o.overrides = overrides.items, o.n_overrides = overrides.n;
-    o.folder_options = cli.given != 0, o.threads = cli.threads;
+    /* The first six rows are a folder's; the split options fit a bare file too. */
+    o.folder_options = (cli.given & 0x3f) != 0, o.threads = cli.threads;
     lc_error err = { 0 };
     if (outtype && lc_job_st2gguf_outtype(outtype, &o, &err) != LC_OK) {
         lc_cli_report(&cli, &err);
         return LC_EXIT_USAGE;
     }
-    if (o.device && lc_qdev_parse(o.device, &err) != LC_OK) {
+    if (lc_gguf_split_parse(&split, false, &o.split, &err) != LC_OK ||
+        (o.device && lc_qdev_parse(o.device, &err) != LC_OK)) {
         lc_cli_report(&cli, &err);
         return LC_EXIT_USAGE;
     }

@@ -280,8 +280,21 @@ static lc_code check_key(parser *p, const char *key, uint64_t at) {
     if (!p->lenient)
         return LC_OK;
     bool ascii = true, snake = true;
+    /* llama.cpp names some architectures with a hyphen (command-r, gpt-oss, nomic-bert-moe)
+     * and prefixes their keys with that name: the file's own architecture is no fault. */
+    const lc_value *arch = lc_model_find_meta(p->m, "general.architecture");
+    const char *from = key;
+    if (arch && arch->type == LC_VT_STRING && arch->str.len && arch->str.len < strlen(key) &&
+        memcmp(key, arch->str.ptr, (size_t)arch->str.len) == 0 && key[arch->str.len] == '.') {
+        from = key + arch->str.len;
+        for (const char *c = key; c < from; c++)   /* lower case, digits, '_' and '-' only */
+            if (!(*c == '-' || *c == '_' || (*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9')))
+                from = key;
+    }
     for (const uint8_t *c = (const uint8_t *)key; *c; c++) {
         ascii &= *c < 0x80;
+        if (c < (const uint8_t *)from)
+            continue;
         snake &= *c == '.' || *c == '_' || (*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9');
     }
     if (!ascii)
@@ -829,6 +842,9 @@ lc_code lc_gguf_open(const char *path, unsigned flags, lc_model **out, lc_gguf_i
         goto done;
     if ((rc = parse(mp->data, mp->size, (flags & LC_GGUF_LENIENT) != 0, m, &tmp, err)) != LC_OK)
         goto done;
+    /* Every key and array was copied out of the header: its pages need not stay in the
+     * process's RSS (a large vocabulary is most of a small model's file). */
+    lc_map_drop(mp, 0, tmp.n_tensors ? tmp.data_offset : mp->size);
     /* Views that also name their bytes in the file: writers then copy unchanged
      * tensors in the kernel and read the others with pread, not through the map. */
     for (size_t i = 0; i < lc_model_tensor_count(m); i++) {
@@ -856,24 +872,55 @@ lc_code lc_gguf_load(const char *path, lc_model **out, lc_error *err) {
 
 /* ---- writer ---- */
 
-static lc_code w_u32(lc_outfile *f, uint32_t v, lc_error *err) {
+/* Where the header goes: the output file, or memory (lc_gguf_header: the bytes a file
+ * starts with, to hold a file on disk to). */
+typedef struct sink {
+    lc_outfile *f;          /* or NULL: into buf */
+    uint8_t    *buf;        /* lc_realloc'd */
+    size_t      len, cap;
+} sink;
+
+static lc_code put(sink *s, const void *p, size_t n, lc_error *err) {
+    if (s->f)
+        return lc_outfile_write(s->f, p, n, err);
+    if (n > s->cap - s->len) {
+        size_t cap = s->cap ? s->cap : 4096;
+        while (cap - s->len < n) {
+            if (cap > SIZE_MAX / 2)
+                return lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "header too large");
+            cap *= 2;
+        }
+        uint8_t *grown = lc_realloc(s->buf, cap);
+        if (!grown)
+            return lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory for the header");
+        s->buf = grown;
+        s->cap = cap;
+    }
+    memcpy(s->buf + s->len, p, n);
+    s->len += n;
+    return LC_OK;
+}
+
+static uint64_t tell(const sink *s) { return s->f ? lc_outfile_tell(s->f) : s->len; }
+
+static lc_code w_u32(sink *f, uint32_t v, lc_error *err) {
     uint8_t b[4];
     lc_store_le32(b, v);
-    return lc_outfile_write(f, b, sizeof b, err);
+    return put(f, b, sizeof b, err);
 }
 
-static lc_code w_u64(lc_outfile *f, uint64_t v, lc_error *err) {
+static lc_code w_u64(sink *f, uint64_t v, lc_error *err) {
     uint8_t b[8];
     lc_store_le64(b, v);
-    return lc_outfile_write(f, b, sizeof b, err);
+    return put(f, b, sizeof b, err);
 }
 
-static lc_code w_str(lc_outfile *f, const char *s, uint64_t len, lc_error *err) {
+static lc_code w_str(sink *f, const char *s, uint64_t len, lc_error *err) {
     LC_TRY(w_u64(f, len, err));
-    return lc_outfile_write(f, s, (size_t)len, err);
+    return put(f, s, (size_t)len, err);
 }
 
-static lc_code w_value(lc_outfile *f, const lc_value *v, lc_error *err) {
+static lc_code w_value(sink *f, const lc_value *v, lc_error *err) {
     uint8_t b[8];
     switch (v->type) {
     case LC_VT_U8: case LC_VT_I8: b[0] = (uint8_t)v->u; break;
@@ -906,14 +953,14 @@ static lc_code w_value(lc_outfile *f, const lc_value *v, lc_error *err) {
             for (uint64_t k = 0; k < v->arr.count; k++)
                 LC_TRY(w_value(f, lc_value_arr_item(v, k), err));
         } else if (v->arr.count) {   /* packed as on the wire (value.h) */
-            LC_TRY(lc_outfile_write(f, lc_value_arr_data(v),
-                                    (size_t)v->arr.count * lc_vtype_size(v->arr.elem), err));
+            LC_TRY(put(f, lc_value_arr_data(v),
+                       (size_t)v->arr.count * lc_vtype_size(v->arr.elem), err));
         }
         return LC_OK;
     default:
         return lc_fail(err, LC_E_ARG, LC_NO_OFFSET, "invalid value type %d", (int)v->type);
     }
-    return lc_outfile_write(f, b, lc_vtype_size(v->type), err);
+    return put(f, b, lc_vtype_size(v->type), err);
 }
 
 /* Checks what the writer refuses before a byte is written; fills *align. */
@@ -963,14 +1010,24 @@ static lc_code check_model(const lc_model *m, uint32_t *align, uint64_t *total, 
     return LC_OK;
 }
 
-static lc_code pad_to(lc_outfile *f, uint32_t align, lc_error *err) {
-    const uint64_t at = lc_outfile_tell(f), rem = at % align;
-    return rem ? lc_outfile_pad(f, (size_t)(align - rem), err) : LC_OK;
+static lc_code pad_to(sink *f, uint32_t align, lc_error *err) {
+    const uint64_t rem = tell(f) % align;
+    if (!rem)
+        return LC_OK;
+    if (f->f)
+        return lc_outfile_pad(f->f, (size_t)(align - rem), err);
+    static const uint8_t zeros[4096];
+    for (uint64_t left = align - rem; left;) {     /* an alignment may pass 4096 */
+        const size_t n = left < sizeof zeros ? (size_t)left : sizeof zeros;
+        LC_TRY(put(f, zeros, n, err));
+        left -= n;
+    }
+    return LC_OK;
 }
 
-static lc_code write_header(lc_outfile *f, const lc_model *m, uint32_t align, lc_error *err) {
+static lc_code write_header(sink *f, const lc_model *m, uint32_t align, lc_error *err) {
     const size_t nt = lc_model_tensor_count(m), nkv = lc_model_meta_count(m);
-    LC_TRY(lc_outfile_write(f, "GGUF", 4, err));
+    LC_TRY(put(f, "GGUF", 4, err));
     LC_TRY(w_u32(f, 3, err));
     LC_TRY(w_u64(f, nt, err));
     LC_TRY(w_u64(f, nkv, err));
@@ -1053,7 +1110,7 @@ static lc_code write_file(const lc_model *m, const char *path, const lc_gguf_wri
         goto done;
     }
     if ((rc = lc_outfile_open(path, &f, err)) != LC_OK ||
-        (rc = write_header(f, m, align, err)) != LC_OK)
+        (rc = write_header(&(sink){ .f = f }, m, align, err)) != LC_OK)
         goto done;
     const size_t n = plan_segments(m, align, lc_outfile_tell(f), segs, &size);
     lc_outfile_reserve(f, size);
@@ -1074,6 +1131,30 @@ done:
     if (!failed.source)
         lc_err_context(err, path, NULL);
     return rc;
+}
+
+lc_code lc_gguf_header(const lc_model *m, uint8_t **bytes, size_t *len, uint64_t *file_size,
+                       lc_error *err) {
+    uint32_t align;
+    uint64_t total;
+    sink s = { .f = NULL };
+    *bytes = NULL;
+    *len = 0;
+    lc_code rc = check_model(m, &align, &total, err);
+    if (rc == LC_OK)
+        rc = write_header(&s, m, align, err);
+    uint64_t at = s.len;    /* write_header checked the padded sums for overflow */
+    for (size_t i = 0; rc == LC_OK && i < lc_model_tensor_count(m); i++)
+        at += (lc_model_tensor(m, i)->nbytes + align - 1) & ~(uint64_t)(align - 1);
+    if (rc != LC_OK) {
+        lc_free(s.buf);
+        return rc;
+    }
+    *bytes = s.buf;
+    *len = s.len;
+    if (file_size)
+        *file_size = at;
+    return LC_OK;
 }
 
 lc_code lc_gguf_write(const lc_model *m, const char *path, const lc_gguf_write_opts *o,

@@ -106,6 +106,13 @@ typedef struct lc_gguf_write_opts {
 lc_code lc_gguf_write(const lc_model *m, const char *path, const lc_gguf_write_opts *o,
                       lc_progress *p, lc_error *err);
 
+/* The bytes lc_gguf_write writes for M before its data section (header, metadata, tensor
+ * infos, padding) into *bytes (lc_free it; *len bytes), and the whole file's size
+ * (file_size may be NULL): what a file M was written to must start with and measure.
+ * The writer's checks and codes; nothing is read from the tensors' sources. */
+lc_code lc_gguf_header(const lc_model *m, uint8_t **bytes, size_t *len, uint64_t *file_size,
+                       lc_error *err);
+
 /* Writes models[i] at paths[i] for each of the N, as lc_gguf_write writes one, and
  * commits them as a set (lc_outfile_commit_set): either every file appears or none
  * does. The split parts of --keep-split. */

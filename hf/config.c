@@ -3,6 +3,7 @@
  * the rules every transformer config shares (head counts divide, heads rotate pairs). */
 #include "hf/config.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -45,7 +46,7 @@ static lc_code parse_arch(const cJSON *root, lc_hf_config *c, lc_error *err) {
                        "config.json has no architectures list with a name in it");
     if ((c->arch = lc_arch_by_hf_class(first->valuestring)))
         return LC_OK;
-    char list[160];
+    char list[512];
     lc_arch_list_classes(list, sizeof list);
     return lc_fail(err, LC_E_UNSUPPORTED, LC_NO_OFFSET,
                    "architecture %.80s is not supported (%s are)", first->valuestring, list);
@@ -53,43 +54,45 @@ static lc_code parse_arch(const cJSON *root, lc_hf_config *c, lc_error *err) {
 
 /* Stores one config entry's value in the hyperparameter it spells. */
 static void set_hp(lc_hparams *hp, lc_hp f, uint32_t u, double d, bool b) {
-    switch (f) {
-    case LC_HP_CONTEXT_LENGTH: hp->context_length = u; break;
-    case LC_HP_EMBEDDING_LENGTH: hp->embedding_length = u; break;
-    case LC_HP_BLOCK_COUNT: hp->block_count = u; break;
-    case LC_HP_FEED_FORWARD_LENGTH: hp->feed_forward_length = u; break;
-    case LC_HP_HEAD_COUNT: hp->head_count = u; break;
-    case LC_HP_HEAD_COUNT_KV: hp->head_count_kv = u; break;
-    case LC_HP_HEAD_DIM: hp->head_dim = u; hp->head_dim_given = true; break;
-    case LC_HP_VOCAB_SIZE: hp->vocab_size = u; break;
-    case LC_HP_RMS_EPS: hp->rms_eps = d; break;
-    case LC_HP_ROPE_THETA: hp->rope_theta = d; break;
-    case LC_HP_TIE_WORD_EMBEDDINGS: hp->tie_word_embeddings = b; break;
-    default: break;
+    if (f == LC_HP_HEAD_DIM)
+        hp->head_dim_given = true;
+    lc_arch_hparam_set(hp, f, u ? (double)u : d > 0 ? d : b ? 1 : 0);
+}
+
+static lc_code parse_field(const cJSON *root, const lc_arch_cfg *f, lc_hparams *hp,
+                           lc_error *err) {
+    const cJSON *j = cJSON_GetObjectItemCaseSensitive(root, f->json);
+    if (f->kind == LC_CFG_U32_REQUIRED || f->kind == LC_CFG_U32) {
+        uint32_t u = 0;
+        bool present;
+        LC_TRY(get_u32(root, f->json, f->kind == LC_CFG_U32_REQUIRED, &u, &present, err));
+        if (present)
+            set_hp(hp, f->hp, u, 0, false);
+    } else if (f->kind == LC_CFG_POSITIVE) {
+        double d = -1;
+        LC_TRY(get_pos_double(root, f->json, &d, err));
+        if (d > 0)
+            set_hp(hp, f->hp, 0, d, false);
+    } else if (f->kind == LC_CFG_NUMBER) {
+        if (!j || cJSON_IsNull(j))
+            return LC_OK;
+        if (!cJSON_IsNumber(j) || !(j->valuedouble >= 0) || j->valuedouble > 1e300)
+            return lc_fail(err, LC_E_MALFORMED, LC_NO_OFFSET, "%s must be a number >= 0",
+                           f->json);
+        lc_arch_hparam_set(hp, f->hp, j->valuedouble);
+    } else if (j && !cJSON_IsNull(j)) {
+        if (!cJSON_IsBool(j))
+            return lc_fail(err, LC_E_MALFORMED, LC_NO_OFFSET, "%s must be a bool", f->json);
+        lc_arch_hparam_set(hp, f->hp, cJSON_IsTrue(j));
     }
+    return LC_OK;
 }
 
 static lc_code parse_fields(const cJSON *root, const lc_arch *a, lc_hparams *hp, lc_error *err) {
-    for (size_t i = 0; i < a->n_cfg; i++) {
-        const lc_arch_cfg *f = &a->cfg[i];
-        const cJSON *j = cJSON_GetObjectItemCaseSensitive(root, f->json);
-        if (f->kind == LC_CFG_U32_REQUIRED || f->kind == LC_CFG_U32) {
-            uint32_t u = 0;
-            bool present;
-            LC_TRY(get_u32(root, f->json, f->kind == LC_CFG_U32_REQUIRED, &u, &present, err));
-            if (present)
-                set_hp(hp, f->hp, u, 0, false);
-        } else if (f->kind == LC_CFG_POSITIVE) {
-            double d = -1;
-            LC_TRY(get_pos_double(root, f->json, &d, err));
-            if (d > 0)
-                set_hp(hp, f->hp, 0, d, false);
-        } else if (j) {
-            if (!cJSON_IsBool(j))
-                return lc_fail(err, LC_E_MALFORMED, LC_NO_OFFSET, "%s must be a bool", f->json);
-            set_hp(hp, f->hp, 0, 0, cJSON_IsTrue(j));
-        }
-    }
+    for (size_t i = 0; i < a->n_cfg; i++)
+        LC_TRY(parse_field(root, &a->cfg[i], hp, err));
+    for (size_t i = 0; i < a->n_cfg_extra; i++)
+        LC_TRY(parse_field(root, &a->cfg_extra[i], hp, err));
     return LC_OK;
 }
 
@@ -99,59 +102,171 @@ static double num_or(const cJSON *rs, const char *key, double def) {
     return cJSON_IsNumber(j) ? j->valuedouble : def;
 }
 
-static lc_code parse_rope_scaling(const cJSON *root, const lc_arch *a, lc_hparams *hp,
-                                  lc_error *err) {
-    const cJSON *rs = cJSON_GetObjectItemCaseSensitive(root, "rope_scaling");
-    if (!rs || cJSON_IsNull(rs))
+/* An optional positive integer < 2^32 at KEY of obj into *v (kept when absent). */
+static lc_code opt_u32(const cJSON *obj, const char *key, const char *what, uint32_t *v,
+                       lc_error *err) {
+    const cJSON *j = cJSON_GetObjectItemCaseSensitive(obj, key);
+    if (!j || cJSON_IsNull(j))
         return LC_OK;
-    if (!cJSON_IsObject(rs))
-        return lc_fail(err, LC_E_MALFORMED, LC_NO_OFFSET, "rope_scaling must be an object");
+    int64_t x;
+    LC_TRY(lc_hf_json_int(j, what, 1, UINT32_MAX, &x, err));
+    *v = (uint32_t)x;
+    return LC_OK;
+}
+
+/* The first of KEYS of obj that is a number, or NULL. */
+static const cJSON *first_number(const cJSON *obj, const char *const *keys) {
+    for (; *keys; keys++) {
+        const cJSON *j = cJSON_GetObjectItemCaseSensitive(obj, *keys);
+        if (cJSON_IsNumber(j))
+            return j;
+    }
+    return NULL;
+}
+
+/* longrope's per-pair factor list KEY of g: n numbers. */
+static lc_code read_factors(const cJSON *g, const char *key, uint32_t n, float *out,
+                            lc_error *err) {
+    const cJSON *l = cJSON_GetObjectItemCaseSensitive(g, key);
+    if (!cJSON_IsArray(l) || (uint32_t)cJSON_GetArraySize(l) != n)
+        return lc_fail(err, LC_E_MALFORMED, LC_NO_OFFSET, "rope %s must be a list of %u "
+                       "numbers (rotated dimensions / 2)", key, n);
+    uint32_t i = 0;
+    for (const cJSON *e = l->child; e; e = e->next, i++) {
+        if (!cJSON_IsNumber(e))
+            return lc_fail(err, LC_E_MALFORMED, LC_NO_OFFSET, "rope %s[%u] is not a number",
+                           key, i);
+        out[i] = (float)e->valuedouble;
+    }
+    return LC_OK;
+}
+
+/* phi3's longrope: both factor lists, the original context and the attention factor
+ * the converter computes (sqrt(1 + ln(scale) / ln(original context)), 1 unscaled). */
+static lc_code parse_longrope(const cJSON *g, lc_hparams *hp, lc_error *err) {
+    if (!hp->rope_scaling_orig_ctx)
+        return lc_fail(err, LC_E_MALFORMED, LC_NO_OFFSET, "rope scaling longrope needs "
+                       "original_max_position_embeddings");
+    const uint32_t n = hp->rope_dim / 2;
+    if (n == 0 || n > LC_ARCH_MAX_ROPE_FACTORS)
+        return lc_fail(err, LC_E_UNSUPPORTED, LC_NO_OFFSET, "longrope over %u rotated "
+                       "dimensions is not supported", hp->rope_dim);
+    hp->rope_scaling = LC_ROPE_SCALING_LONGROPE;
+    hp->n_rope_factors = n;
+    LC_TRY(read_factors(g, "long_factor", n, hp->rope_long_factors, err));
+    LC_TRY(read_factors(g, "short_factor", n, hp->rope_short_factors, err));
+    const double scale = (double)hp->context_length / hp->rope_scaling_orig_ctx;
+    hp->rope_attn_factor = scale > 1.0 ? sqrt(1 + log(scale) / log(hp->rope_scaling_orig_ctx))
+                                       : 1.0;
+    return LC_OK;
+}
+
+/* RoPE as convert_hf_to_gguf.py reads it (TextModel.__init__): rope_parameters
+ * (transformers 5) or rope_scaling (older) or nothing; its "full_attention" entry when
+ * it has one (the "sliding_attention" entry gives the sliding layers' base), else the
+ * object itself, with the config's top-level rope_theta, local base, partial rotary
+ * factor and original context filling what it lacks. */
+static lc_code parse_rope(const cJSON *root, const lc_arch *a, lc_hparams *hp, lc_error *err) {
+    static const char *const THETA[] = { "global_rope_theta", "rope_global_theta",
+        "rope_theta_global", "rope_theta", "rotary_emb_base", NULL };
+    static const char *const LOCAL[] = { "local_rope_theta", "rope_local_theta",
+        "rope_theta_local", "swa_rope_theta", "rope_local_base_freq", NULL };
+    static const char *const PARTIAL[] = { "partial_rotary_factor", "rope_pct",
+        "rope_percent", NULL };
+    const cJSON *rp = cJSON_GetObjectItemCaseSensitive(root, "rope_parameters");
+    if (!rp || cJSON_IsNull(rp))
+        rp = cJSON_GetObjectItemCaseSensitive(root, "rope_scaling");
+    if (rp && !cJSON_IsNull(rp) && !cJSON_IsObject(rp))
+        return lc_fail(err, LC_E_MALFORMED, LC_NO_OFFSET, "%s must be an object",
+                       rp->string ? rp->string : "rope_parameters");
+    if (rp && !cJSON_IsObject(rp))
+        rp = NULL;
+    const cJSON *full = cJSON_GetObjectItemCaseSensitive(rp, "full_attention");
+    const cJSON *slide = cJSON_GetObjectItemCaseSensitive(rp, "sliding_attention");
+    const bool split = full || slide;
+    const cJSON *g = full ? full : rp;      /* the global layers' parameters */
+    if (g && !cJSON_IsObject(g))
+        return lc_fail(err, LC_E_MALFORMED, LC_NO_OFFSET, "rope full_attention must be an object");
+    const cJSON *theta = first_number(g, THETA + 3);                /* "rope_theta" */
+    const cJSON *local = split ? first_number(slide, THETA + 3) : first_number(root, LOCAL);
+    if (!theta && !split)
+        theta = first_number(root, THETA);
+    if (theta) {
+        if (!(theta->valuedouble > 0))
+            return lc_fail(err, LC_E_MALFORMED, LC_NO_OFFSET, "rope_theta must be positive");
+        hp->rope_theta = theta->valuedouble;
+    }
+    if (local) {
+        if (!(local->valuedouble > 0))
+            return lc_fail(err, LC_E_MALFORMED, LC_NO_OFFSET, "the sliding layers' rope_theta "
+                           "must be positive");
+        hp->rope_theta_swa = local->valuedouble;
+    }
+    const cJSON *partial = first_number(g, PARTIAL);
+    if (!partial && !split)
+        partial = first_number(root, PARTIAL);
+    if (partial) {
+        const double r = partial->valuedouble;
+        if (!(r > 0 && r <= 1))
+            return lc_fail(err, LC_E_MALFORMED, LC_NO_OFFSET, "partial_rotary_factor must be "
+                           "in (0, 1]");
+        /* as the converter computes it: int(factor * n_embd) // n_head */
+        hp->rope_dim = (uint32_t)((uint64_t)(r * hp->embedding_length) / hp->head_count);
+        if (hp->rope_dim == 0 || hp->rope_dim % 2 || hp->rope_dim > hp->head_dim)
+            return lc_fail(err, LC_E_MALFORMED, LC_NO_OFFSET, "partial_rotary_factor gives "
+                           "%u rotated dimensions of a %u-wide head", hp->rope_dim, hp->head_dim);
+    }
+    LC_TRY(opt_u32(root, "original_max_position_embeddings",
+                   "original_max_position_embeddings", &hp->rope_scaling_orig_ctx, err));
+    LC_TRY(opt_u32(g, "original_max_position_embeddings",
+                   "rope original_max_position_embeddings", &hp->rope_scaling_orig_ctx, err));
     /* transformers >= 4.43 writes rope_type; older files only type. */
-    const cJSON *t = cJSON_GetObjectItemCaseSensitive(rs, "rope_type");
+    const cJSON *t = cJSON_GetObjectItemCaseSensitive(g, "rope_type");
     if (!cJSON_IsString(t))
-        t = cJSON_GetObjectItemCaseSensitive(rs, "type");
+        t = cJSON_GetObjectItemCaseSensitive(g, "type");
+    if (!g || (!t && !cJSON_GetObjectItemCaseSensitive(g, "factor")))
+        return LC_OK;           /* no scaling */
     if (!cJSON_IsString(t))
-        return lc_fail(err, LC_E_MALFORMED, LC_NO_OFFSET, "rope_scaling has no type");
-    const cJSON *o = cJSON_GetObjectItemCaseSensitive(rs, "original_max_position_embeddings");
-    if (strcmp(t->valuestring, "default") == 0)
+        return lc_fail(err, LC_E_MALFORMED, LC_NO_OFFSET, "rope scaling has no type");
+    const char *type = t->valuestring;
+    if (strcmp(type, "default") == 0)
         return LC_OK;
-    if (strcmp(t->valuestring, "llama3") == 0 && a->hooks.rope_freqs) {
+    if (strcmp(type, "longrope") == 0 || strcmp(type, "su") == 0) {
+        if (!a->recipe.longrope)
+            return lc_fail(err, LC_E_UNSUPPORTED, LC_NO_OFFSET, "rope scaling %s is not "
+                           "supported for %s", type, a->name);
+        return parse_longrope(g, hp, err);
+    }
+    if (strcmp(type, "llama3") == 0 && a->hooks.rope_freqs) {
         /* LlamaModel's defaults; the factors become rope_freqs.weight, no keys. */
         hp->rope_scaling = LC_ROPE_SCALING_LLAMA3;
-        hp->rope_scaling_factor = num_or(rs, "factor", 8.0);
-        hp->rope_low_freq_factor = num_or(rs, "low_freq_factor", 1.0);
-        hp->rope_high_freq_factor = num_or(rs, "high_freq_factor", 4.0);
-        hp->rope_scaling_orig_ctx = 8192;
-        if (o && !cJSON_IsNull(o)) {
-            int64_t x;
-            LC_TRY(lc_hf_json_int(o, "rope_scaling.original_max_position_embeddings", 1,
-                                  UINT32_MAX, &x, err));
-            hp->rope_scaling_orig_ctx = (uint32_t)x;
-        }
+        hp->rope_scaling_factor = num_or(g, "factor", 8.0);
+        hp->rope_low_freq_factor = num_or(g, "low_freq_factor", 1.0);
+        hp->rope_high_freq_factor = num_or(g, "high_freq_factor", 4.0);
+        if (!cJSON_GetObjectItemCaseSensitive(g, "original_max_position_embeddings"))
+            hp->rope_scaling_orig_ctx = 8192;
         if (!(hp->rope_scaling_factor > 0) ||
             hp->rope_high_freq_factor == hp->rope_low_freq_factor)
             return lc_fail(err, LC_E_MALFORMED, LC_NO_OFFSET, "rope_scaling llama3 needs a "
                            "positive factor and distinct low and high frequency factors");
         return LC_OK;
     }
-    if (strcmp(t->valuestring, "linear") == 0)
+    if (strcmp(type, "linear") == 0)
         hp->rope_scaling = LC_ROPE_SCALING_LINEAR;
-    else if (strcmp(t->valuestring, "yarn") == 0)
+    else if (strcmp(type, "yarn") == 0)
         hp->rope_scaling = LC_ROPE_SCALING_YARN;
     else
         return lc_fail(err, LC_E_UNSUPPORTED, LC_NO_OFFSET,
-                       "rope_scaling type %.40s is not supported for %s (linear, yarn%s are)",
-                       t->valuestring, a->name, a->hooks.rope_freqs ? ", llama3" : "");
+                       "rope scaling type %.40s is not supported for %s (linear, yarn%s%s are)",
+                       type, a->name, a->hooks.rope_freqs ? ", llama3" : "",
+                       a->recipe.longrope ? ", longrope" : "");
     hp->rope_scaling_factor = 0;
-    LC_TRY(get_pos_double(rs, "factor", &hp->rope_scaling_factor, err));
+    LC_TRY(get_pos_double(g, "factor", &hp->rope_scaling_factor, err));
     if (hp->rope_scaling_factor == 0)
-        return lc_fail(err, LC_E_MALFORMED, LC_NO_OFFSET, "rope_scaling has no factor");
-    if (o && !cJSON_IsNull(o)) {
-        int64_t x;
-        LC_TRY(lc_hf_json_int(o, "rope_scaling.original_max_position_embeddings", 1, UINT32_MAX,
-                              &x, err));
-        hp->rope_scaling_orig_ctx = (uint32_t)x;
-    }
+        return lc_fail(err, LC_E_MALFORMED, LC_NO_OFFSET, "rope scaling has no factor");
+    /* Only yarn's original context is a key (and only when the scaling names one). */
+    if (!cJSON_GetObjectItemCaseSensitive(g, "original_max_position_embeddings"))
+        hp->rope_scaling_orig_ctx = 0;
     return LC_OK;
 }
 
@@ -162,6 +277,8 @@ static lc_code parse_root(const cJSON *root, lc_hf_config *c, lc_error *err) {
     lc_hparams *hp = &c->hp;
     hp->rms_eps = c->arch->default_rms_eps;
     hp->rope_theta = c->arch->default_rope_theta;
+    hp->swa_pattern = c->arch->default_swa_pattern;
+    hp->expert_norm_topk = c->arch->recipe.moe_norm_topk;
     LC_TRY(parse_fields(root, c->arch, hp, err));
     if (!hp->head_count_kv)
         hp->head_count_kv = hp->head_count;
@@ -179,7 +296,10 @@ static lc_code parse_root(const cJSON *root, lc_hf_config *c, lc_error *err) {
     if (hp->head_dim % 2 != 0)   /* RoPE rotates pairs */
         return lc_fail(err, LC_E_MALFORMED, LC_NO_OFFSET, "head dimension %u is odd",
                        hp->head_dim);
-    return parse_rope_scaling(root, c->arch, hp, err);
+    LC_TRY(parse_rope(root, c->arch, hp, err));
+    if (!hp->rope_dim)
+        hp->rope_dim = hp->head_dim;
+    return LC_OK;
 }
 
 lc_code lc_hf_config_parse(const char *json, size_t len, lc_hf_config *out, lc_error *err) {

@@ -3,9 +3,13 @@
  * Names come from the family's table (arch/) read right to left; rows RoPE rotates
  * get the inverse permutation when the family runs NORM RoPE (transformers stores
  * half-split rows); tensors with no transformers name (rope_freqs.weight) are
- * dropped; block types are dequantized. */
+ * dropped; block types are dequantized; stacks of experts are written one tensor per
+ * expert (the Hub's layout, which transformers 4 and 5 both load); gemma's norms get
+ * their + 1 taken off (in float32, then cast back to the GGUF's dtype or --dtype);
+ * fused tensors stay fused (phi3's qkv_proj and gate_up_proj are transformers' own). */
 #include "hf/hf.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 
 #include "arch/arch.h"
@@ -15,9 +19,10 @@
 #include "quant/view.h"
 
 /* One output tensor: s (through a pread view when it is an unchanged file range) ->
- * inverse permutation (heads > 0) -> dequantized -> cast to dtype. */
+ * inverse permutation (heads > 0) -> dequantized -> minus `shift` (gemma's norms) ->
+ * cast to dtype. */
 static lc_code back_tensor(lc_model *out, lc_model *work, const lc_tensor *s, const char *hf,
-                           uint32_t heads, lc_dtype dtype, lc_error *err) {
+                           uint32_t heads, float shift, lc_dtype dtype, lc_error *err) {
     const bool quant = lc_dtype_is_quant(s->dtype);
     lc_tensor *t;
     /* A tensor of a mapped file is read with pread (and copied in the kernel when
@@ -36,20 +41,48 @@ static lc_code back_tensor(lc_model *out, lc_model *work, const lc_tensor *s, co
     if (quant && !lc_dequant_supported(s->dtype))
         return lc_fail(err, LC_E_UNSUPPORTED, LC_NO_OFFSET, "tensor %.80s: no dequantizer "
                        "for %s", s->name, lc_dtype_name(s->dtype));
-    /* Blocks are permuted in work under the HF name (the file view there has the GGUF
-     * name; the two spellings never coincide), then dequantized into out. */
-    LC_TRY(lc_model_add_tensor(quant ? work : out, hf, s->dtype, s->ndim, s->shape, &t, err));
+    /* Each stage but the last lives in work under the HF name (the views there have GGUF
+     * names; the two spellings never coincide); the last in out. */
+    const bool more = quant || shift != 0;
+    LC_TRY(lc_model_add_tensor(more ? work : out, hf, s->dtype, s->ndim, s->shape, &t, err));
     if (heads)
         LC_TRY(lc_view_heads(t, from, heads, true, err));
     else
         LC_TRY(lc_view_forward(t, from, err));
     if (quant) {
         const lc_tensor *w = t;
-        LC_TRY(lc_model_add_tensor(out, hf, LC_DT_F32, s->ndim, s->shape, &t, err));
+        LC_TRY(lc_model_add_tensor(shift != 0 ? work : out, hf, LC_DT_F32, s->ndim, s->shape,
+                                   &t, err));
         LC_TRY(lc_quant_view(t, w, s->dtype, false, err));
     }
-    const lc_dtype to = dtype != LC_DT_INVALID ? dtype : t->dtype;
+    if (shift != 0) {
+        const lc_tensor *w = t;
+        LC_TRY(lc_model_add_tensor(out, hf, LC_DT_F32, s->ndim, s->shape, &t, err));
+        LC_TRY(lc_view_offset(t, w, -shift, LC_DT_F32, err));
+    }
+    const lc_dtype to = dtype != LC_DT_INVALID ? dtype : shift != 0 ? s->dtype : t->dtype;
     return lc_tensor_cast(t, to, err);
+}
+
+/* A stack of experts [expert, rows, cols] back to one tensor per expert under the row's
+ * per-expert transformers spelling. */
+static lc_code back_experts(lc_model *out, lc_model *work, const lc_tensor *s,
+                            const lc_arch_tensor *row, uint32_t layer, lc_dtype dtype,
+                            lc_error *err) {
+    if (s->ndim != 3 || s->shape[0] == 0 || s->nbytes % s->shape[0] != 0)
+        return lc_fail(err, LC_E_MALFORMED, LC_NO_OFFSET, "tensor %.80s is not a stack of "
+                       "experts [expert, rows, cols]", s->name);
+    const uint64_t piece = s->nbytes / s->shape[0];
+    for (uint64_t e = 0; e < s->shape[0]; e++) {
+        char hf[160], name[200];
+        LC_TRY(lc_arch_name_expert(row, LC_SPELL_HF, layer, (uint32_t)e, hf, sizeof hf, err));
+        snprintf(name, sizeof name, "%s[%" PRIu64 "]", s->name, e);
+        lc_tensor *one;
+        LC_TRY(lc_model_add_tensor(work, name, s->dtype, 2, s->shape + 1, &one, err));
+        LC_TRY(lc_view_strided(one, s, e * piece, piece, piece, err));
+        LC_TRY(back_tensor(out, work, one, hf, 0, 0, dtype, err));
+    }
+    return LC_OK;
 }
 
 lc_code lc_hf_from_gguf(lc_model *in, lc_dtype dtype, lc_model **out, lc_error *err) {
@@ -73,7 +106,14 @@ lc_code lc_hf_from_gguf(lc_model *in, lc_dtype dtype, lc_model **out, lc_error *
         goto fail;
     for (size_t i = 0; i < lc_model_tensor_count(in) && rc == LC_OK; i++) {
         const lc_tensor *s = lc_model_tensor(in, i);
-        const lc_arch_tensor *row;
+        uint32_t layer;
+        const lc_arch_tensor *row = lc_arch_find(a, LC_SPELL_GGUF, s->name, &layer);
+        if (row && (row->flags & LC_AT_EXPERTS) && row->hf) {
+            rc = back_experts(m, work, s, row, layer, dtype, err);
+            if (rc != LC_OK)
+                lc_err_context(err, NULL, s->name);
+            continue;
+        }
         char hf[160];
         rc = lc_arch_map(a, LC_SPELL_GGUF, LC_SPELL_HF, s->name, 0, hf, sizeof hf, &row, err);
         if (rc == LC_E_NOTFOUND) {      /* no transformers name: dropped */
@@ -83,7 +123,8 @@ lc_code lc_hf_from_gguf(lc_model *in, lc_dtype dtype, lc_model **out, lc_error *
         if (rc != LC_OK)
             break;
         const uint32_t heads = a->rope == LC_ROPE_NORM ? lc_arch_rope_heads(row, &hp) : 0;
-        rc = back_tensor(m, work, s, hf, heads, dtype, err);
+        const float shift = row->flags & LC_AT_NORM_SHIFT ? 1.0f : 0.0f;
+        rc = back_tensor(m, work, s, hf, heads, shift, dtype, err);
         if (rc != LC_OK)
             lc_err_context(err, NULL, s->name);
     }

@@ -156,6 +156,7 @@ static lc_code parse(const cJSON *root, uint64_t vocab_rows, uint64_t ff_rows, l
     hp->head_count = (uint32_t)heads;
     hp->head_count_kv = (uint32_t)kv;
     hp->head_dim = (uint32_t)(dim / heads);
+    hp->rope_dim = hp->head_dim;
     hp->vocab_size = vocab > 0 ? (uint32_t)vocab : (uint32_t)vocab_rows;
     hp->rms_eps = eps;
     hp->rope_theta = theta;

@@ -21,7 +21,34 @@
 /* tokenizer_config.json added_tokens_decoder {"<id>": {"content", "special"}} and the
  * older added_tokens.json {"content": id}, applied over v like llama.cpp's SentencePiece
  * path (score -1000). Ids past the vocabulary are skipped, as there. */
-static lc_code apply_added(const char *dir, lc_hf_vocab *v, lc_error *err) {
+/* Phi3MiniModel's rule for one added token: its text, score -1000, control when
+ * special else user-defined, whatever the token looks like. */
+static lc_code set_added_phi3(lc_hf_vocab *v, uint64_t id, const char *content, bool special,
+                              lc_error *err) {
+    return lc_hf_vocab_set(v, id, content, strlen(content), -1000.0,
+                           special ? LC_TOK_CONTROL : LC_TOK_USER_DEFINED, err);
+}
+
+/* Phi3MiniModel's pass over tokenizer.json's added_tokens [{"id", "content", "special"}]. */
+static lc_code apply_added_json(const cJSON *tj, lc_hf_vocab *v, lc_error *err) {
+    const cJSON *it;
+    cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(tj, "added_tokens")) {
+        const cJSON *id = cJSON_GetObjectItemCaseSensitive(it, "id");
+        const cJSON *content = cJSON_GetObjectItemCaseSensitive(it, "content");
+        int64_t i;
+        if (!cJSON_IsString(content))
+            return lc_fail(err, LC_E_MALFORMED, LC_NO_OFFSET, "tokenizer.json added token "
+                           "without a content");
+        LC_TRY(lc_hf_json_int(id, "tokenizer.json added token id", 0, INT64_MAX, &i, err));
+        if ((uint64_t)i >= v->n)
+            continue;
+        LC_TRY(set_added_phi3(v, (uint64_t)i, content->valuestring,
+                              cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(it, "special")), err));
+    }
+    return LC_OK;
+}
+
+static lc_code apply_added(const char *dir, lc_hf_vocab *v, bool phi3, lc_error *err) {
     cJSON *j = NULL;
     const char *file = "added_tokens.json";
     lc_code rc;
@@ -64,7 +91,9 @@ static lc_code apply_added(const char *dir, lc_hf_vocab *v, lc_error *err) {
         if (id >= v->n)
             continue;
         bool special = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(it, "special"));
-        if ((rc = lc_hf_vocab_set_added(v, id, content->valuestring, special, -1000.0, err)))
+        rc = phi3 ? set_added_phi3(v, id, content->valuestring, special, err)
+                  : lc_hf_vocab_set_added(v, id, content->valuestring, special, -1000.0, err);
+        if (rc != LC_OK)
             goto done;
     }
     rc = LC_OK;
@@ -94,8 +123,12 @@ static lc_code vocab_to_gguf(lc_hf_vocab *v, bool scores, lc_model *m, lc_error 
 
 /* ---- the two paths ---- */
 
-static lc_code spm_to_gguf(const char *dir, uint32_t cfg_vocab, uint64_t max_pad, lc_model *m,
-                           lc_error *err) {
+static lc_code spm_to_gguf(const char *dir, uint32_t cfg_vocab, uint64_t max_pad,
+                           const lc_arch *arch, lc_model *m, lc_error *err) {
+    const bool phi3 = arch && arch->spm_added_as_phi3;
+    /* SpecialVocab reads tokenizer.json whenever the folder has one (transformers 5
+     * saves it beside tokenizer.model, with the post-processor that says add_bos). */
+    cJSON *tj = NULL;
     char path[4096];
     lc_map *map = NULL;
     lc_hf_spm *spm = NULL;
@@ -119,7 +152,9 @@ static lc_code spm_to_gguf(const char *dir, uint32_t cfg_vocab, uint64_t max_pad
             goto done;
     }
     lc_err_context(err, path, NULL);
-    if ((rc = apply_added(dir, &v, err)) != LC_OK)
+    if ((rc = apply_added(dir, &v, phi3, err)) != LC_OK ||
+        (rc = lc_hf_json_load(dir, "tokenizer.json", true, &tj, err)) != LC_OK ||
+        (phi3 && (rc = apply_added_json(tj, &v, err)) != LC_OK))
         goto done;
     if ((rc = lc_model_set_meta_str(m, "tokenizer.ggml.model", "llama", err)) != LC_OK ||
         (rc = lc_model_set_meta_str(m, "tokenizer.ggml.pre", "default", err)) != LC_OK)
@@ -127,8 +162,9 @@ static lc_code spm_to_gguf(const char *dir, uint32_t cfg_vocab, uint64_t max_pad
     n = v.n;
     if ((rc = vocab_to_gguf(&v, true, m, err)) != LC_OK)
         goto done;
-    rc = lc_hf_special_to_gguf(dir, NULL, n, m, err);
+    rc = lc_hf_special_to_gguf(dir, tj, n, m, err);
 done:
+    cJSON_Delete(tj);
     lc_hf_vocab_clear(&v);
     lc_hf_spm_free(spm);
     lc_map_close(map);
@@ -169,10 +205,10 @@ done:
 }
 
 lc_code lc_hf_tokenizer_to_gguf(const char *dir, uint32_t cfg_vocab, uint64_t max_pad,
-                                const char *pre,
+                                const char *pre, const lc_arch *arch,
                                 lc_model *m, lc_error *err) {
     if (lc_hf_json_exists(dir, "tokenizer.model"))
-        return spm_to_gguf(dir, cfg_vocab, max_pad, m, err);
+        return spm_to_gguf(dir, cfg_vocab, max_pad, arch, m, err);
     if (lc_hf_json_exists(dir, "tokenizer.json"))
         return bpe_to_gguf(dir, cfg_vocab, max_pad, pre, m, err);
     lc_code rc = lc_fail(err, LC_E_NOTFOUND, LC_NO_OFFSET,

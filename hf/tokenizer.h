@@ -20,6 +20,7 @@
 #include <stdint.h>
 #include <stdbool.h>
 
+#include "arch/arch.h"
 #include "libconvert/error.h"
 #include "libconvert/model.h"
 
@@ -29,9 +30,10 @@
  * tokenizer.ggml.pre instead of the identified name (BPE only). LC_E_NOTFOUND when the
  * folder has neither tokenizer file, LC_E_UNSUPPORTED for a tokenizer.json that is not
  * byte-level BPE or whose pre-tokenizer is not recognised (the message says to pass
- * --pre NAME), LC_E_MALFORMED / LC_E_TRUNCATED for bad files (path in err). */
+ * --pre NAME), LC_E_MALFORMED / LC_E_TRUNCATED for bad files (path in err). ARCH (may
+ * be NULL) chooses the family's rules for a SentencePiece vocabulary's added tokens. */
 lc_code lc_hf_tokenizer_to_gguf(const char *dir, uint32_t cfg_vocab, uint64_t max_pad,
-                                const char *pre,
+                                const char *pre, const lc_arch *arch,
                                 lc_model *m, lc_error *err);
 
 /* Identifies tokenizer.ggml.pre from tokenizer.json text: "llama-bpe" (Llama 3 split

@@ -37,6 +37,22 @@ void lc_infer_swiglu(float *out, const float *gate, const float *up, size_t n) {
     }
 }
 
+void lc_infer_geglu(float *out, const float *gate, const float *up, size_t n) {
+    /* torch's GeluType::Tanh kernel, float32: kBeta = sqrt(2) * (2 / sqrt(pi)) * 0.5 */
+    const float beta = (float)(1.4142135623730951 * 1.1283791670955126 * 0.5);
+    const float kappa = 0.044715f;
+    for (size_t i = 0; i < n; i++) {
+        const float g = gate[i];
+        const float inner = beta * (g + kappa * g * g * g);
+        out[i] = 0.5f * g * (1.0f + tanhf(inner)) * up[i];
+    }
+}
+
+void lc_infer_softcap(float *x, size_t n, float cap) {
+    for (size_t i = 0; i < n; i++)
+        x[i] = tanhf(x[i] / cap) * cap;
+}
+
 /* ---- rotary embeddings ---- */
 
 /* yarn's correction dimension: the pair index whose wavelength turns `rot` times in
@@ -47,11 +63,13 @@ static double yarn_corr_dim(double rot, double dim, double base, double orig_ctx
 }
 
 void lc_infer_rope_init(lc_infer_rope *r, const lc_hparams *hp, const float *freq_factors) {
-    const uint32_t half = hp->head_dim / 2;
-    const float base = (float)hp->rope_theta, dim = (float)hp->head_dim;
+    const uint32_t n_rot = hp->rope_dim ? hp->rope_dim : hp->head_dim, half = n_rot / 2;
+    const float base = (float)hp->rope_theta, dim = (float)n_rot;
     const float factor = hp->rope_scaling_factor > 0 ? (float)hp->rope_scaling_factor : 1.0f;
     r->head_dim = hp->head_dim;
-    r->mscale = 1.0f;
+    r->n_rot = n_rot;
+    r->mscale = hp->rope_scaling == LC_ROPE_SCALING_LONGROPE && hp->rope_attn_factor > 0
+              ? (float)hp->rope_attn_factor : 1.0f;
     double lo = 0, hi = 0;                              /* yarn's ramp, in pairs */
     if (hp->rope_scaling == LC_ROPE_SCALING_YARN) {
         const double orig = hp->rope_scaling_orig_ctx ? hp->rope_scaling_orig_ctx
@@ -92,7 +110,7 @@ void lc_infer_rope_init(lc_infer_rope *r, const lc_hparams *hp, const float *fre
 }
 
 void lc_infer_rope_apply(const lc_infer_rope *r, float *x, uint32_t n_heads, uint32_t pos) {
-    const uint32_t hd = r->head_dim, half = hd / 2;
+    const uint32_t hd = r->head_dim, half = (r->n_rot ? r->n_rot : hd) / 2;
     for (uint32_t i = 0; i < half; i++) {
         const float angle = (float)pos * r->inv_freq[i];     /* float32, as transformers */
         const float c = cosf(angle) * r->mscale, s = sinf(angle) * r->mscale;
@@ -113,27 +131,35 @@ void lc_infer_rope_apply(const lc_infer_rope *r, float *x, uint32_t n_heads, uin
 void lc_infer_attention(float *out, const float *q, const float *k, const float *v, size_t t,
                         uint32_t n_heads, uint32_t n_kv_heads, uint32_t head_dim,
                         float *scores) {
+    lc_infer_attention_ex(out, q, k, v, t, n_heads, n_kv_heads, head_dim,
+                          1.0f / sqrtf((float)head_dim), 0, scores);
+}
+
+void lc_infer_attention_ex(float *out, const float *q, const float *k, const float *v,
+                           size_t t, uint32_t n_heads, uint32_t n_kv_heads, uint32_t head_dim,
+                           float scale, size_t window, float *scores) {
     const size_t kv_dim = (size_t)n_kv_heads * head_dim;
     const uint32_t group = n_heads / n_kv_heads;        /* query heads per kv head */
-    const float scale = 1.0f / sqrtf((float)head_dim);
+    const size_t s0 = window && t + 1 > window ? t + 1 - window : 0;   /* first seen */
+    const size_t n = t + 1 - s0;
     for (uint32_t h = 0; h < n_heads; h++) {
         const float *qh = q + (size_t)h * head_dim;     /* [head_dim] */
         const size_t off = (size_t)(h / group) * head_dim;
-        for (size_t s = 0; s <= t; s++) {               /* causal: positions 0..t */
+        for (size_t s = s0; s <= t; s++) {              /* causal: positions s0..t */
             const float *ks = k + s * kv_dim + off;     /* [head_dim] */
             float dot = 0;
             for (uint32_t i = 0; i < head_dim; i++)
                 dot += qh[i] * ks[i];
-            scores[s] = dot * scale;
+            scores[s - s0] = dot * scale;
         }
-        lc_infer_softmax(scores, t + 1);
+        lc_infer_softmax(scores, n);
         float *oh = out + (size_t)h * head_dim;         /* [head_dim] */
         for (uint32_t i = 0; i < head_dim; i++)
             oh[i] = 0;
-        for (size_t s = 0; s <= t; s++) {
+        for (size_t s = s0; s <= t; s++) {
             const float *vs = v + s * kv_dim + off;     /* [head_dim] */
             for (uint32_t i = 0; i < head_dim; i++)
-                oh[i] += scores[s] * vs[i];
+                oh[i] += scores[s - s0] * vs[i];
         }
     }
 }

@@ -20,6 +20,13 @@ void lc_infer_softmax(float *x, size_t n);
 /* out[i] = silu(gate[i]) * up[i], silu(g) = g / (1 + exp(-g)). out may be gate or up. */
 void lc_infer_swiglu(float *out, const float *gate, const float *up, size_t n);
 
+/* out[i] = gelu_tanh(gate[i]) * up[i] (transformers' gelu_pytorch_tanh:
+ * 0.5 g (1 + tanh(sqrt(2 / pi) (g + 0.044715 g^3)))). out may be gate or up. */
+void lc_infer_geglu(float *out, const float *gate, const float *up, size_t n);
+
+/* x[i] = cap * tanh(x[i] / cap) (gemma's logit softcapping). */
+void lc_infer_softcap(float *x, size_t n, float cap);
+
 /* The rotation RoPE applies to every head at every position: inv_freq [head_dim / 2]
  * (pair i turns by pos * inv_freq[i]) and a factor on cos and sin (1 unless yarn).
  * From hp: head_dim, rope_theta, rope_scaling and its factor, original context (yarn)
@@ -28,15 +35,19 @@ void lc_infer_swiglu(float *out, const float *gate, const float *up, size_t n);
 typedef struct lc_infer_rope {
     lc_rope_style style;    /* which dimensions form a pair (arch.h) */
     uint32_t head_dim;
-    float   *inv_freq;      /* [head_dim / 2], owned by the caller */
+    uint32_t n_rot;         /* the first n_rot dimensions of a head rotate (rope_dim) */
+    float   *inv_freq;      /* [n_rot / 2], owned by the caller */
     float    mscale;        /* on cos and sin */
 } lc_infer_rope;
 
-/* Fills r->inv_freq (head_dim / 2 floats, allocated by the caller) and r->mscale. */
+/* Fills r->inv_freq (rope_dim / 2 floats, allocated by the caller) and r->mscale, over
+ * hp->rope_dim dimensions (head_dim when 0). longrope divides by its factors (passed in
+ * freq_factors: short or long) and scales cos and sin by hp->rope_attn_factor. */
 void lc_infer_rope_init(lc_infer_rope *r, const lc_hparams *hp, const float *freq_factors);
 
 /* Rotates x [n_heads, head_dim] (one position's q or k) in place for position pos.
- * NORM: pairs (2i, 2i+1); NEOX: pairs (i, i + head_dim / 2). */
+ * NORM: pairs (2i, 2i+1); NEOX: pairs (i, i + n_rot / 2); dimensions from n_rot on
+ * are left alone. */
 void lc_infer_rope_apply(const lc_infer_rope *r, float *x, uint32_t n_heads, uint32_t pos);
 
 /* Causal grouped-query attention of the query at position t:
@@ -47,5 +58,11 @@ void lc_infer_rope_apply(const lc_infer_rope *r, float *x, uint32_t n_heads, uin
 void lc_infer_attention(float *out, const float *q, const float *k, const float *v, size_t t,
                         uint32_t n_heads, uint32_t n_kv_heads, uint32_t head_dim,
                         float *scores);
+
+/* The same with the scores scaled by `scale` instead of 1 / sqrt(head_dim), and, when
+ * window > 0, only positions s with t - s < window seen (a sliding-window layer). */
+void lc_infer_attention_ex(float *out, const float *q, const float *k, const float *v,
+                           size_t t, uint32_t n_heads, uint32_t n_kv_heads, uint32_t head_dim,
+                           float scale, size_t window, float *scores);
 
 #endif

@@ -95,6 +95,17 @@ lc_code lc_infer_open(const lc_model *m, const lc_arch *arch, const lc_hparams *
 lc_code lc_infer_forward(lc_infer *ctx, const int32_t *tokens, size_t n, float *logits,
                          const lc_infer_hook *hook, lc_error *err);
 
+/* lc_infer_forward in two steps, for a caller that takes the logits a chunk of
+ * positions at a time (model-verify: [n, vocab] can be far larger than the model):
+ * lc_infer_hidden runs the layers and writes hidden [n, embd], the final norm's output
+ * (rmsnorm(x) * output_norm); lc_infer_head multiplies rows of it by the output matrix
+ * into logits [n, vocab]. A row's logits are the same bits whatever rows come with it,
+ * and the same as lc_infer_forward's. Codes as lc_infer_forward's. */
+lc_code lc_infer_hidden(lc_infer *ctx, const int32_t *tokens, size_t n, float *hidden,
+                        const lc_infer_hook *hook, lc_error *err);
+lc_code lc_infer_head(lc_infer *ctx, const float *hidden, size_t n, float *logits,
+                      lc_error *err);
+
 /* The vocabulary size (columns of the logits) and the embedding width. */
 uint32_t lc_infer_vocab(const lc_infer *ctx);
 uint32_t lc_infer_embd(const lc_infer *ctx);

@@ -60,7 +60,7 @@ static bool readable(lc_dtype dt) {
 
 lc_code lc_infer_mat_init(lc_infer_mat *w, const lc_tensor *t, lc_error *err) {
     memset(w, 0, sizeof *w);
-    if (!readable(t->dtype) || t->ndim < 1 || t->ndim > 2) {
+    if (!readable(t->dtype) || t->ndim < 1 || t->ndim > 3) {
         lc_fail(err, LC_E_UNSUPPORTED, LC_NO_OFFSET, "tensor %.100s: %s with %" PRIu32
                 " dimensions cannot be read as float32 rows", t->name, lc_dtype_name(t->dtype),
                 t->ndim);
@@ -68,7 +68,7 @@ lc_code lc_infer_mat_init(lc_infer_mat *w, const lc_tensor *t, lc_error *err) {
         return LC_E_UNSUPPORTED;
     }
     w->t = t;
-    w->rows = t->ndim == 2 ? t->shape[0] : 1;
+    w->rows = t->ndim == 3 ? t->shape[0] * t->shape[1] : t->ndim == 2 ? t->shape[0] : 1;
     w->cols = t->shape[t->ndim - 1];
     if (!lc_dtype_row_bytes(t->dtype, w->cols, &w->row_bytes)) {
         lc_fail(err, LC_E_MALFORMED, LC_NO_OFFSET, "tensor %.100s: rows of %" PRIu64
@@ -79,11 +79,25 @@ lc_code lc_infer_mat_init(lc_infer_mat *w, const lc_tensor *t, lc_error *err) {
     return LC_OK;
 }
 
+lc_code lc_infer_mat_slice(lc_infer_mat *out, const lc_infer_mat *w, uint64_t r0,
+                           uint64_t rows, lc_error *err) {
+    if (r0 > w->rows || rows > w->rows - r0) {
+        lc_fail(err, LC_E_ARG, LC_NO_OFFSET, "tensor %.100s: rows %" PRIu64 "..%" PRIu64
+                " of %" PRIu64, w->t->name, r0, r0 + rows, w->rows);
+        lc_err_context(err, NULL, w->t->name);
+        return LC_E_ARG;
+    }
+    *out = *w;
+    out->r0 = w->r0 + r0;
+    out->rows = rows;
+    return LC_OK;
+}
+
 lc_code lc_infer_mat_rows(const lc_infer_mat *w, uint64_t r0, size_t nr, float *dst,
                           uint8_t *raw, lc_error *err) {
     const lc_tensor *t = w->t;
     const size_t len = nr * (size_t)w->row_bytes, n = nr * (size_t)w->cols;
-    const uint64_t off = r0 * w->row_bytes;
+    const uint64_t off = (w->r0 + r0) * w->row_bytes;
     const uint8_t *src;
     lc_code rc = LC_OK;
     if (t->data) {
@@ -113,9 +127,15 @@ lc_code lc_infer_mm_build(lc_infer_mm *mm, int threads, size_t max_cols, size_t 
     mm->max_cols = max_cols;
     mm->max_row_bytes = max_row_bytes;
     const size_t t = (size_t)mm->threads;
-    uint64_t nw, nr;
-    if (lc_mul_u64((uint64_t)t * LC_INFER_ROWS, max_cols, &nw) || nw > SIZE_MAX / 4 ||
-        lc_mul_u64((uint64_t)t * LC_INFER_ROWS, max_row_bytes, &nr) || nr > SIZE_MAX)
+    uint64_t wc, rc, nw, nr;
+    if (lc_mul_u64(LC_INFER_ROWS, max_cols, &wc) || lc_mul_u64(LC_INFER_ROWS, max_row_bytes, &rc) ||
+        wc > SIZE_MAX / 4 || rc > SIZE_MAX)
+        return lc_fail(err, LC_E_OVERFLOW, LC_NO_OFFSET, "rows of %zu elements are too wide",
+                       max_cols);
+    mm->wcap = wc > LC_INFER_NARROW ? (size_t)wc : LC_INFER_NARROW;
+    mm->rcap = rc > 8 * LC_INFER_NARROW ? (size_t)rc : 8 * LC_INFER_NARROW;   /* f64 rows */
+    if (lc_mul_u64(t, mm->wcap, &nw) || nw > SIZE_MAX / 4 || lc_mul_u64(t, mm->rcap, &nr) ||
+        nr > SIZE_MAX)
         return lc_fail(err, LC_E_OVERFLOW, LC_NO_OFFSET, "rows of %zu elements are too wide",
                        max_cols);
     mm->wbuf = lc_malloc_array((size_t)nw, sizeof(float));
@@ -143,8 +163,9 @@ typedef struct mm_job {
     const float *bias, *x;      /* bias [rows] or NULL; x [n, cols] */
     float *y;                   /* [n, rows] */
     size_t n, chunks;
+    size_t per;                 /* rows per chunk: LC_INFER_ROWS, more for narrow rows */
     lc_infer_tile_fn tile;
-    atomic_size_t next;         /* the next chunk of LC_INFER_ROWS rows to take */
+    atomic_size_t next;         /* the next chunk of rows to take */
     pthread_mutex_t mu;
     size_t fail_chunk;          /* the lowest failed chunk, or chunks */
     lc_error err;               /* its error */
@@ -159,14 +180,14 @@ typedef struct mm_worker {
 static void run_chunks(mm_job *j, int index) {
     lc_infer_mm *mm = j->mm;
     const lc_infer_mat *w = j->w;
-    float *wbuf = mm->wbuf + (size_t)index * LC_INFER_ROWS * mm->max_cols;   /* [ROWS, cols] */
-    uint8_t *raw = mm->raw + (size_t)index * LC_INFER_ROWS * mm->max_row_bytes;
+    float *wbuf = mm->wbuf + (size_t)index * mm->wcap;     /* [per, cols] */
+    uint8_t *raw = mm->raw + (size_t)index * mm->rcap;
     for (;;) {
         const size_t c = atomic_fetch_add(&j->next, 1);
         if (c >= j->chunks)
             return;
-        const uint64_t r0 = (uint64_t)c * LC_INFER_ROWS;
-        const size_t nr = (size_t)(w->rows - r0 < LC_INFER_ROWS ? w->rows - r0 : LC_INFER_ROWS);
+        const uint64_t r0 = (uint64_t)c * j->per;
+        const size_t nr = (size_t)(w->rows - r0 < j->per ? w->rows - r0 : j->per);
         lc_error e = { 0 };
         if (lc_infer_mat_rows(w, r0, nr, wbuf, raw, &e) != LC_OK) {
             pthread_mutex_lock(&j->mu);
@@ -197,9 +218,12 @@ lc_code lc_infer_matmul(lc_infer_mm *mm, const lc_infer_mat *w, const float *bia
     if (w->cols > mm->max_cols || w->row_bytes > mm->max_row_bytes)
         return lc_fail(err, LC_E_ARG, LC_NO_OFFSET, "tensor %.100s is wider than the scratch",
                        w->t->name);
-    mm_job j = { .mm = mm, .w = w, .bias = bias, .x = x, .y = y, .n = n,
-                 .chunks = (size_t)((w->rows + LC_INFER_ROWS - 1) / LC_INFER_ROWS),
-                 .tile = lc_infer_tile() };
+    size_t per = w->cols ? mm->wcap / (size_t)w->cols : LC_INFER_ROWS;
+    if (w->row_bytes && per > mm->rcap / w->row_bytes)
+        per = mm->rcap / (size_t)w->row_bytes;
+    per = per < LC_INFER_ROWS ? LC_INFER_ROWS : per;
+    mm_job j = { .mm = mm, .w = w, .bias = bias, .x = x, .y = y, .n = n, .per = per,
+                 .chunks = (size_t)((w->rows + per - 1) / per), .tile = lc_infer_tile() };
     j.fail_chunk = j.chunks;
     atomic_init(&j.next, 0);
     pthread_mutex_init(&j.mu, NULL);

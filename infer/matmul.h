@@ -4,7 +4,9 @@
  * A matrix is never held whole in float32: each job converts LC_INFER_ROWS rows into its
  * thread's buffer (dequantizing block types, widening f16/bf16) and multiplies them
  * against all n token vectors, so each weight is read and converted once per forward
- * call whatever n is. Each output is the same float32 sum whatever the thread count. */
+ * call whatever n is. A narrow matrix (a huge vocabulary's head of a small model) takes
+ * as many rows per job as fill LC_INFER_NARROW floats, so that a job is not one tiny
+ * read. Each output is the same float32 sum whatever the thread count and job size. */
 #ifndef LC_INFER_MATMUL_H
 #define LC_INFER_MATMUL_H
 
@@ -15,16 +17,23 @@
 #include "libconvert/error.h"
 #include "libconvert/tensor.h"
 
-/* A 2-D tensor read as rows of float32 (a 1-D tensor is one row). */
+/* A tensor read as rows of float32 (a 1-D tensor is one row, a 3-D one its outer two
+ * dimensions' rows), or a run of its rows: one expert of a stack, one part of a fused
+ * matrix. */
 typedef struct lc_infer_mat {
     const lc_tensor *t;     /* borrowed from the model */
+    uint64_t r0;            /* the first row of t this matrix is */
     uint64_t rows, cols;
     uint64_t row_bytes;     /* bytes of one row in t's dtype */
 } lc_infer_mat;
 
-/* Describes t as a matrix of `rows` rows (its outermost dimension; 1 for a 1-D tensor).
- * LC_E_UNSUPPORTED when t's dtype cannot be read as float32 (where = t's name). */
+/* Describes t as a matrix of all its rows. LC_E_UNSUPPORTED when t's dtype cannot be
+ * read as float32 or t has more than 3 dimensions (where = t's name). */
 lc_code lc_infer_mat_init(lc_infer_mat *w, const lc_tensor *t, lc_error *err);
+
+/* out = rows [r0, r0 + rows) of w. LC_E_ARG when they are not all w's. */
+lc_code lc_infer_mat_slice(lc_infer_mat *out, const lc_infer_mat *w, uint64_t r0,
+                           uint64_t rows, lc_error *err);
 
 /* Rows [r0, r0 + nr) of w as float32 into dst [nr, cols]. raw: scratch of nr * row_bytes
  * bytes, used when the tensor has no zero-copy view. Errors name the tensor. */
@@ -35,9 +44,13 @@ lc_code lc_infer_mat_rows(const lc_infer_mat *w, uint64_t r0, size_t nr, float *
 typedef struct lc_infer_mm {
     int threads;
     size_t max_cols, max_row_bytes;
-    float   *wbuf;          /* [threads, LC_INFER_ROWS, max_cols] weight rows in float32 */
-    uint8_t *raw;           /* [threads, LC_INFER_ROWS * max_row_bytes] rows as stored */
+    size_t wcap, rcap;      /* per thread: floats of wbuf, bytes of raw */
+    float   *wbuf;          /* [threads, wcap]: >= LC_INFER_ROWS rows of max_cols floats */
+    uint8_t *raw;           /* [threads, rcap]: the same rows as stored */
 } lc_infer_mm;
+
+/* The floats a job's rows fill at least, for narrow matrices. */
+#define LC_INFER_NARROW 4096
 
 lc_code lc_infer_mm_build(lc_infer_mm *mm, int threads, size_t max_cols, size_t max_row_bytes,
                           lc_error *err);

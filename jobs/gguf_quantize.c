@@ -19,6 +19,7 @@
 #include "hf/hf.h"
 #include "jobs/gguf_quantize_impl.h"
 #include "libconvert/alloc.h"
+#include "libconvert/regex.h"
 
 const lc_ftype *lc_job_quantize_type(const char *arg) {
     const lc_ftype *f = lc_ftype_by_name(arg);
@@ -115,6 +116,10 @@ lc_code lc_job_gguf_quantize_check(const lc_job_quantize_opts *o, lc_error *err)
     for (size_t i = 0; i < o->n_tensor_types; i++) {
         lc_mix_pattern p;
         LC_TRY(parse_tensor_type(o->tensor_types[i], &p, NULL, err));
+        lc_re *re;             /* a pattern the plan would refuse is a usage error */
+        LC_TRY(lc_mix_pattern_compile(o->tensor_types[i], (size_t)(strchr(o->tensor_types[i],
+                                      '=') - o->tensor_types[i]), &re, err));
+        lc_re_free(re);
     }
     for (size_t i = 0; i < o->n_overrides; i++) {
         char key[128];
@@ -124,6 +129,12 @@ lc_code lc_job_gguf_quantize_check(const lc_job_quantize_opts *o, lc_error *err)
     }
     if (o->device && !o->dev)
         LC_TRY(lc_qdev_parse(o->device, err));
+    if (o->keep_split && o->split.split)
+        return lc_fail(err, LC_E_ARG, LC_NO_OFFSET, "--keep-split keeps the input's parts: "
+                       "no --split-max-size, --split-max-tensors or --no-tensor-first-split");
+    if (o->split.part && !o->split.split && !o->keep_split)
+        return lc_fail(err, LC_E_ARG, LC_NO_OFFSET, "--part: with --split-max-size, "
+                       "--split-max-tensors or --keep-split");
     return LC_OK;
 }
 
@@ -261,6 +272,7 @@ static lc_code load_input(job *j, lc_error *err) {
 }
 
 static void free_job(job *j) {
+    lc_gguf_split_set_free(j->set);     /* first: its parts read out's tensors */
     for (uint32_t k = 1; j->parts && k < j->n_parts; k++)
         lc_model_free(j->parts[k]); /* their views read the stages out owns */
     lc_free(j->parts);
@@ -363,6 +375,20 @@ static lc_code plan_parts(job *j, const char *out, lc_error *err) {
     return rc;
 }
 
+/* --split-max-*: the parts gguf-split makes of the one output file, named from OUT less
+ * ".gguf"; the report shows them as keep_split's (part_paths, each row's part). */
+static lc_code split_parts(job *j, const char *out, lc_error *err) {
+    char prefix[4096];
+    LC_TRY(lc_gguf_split_prefix_of(out, prefix, sizeof prefix, err));
+    LC_TRY(lc_gguf_split_set_new(j->out, prefix, &j->o->split, &j->set, err));
+    j->n_parts = j->set->count;
+    j->part_paths = j->set->paths;      /* handed over: free_job frees them */
+    j->set->paths = NULL;
+    for (size_t i = 0; i < j->n_rows; i++)
+        j->rows[i].part = j->set->part[i];
+    return LC_OK;
+}
+
 static lc_code options(job *j, lc_error *err) {
     const lc_job_quantize_opts *o = j->o;
     j->mo = (lc_mix_opts){ .ftype = o->ftype->id, .base = o->ftype->base, .pure = o->pure,
@@ -432,15 +458,19 @@ lc_code lc_job_gguf_quantize(const lc_job_quantize_opts *o, lc_progress *p, lc_e
         lc_err_context(err, o->in, NULL);
     if (rc == LC_OK && (rc = lc_job_quantize_plan(&j, &mm, err)) != LC_OK)
         lc_err_context(err, o->in, NULL);
+    if (rc == LC_OK && o->split.split && (rc = split_parts(&j, out, err)) != LC_OK)
+        lc_err_context(err, o->in, NULL);
     if (rc == LC_OK && !o->dry_run) {
         /* A device gets reads large enough to fill it (quant/device.h). */
         const lc_gguf_write_opts wo = { .threads = o->threads,
                                         .chunk_bytes = j.dev ? LC_QDEV_CHUNK_BYTES : 0 };
-        if (o->keep_split)
-            rc = lc_gguf_write_set((const lc_model *const *)j.parts,
-                                   (const char *const *)j.part_paths, j.n_parts, &wo, p, err);
+        if (o->keep_split || j.set)
+            rc = lc_gguf_write_parts(j.set ? (const lc_model *const *)j.set->models :
+                                     (const lc_model *const *)j.parts,
+                                     (const char *const *)j.part_paths, j.n_parts, &o->split,
+                                     &wo, p, &j.kept, err);
         else
-            rc = lc_gguf_write(j.out, out, &wo, p, err);
+            rc = lc_gguf_split_write(j.out, out, &o->split, &wo, p, &j.kept, err);
         if (rc != LC_OK)
             lc_err_context(err, o->in, NULL);   /* a failed read or check: the input */
     }

@@ -25,9 +25,10 @@
  *  - An explicit type a tensor's rows cannot hold (--output-tensor-type,
  *    --token-embedding-type, --tensor-type) is refused; llama-quantize falls back for a
  *    pattern and aborts mid-file for the others.
- *  - --tensor-type patterns are POSIX extended regular expressions (\d accepted), not
- *    ECMAScript; --override-kv int/float values must be whole numbers (no atol/atof
- *    leniency).
+ *  - --tensor-type patterns are llama-quantize's ECMAScript patterns without
+ *    back-references and lookaround (libconvert/regex.h: linear-time matching, at most
+ *    LC_RE_MAX_STATES NFA states); --override-kv int/float values must be whole numbers
+ *    (no atol/atof leniency).
  *  - Every error is found before OUT is created when it can be (types, requantizing, row
  *    lengths, importance matrices); OUT appears atomically or not at all.
  *  - --keep-split strips a trailing ".gguf" from OUT (llama-quantize strips the last
@@ -63,7 +64,13 @@
  * named OUT-0000k-of-0000n.gguf (OUT without ".gguf"); the first part holds the
  * metadata as above followed by split.no, split.count and split.tensors.count, the
  * others those three keys only. n is the last input part with tensors (1 for an
- * unsplit input, which then gives OUT-00001-of-00001.gguf without split keys). */
+ * unsplit input, which then gives OUT-00001-of-00001.gguf without split keys).
+ *
+ * With split options (formats/gguf_split.h) the one file above is written as the parts
+ * gguf-split makes of it, named from OUT without ".gguf"; --part K/N writes part K only
+ * (of keep_split's parts too), byte-identical to that part of the whole run, reading only
+ * the tensors it holds; --skip-existing keeps a part already there when its header and
+ * size are this run's, and refuses one that is not. */
 #ifndef LC_JOBS_GGUF_QUANTIZE_H
 #define LC_JOBS_GGUF_QUANTIZE_H
 
@@ -71,6 +78,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "formats/gguf_split.h"
 #include "libconvert/dtype.h"
 #include "libconvert/error.h"
 #include "libconvert/model.h"
@@ -92,6 +100,10 @@ typedef struct lc_job_quantize_opts {
     bool            allow_requantize;   /* --allow-requantize */
     bool            dry_run;        /* print the plan; write nothing */
     bool            keep_split;     /* --keep-split: the output split as the input is */
+    lc_gguf_split_opts split;       /* --split-max-*: the output split as gguf-split would
+                                     * split the one file (formats/gguf_split.h), not with
+                                     * keep_split; --part K/N and --skip-existing (with
+                                     * keep_split too) */
     const char     *output_type;    /* --output-tensor-type: a ggml type name, or NULL */
     const char     *token_embd_type;    /* --token-embedding-type, or NULL */
     const char *const *tensor_types;    /* --tensor-type PATTERN=TYPE, in order */

@@ -40,6 +40,9 @@ typedef struct job {
     uint32_t  n_parts;              /* output files: 1, or the parts with keep_split */
     char    **part_paths;           /* keep_split: their names (owned) */
     lc_gguf_split *split;           /* a GGUF input's parts (count 1: not split) */
+    lc_gguf_split_set *set;         /* --split-max-*: the output's parts (their paths are
+                                     * part_paths; rows[i].part is the output part) */
+    uint32_t  kept;                 /* --skip-existing: outputs already there, kept */
     int       fd;                   /* IN opened again for pread, or -1 (an HF folder,
                                      * a split input: each part's map descriptor) */
     lc_qdev  *dev;                  /* where conversions run; NULL: the CPU */

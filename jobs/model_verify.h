@@ -19,12 +19,17 @@
  *      each; with `layers`, the hidden state after every layer, and the first layer
  *      where the two part ways;
  *   4. a verdict: pass when every metadata key agrees, every tensor is within its type's
- *      bound and the logits are within the thresholds of DST's type (README "model-verify"
- *      tells how they were chosen).
+ *      bound and the logits are what a correct conversion gives: SRC is converted to
+ *      DST's types by our own quantizers (byte-identical to llama-quantize's); when every
+ *      tensor of DST is that byte for byte, it is proven and the logits are reported,
+ *      not judged; otherwise DST's KL is held to 1.5x the reproduction's own plus a
+ *      margin (README "model-verify", "How the verdict is reached").
  * Memory: no model is ever held in float32; tensors are read with pread (or through a
  * view that gives mapped pages back) a chunk of rows at a time; the forward pass holds
- * one layer's activations, the logits of both models [n, vocab] and, with layers, both
- * hidden states of every layer [layers, n, embd]. */
+ * one layer's activations and each model's final hidden states [n, embd]; the logits are
+ * taken a chunk of positions at a time (never [n, vocab] whole: a huge vocabulary on a
+ * small model would cost far more than its file); with layers, SRC's hidden state of
+ * every layer [layers, n, embd] until DST's pass has compared them. */
 #ifndef LC_JOBS_MODEL_VERIFY_H
 #define LC_JOBS_MODEL_VERIFY_H
 

@@ -8,7 +8,8 @@
  *     interleaved RoPE skipped, or applied twice);
  *   - SRC's tensor transposed (square matrices: SRC is streamed once, the sampled
  *     columns kept);
- *   - the same role in each other layer of SRC (two layers' tensors swapped).
+ *   - the same role in each other layer of SRC (two layers' tensors swapped);
+ *   - each other expert of the same stack (two experts swapped).
  * A candidate explains DST when its error is under a fifth of the baseline's and under
  * 0.25; the best one is named in t->diagnosis. The cost is bounded by a few rows per
  * layer plus one pass over the tensor for the transpose. */
@@ -72,8 +73,8 @@ static lc_code transposed(sample *s, const lc_tensor *t, uint32_t heads, bool in
 
 static bool explains(double e, double base) { return e < 0.2 * base && e < 0.25; }
 
-lc_code lc_vf_diagnose(const lc_vf_side *src, const lc_vf_side *dst, lc_vf_tensor *t,
-                       lc_error *err) {
+lc_code lc_vf_diagnose(const lc_vf_side *src, const lc_vf_side *dst, const lc_vf_tensors *r,
+                       lc_vf_tensor *t, lc_error *err) {
     sample s = { 0 };
     lc_vf_matrix(t->dst_t, t->permuted, &s.rows, &s.cols);
     if (s.cols > (1u << 20) || !s.rows)
@@ -138,6 +139,21 @@ lc_code lc_vf_diagnose(const lc_vf_side *src, const lc_vf_side *dst, lc_vf_tenso
                 snprintf(dname, sizeof dname, "%s", name);
             snprintf(what, sizeof what, "it is layer %" PRIu32 "'s tensor (SRC's %.60s matches "
                      "it): layers swapped?", l, dname);
+        }
+    }
+    /* Another expert's of the same stack (the pairs of the same row and layer). */
+    for (size_t i = 0; t->expert != UINT32_MAX && i < r->n && rc == LC_OK; i++) {
+        const lc_vf_tensor *o = &r->t[i];
+        if (o == t || o->row != t->row || o->layer != t->layer || o->expert == t->expert ||
+            o->expert == UINT32_MAX || o->src_t->ndim != t->src_t->ndim ||
+            memcmp(o->src_t->shape, t->src_t->shape, o->src_t->ndim * sizeof *o->src_t->shape))
+            continue;
+        rc = rows_of(&s, o->src_t, t->heads, t->perm_inverse, &e, err);
+        if (rc == LC_OK && explains(e, base) && e < best) {
+            best = e;
+            snprintf(what, sizeof what, "it is expert %" PRIu32 "'s tensor (SRC's %.60s matches "
+                     "it): experts %" PRIu32 " and %" PRIu32 " of layer %" PRIu32 " swapped?",
+                     o->expert, o->src_name, t->expert, o->expert, t->layer);
         }
     }
     if (rc == LC_OK && what[0])

@@ -51,8 +51,54 @@ static const qbound QB[] = {
 };
 
 /* Types quant/ reads but cannot write (IQ*, TQ*, MXFP4, ...): no quantizer to measure a
- * bound with, so only errors past a block's largest value (or NaN) fail them. */
+ * per-block bound with, so only errors past a block's largest value (or NaN) fail a
+ * block, which an all-zero block always meets. The tensor as a whole is held to a floor
+ * instead: what llama.cpp's own quantizer (ggml_quantize_chunk of the pinned tree, no
+ * importance matrix or a uniform one where the type requires one) gives over 2^18
+ * values of five distributions (normal, Laplace, Student t2, 1 % outliers x20, uniform;
+ * three seeds), worst case (scripts/llama/verify_floor.py):
+ *   type      rel RMSE  cosine        type      rel RMSE  cosine
+ *   IQ4_NL    0.120     0.9928        IQ2_XS    0.668     0.843
+ *   IQ4_XS    0.122     0.9926        IQ2_S     0.727     0.828
+ *   NVFP4     0.133     0.9917        IQ2_XXS   0.896     0.751
+ *   MXFP4     0.170     0.9860        IQ1_M     0.665     0.856
+ *   IQ3_S     0.346     0.9496        IQ1_S     0.757     0.806
+ *   IQ3_XXS   0.544     0.883         TQ1_0/TQ2_0 0.834   0.632 (non-ternary values)
+ *   Q8_1/Q8_K as Q8_0: 0.011, 0.99994 Q2_0      0.726     0.745
+ *                                     Q1_0      0.943     0.332
+ * The floor: cosine >= the larger of half the worst cosine and 1 - 4 (1 - cosine), and
+ * relative RMSE <= twice the worst where that is below 1 (else not judged). A zeroed
+ * tensor (cosine 0, relative RMSE 1) or a scrambled one (cosine ~ 1/sqrt(n), relative
+ * RMSE ~ 1.4) misses the cosine floor by orders of magnitude: 1 - cosine is 1 against
+ * 0.03 for IQ4_*, the cosine 0.002 against 0.17 for Q1_0. */
 #define DEQUANT_ONLY_RANK 13
+
+typedef struct tfloor {
+    lc_dtype dt;
+    double cos_min, rel_rmse_max;
+} tfloor;
+
+static const tfloor TF[] = {
+    { LC_DT_Q8_1,    0.9997, 0.022 },
+    { LC_DT_Q8_K,    0.9997, 0.022 },
+    { LC_DT_IQ4_NL,  0.97,   0.24 },
+    { LC_DT_IQ4_XS,  0.97,   0.25 },
+    { LC_DT_NVFP4,   0.96,   0.27 },
+    { LC_DT_MXFP4,   0.94,   0.34 },
+    { LC_DT_IQ3_S,   0.8,    0.7 },
+    { LC_DT_IQ3_XXS, 0.53,   INFINITY },
+    { LC_DT_IQ2_XS,  0.42,   INFINITY },
+    { LC_DT_IQ2_S,   0.41,   INFINITY },
+    { LC_DT_IQ2_XXS, 0.37,   INFINITY },
+    { LC_DT_IQ1_M,   0.43,   INFINITY },
+    { LC_DT_IQ1_S,   0.40,   INFINITY },
+    { LC_DT_TQ1_0,   0.31,   INFINITY },
+    { LC_DT_TQ2_0,   0.31,   INFINITY },
+    { LC_DT_Q2_0,    0.37,   INFINITY },
+    { LC_DT_Q1_0,    0.16,   INFINITY },
+};
+/* A read-only type not in the list: the loosest floor. */
+#define TF_DEFAULT_COS 0.16
 
 static const qbound *qb(lc_dtype dt) {
     for (size_t i = 0; i < sizeof QB / sizeof *QB; i++)
@@ -106,7 +152,7 @@ static bool holds(lc_dtype from, lc_dtype to) {
 
 lc_vf_expect lc_vf_expect_pair(lc_dtype from, lc_dtype to) {
     lc_vf_expect e = { .cls = LC_DT_INVALID, .block = 1, .snr_lo = INFINITY,
-                       .snr_hi = INFINITY };
+                       .snr_hi = INFINITY, .cos_min = -INFINITY, .rel_rmse_max = INFINITY };
     if (holds(from, to))
         return e;
     const qbound *q = qb(to);
@@ -125,6 +171,20 @@ lc_vf_expect lc_vf_expect_pair(lc_dtype from, lc_dtype to) {
         e.block = lc_dtype_get(to)->block_size;
         e.rel = 1.0;
         e.snr_lo = -INFINITY;
+        e.cos_min = TF_DEFAULT_COS;
+        for (size_t i = 0; i < sizeof TF / sizeof *TF; i++)
+            if (TF[i].dt == to) {
+                e.cos_min = TF[i].cos_min;
+                e.rel_rmse_max = TF[i].rel_rmse_max;
+            }
+        /* SRC itself quantized: its own error adds (relative RMSE at its SNR's low end,
+         * 1 - cosine about half its square), doubled. */
+        const qbound *f = qb(from);
+        if (f) {
+            const double r = pow(10, -f->snr_lo / 20);
+            e.rel_rmse_max += 2 * r;
+            e.cos_min -= r * r;
+        }
         return e;
     }
     if (rounding(to, &e.rel, &e.abs, &e.snr_lo, &e.snr_hi)) {

@@ -2,9 +2,10 @@
  *
  * Both sides are read as GGUF keys (an HF or Meta folder's are what hf/ writes for it).
  * Compared:
- *   1. the family's hyperparameters, through arch/'s key table and lc_arch_read_keys,
- *      so that a key one side leaves out and the other writes with llama.cpp's default
- *      (head_count_kv = head_count, freq_base 10000) agrees; named by GGUF key;
+ *   1. the family's hyperparameters: every key of arch/'s key table and every <arch>.*
+ *      key either side has, each as its own value (below); a key one side leaves out
+ *      and the other writes with llama.cpp's default (head_count_kv = head_count,
+ *      freq_base 10000) agrees; named by GGUF key;
  *   2. every tokenizer.* key either side has: the vocabulary, scores, token types,
  *      merges, special ids, add_bos/add_eos, the pre-tokenizer, the chat template;
  *      arrays item by item, named "key[index]" (for the vocabulary, the token id).
@@ -125,62 +126,135 @@ static void compare_key(lc_vf_meta *r, const char *key, const lc_value *a, const
     lc_vf_meta_add(r, key, sa, sb);
 }
 
-/* ---- hyperparameters ---- */
+/* ---- hyperparameters ----
+ *
+ * Every key of the family's table and every <arch>.* key either side has is compared
+ * as its own value, never through lc_hparams (where key_length, value_length and
+ * rope.dimension_count fill one field, and keys a family does not parse, such as a MoE
+ * model's expert counts, would not be seen at all): llama.cpp reads each key by
+ * itself. A table key one side leaves out takes the value our converter writes for
+ * that side's parsed hyperparameters (lc_arch_write_keys after lc_arch_read_keys, which
+ * applies llama.cpp's defaults: head_count_kv = head_count, key_length = embd / heads,
+ * freq_base 10000), so that "absent" agrees with the default written out. A key the
+ * table does not know has no default: absent on one side is a difference. */
 
-static double hp_value(const lc_hparams *h, lc_hp which) {
-    switch (which) {
-    case LC_HP_CONTEXT_LENGTH:      return h->context_length;
-    case LC_HP_EMBEDDING_LENGTH:    return h->embedding_length;
-    case LC_HP_BLOCK_COUNT:         return h->block_count;
-    case LC_HP_FEED_FORWARD_LENGTH: return h->feed_forward_length;
-    case LC_HP_HEAD_COUNT:          return h->head_count;
-    case LC_HP_HEAD_COUNT_KV:       return h->head_count_kv;
-    case LC_HP_HEAD_DIM:            return h->head_dim;
-    case LC_HP_VOCAB_SIZE:          return h->vocab_size;
-    case LC_HP_RMS_EPS:             return h->rms_eps;
-    case LC_HP_ROPE_THETA:          return h->rope_theta;
-    case LC_HP_TIE_WORD_EMBEDDINGS: return h->tie_word_embeddings;
-    case LC_HP_ROPE_SCALING_TYPE:   return h->rope_scaling;
-    case LC_HP_ROPE_SCALING_FACTOR: return h->rope_scaling_factor;
-    case LC_HP_ROPE_SCALING_ORIG_CTX: return h->rope_scaling_orig_ctx;
-    default:                        return 0;
+/* Equal as the table's type reads them: counts as integers, reals as float32 (what
+ * llama.cpp holds), strings by bytes; anything else (a key the table does not know,
+ * a value of the wrong type) as values. */
+static bool same_as(lc_key_type kt, const lc_value *a, const lc_value *b) {
+    const bool num_a = is_int(a->type) || a->type == LC_VT_F32 || a->type == LC_VT_F64;
+    const bool num_b = is_int(b->type) || b->type == LC_VT_F32 || b->type == LC_VT_F64;
+    if (kt == LC_KEY_F32 && num_a && num_b) {
+        const float x = (float)(is_int(a->type) ? (is_signed(a->type) ? (double)a->i : (double)a->u)
+                                                : a->f);
+        const float y = (float)(is_int(b->type) ? (is_signed(b->type) ? (double)b->i : (double)b->u)
+                                                : b->f);
+        return x == y || (isnan(x) && isnan(y));
+    }
+    return same_value(a, b);
+}
+
+/* The table's keys of family a written for side s's parsed hyperparameters: each
+ * key's default there. key_length/value_length are written whether or not the side
+ * named them (their default is the parsed head size). */
+static lc_code defaults(const lc_vf_side *s, lc_model **out, lc_error *err) {
+    const lc_arch *a;
+    lc_hparams hp;
+    *out = NULL;
+    LC_TRY(lc_arch_read_keys(s->meta, &a, &hp, err));
+    hp.head_dim_given = true;
+    lc_model *m = lc_model_new();
+    if (!m)
+        return lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory");
+    lc_code rc = lc_arch_write_keys(a, &hp, LC_ARCH_NO_FILE_TYPE, m, err);
+    if (rc != LC_OK) {
+        lc_model_free(m);
+        return rc;
+    }
+    *out = m;
+    return LC_OK;
+}
+
+/* One key of the family: raw values, a missing one replaced by its side's default. */
+static void compare_hkey(lc_vf_meta *r, const char *key, lc_key_type kt, bool in_table,
+                         const lc_vf_side *src, const lc_vf_side *dst, const lc_model *da,
+                         const lc_model *db) {
+    const lc_value *ra = lc_model_find_meta(src->meta, key);
+    const lc_value *rb = lc_model_find_meta(dst->meta, key);
+    if (!ra && !rb)
+        return;                         /* neither says: both run with the default */
+    r->n_keys++;
+    const lc_value *va = ra ? ra : in_table ? lc_model_find_meta(da, key) : NULL;
+    const lc_value *vb = rb ? rb : in_table ? lc_model_find_meta(db, key) : NULL;
+    if (va && vb && same_as(kt, va, vb))
+        return;
+    char sa[96], sb[96], v[64];
+    fmt_value(va, v, sizeof v);
+    snprintf(sa, sizeof sa, ra || !va ? "%s" : "%s (absent: the default)", v);
+    fmt_value(vb, v, sizeof v);
+    snprintf(sb, sizeof sb, rb || !vb ? "%s" : "%s (absent: the default)", v);
+    lc_vf_meta_add(r, key, sa, sb);
+}
+
+static void key_name(const lc_arch *a, const lc_arch_key *k, char *buf, size_t cap) {
+    const char *hole = strstr(k->key, "%s");     /* "%s" is the architecture */
+    if (hole)
+        snprintf(buf, cap, "%.*s%s%s", (int)(hole - k->key), k->key, a->name, hole + 2);
+    else
+        snprintf(buf, cap, "%s", k->key);
+}
+
+/* Whether key is one of the family's table (its type in *kt). */
+static bool table_key(const lc_arch *a, const char *key, lc_key_type *kt) {
+    char name[128];
+    for (size_t i = 0; i < a->n_keys; i++) {
+        key_name(a, &a->keys[i], name, sizeof name);
+        if (strcmp(name, key) == 0) {
+            *kt = a->keys[i].type;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* The <arch>.* keys of m the table does not list. */
+static void compare_others(lc_vf_meta *r, const lc_arch *a, const lc_model *m, bool is_src,
+                           const lc_vf_side *src, const lc_vf_side *dst) {
+    const size_t plen = strlen(a->name);
+    for (size_t i = 0; i < lc_model_meta_count(m); i++) {
+        const lc_kv *kv = lc_model_meta(m, i);
+        lc_key_type kt;
+        if (strncmp(kv->key, a->name, plen) != 0 || kv->key[plen] != '.' ||
+            table_key(a, kv->key, &kt))
+            continue;
+        if (!is_src && lc_model_find_meta(src->meta, kv->key))
+            continue;                   /* compared from SRC's side */
+        compare_hkey(r, kv->key, LC_KEY_STR, false, src, dst, NULL, NULL);
     }
 }
 
 static lc_code compare_hparams(const lc_vf_side *src, const lc_vf_side *dst, lc_vf_meta *r,
                                lc_error *err) {
-    const lc_arch *a, *b;
-    lc_hparams ha, hb;
-    LC_TRY(lc_arch_read_keys(src->meta, &a, &ha, err));
-    LC_TRY(lc_arch_read_keys(dst->meta, &b, &hb, err));
-    for (size_t i = 0; i < a->n_keys; i++) {
-        const lc_arch_key *k = &a->keys[i];
-        if (k->hp == LC_HP_FILE_TYPE)
-            continue;                   /* the file's, not the model's */
-        char key[128], sa[96], sb[96];
-        const char *hole = strstr(k->key, "%s");     /* "%s" is the architecture */
-        if (hole)
-            snprintf(key, sizeof key, "%.*s%s%s", (int)(hole - k->key), k->key, a->name, hole + 2);
-        else
-            snprintf(key, sizeof key, "%s", k->key);
-        r->n_keys++;
-        const double va = hp_value(&ha, k->hp), vb = hp_value(&hb, k->hp);
-        if (va == vb)
-            continue;
-        /* Each as the file says it, when it does: the raw key, else the default. */
-        const lc_value *ra = lc_model_find_meta(src->meta, key);
-        const lc_value *rb = lc_model_find_meta(dst->meta, key);
-        if (ra)
-            fmt_value(ra, sa, sizeof sa);
-        else
-            snprintf(sa, sizeof sa, "%.9g (absent: the default)", va);
-        if (rb)
-            fmt_value(rb, sb, sizeof sb);
-        else
-            snprintf(sb, sizeof sb, "%.9g (absent: the default)", vb);
-        lc_vf_meta_add(r, key, sa, sb);
+    lc_model *da = NULL, *db = NULL;
+    lc_code rc = defaults(src, &da, err);
+    if (rc == LC_OK)
+        rc = defaults(dst, &db, err);
+    const lc_arch *a = src->arch ? src->arch : dst->arch;
+    if (rc == LC_OK && a) {
+        char key[128];
+        for (size_t i = 0; i < a->n_keys; i++) {
+            const lc_arch_key *k = &a->keys[i];
+            if (k->hp == LC_HP_FILE_TYPE)
+                continue;               /* the file's, not the model's */
+            key_name(a, k, key, sizeof key);
+            compare_hkey(r, key, k->type, true, src, dst, da, db);
+        }
+        compare_others(r, a, src->meta, true, src, dst);
+        compare_others(r, a, dst->meta, false, src, dst);
     }
-    return LC_OK;
+    lc_model_free(da);
+    lc_model_free(db);
+    return rc;
 }
 
 /* ---- tokenizer ---- */

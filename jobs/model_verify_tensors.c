@@ -1,20 +1,21 @@
 /* jobs/model_verify_tensors.c: every tensor of SRC against its counterpart in DST.
  *
- * Pairs: each SRC tensor's name is mapped to its role and layer in the family's table
- * (arch/), and from there to DST's spelling; tensors the family computes or drops
- * (rope_freqs, rotary_emb.inv_freq) are skipped; a SRC tensor DST lacks ends the run
- * (LC_E_MISMATCH), a DST tensor SRC lacks is a difference. Without a family on either
- * side, tensors pair by name. Where the two sides order Q/K rows for different RoPE
- * styles (transformers' halves, GGUF llama's interleaved pairs), SRC's rows are read in
- * DST's order (libconvert/view.h lc_view_head_row), so a correct permutation compares
- * equal and a skipped one does not.
+ * Pairs: model_verify_pairs.c (by role, layer and expert through the family's table).
  *
  * Figures: each pair is cut into jobs of about 2^18 elements (whole rows, or a block-
  * aligned part of one long row), read as float32 from both sides on `threads` threads,
  * and summed in double per job; the jobs' sums are then added in job order, so the
  * figures do not depend on the thread count. Per element or per block (expect.c) the
  * error is held to what the conversion may change; the worst ratio and where it is are
- * kept. Memory: two float32 buffers and two raw buffers of one job per thread. */
+ * kept.
+ *
+ * Reproduction: where we can write DST's type, SRC's rows of the job (read in DST's row
+ * order) are converted to it by our own code, quant/'s quantizers (byte-identical to
+ * llama-quantize's without an importance matrix) or libconvert's float rounding, and
+ * compared with DST's bytes row by row: a tensor whose every row is equal is proven,
+ * whatever its error. A tensor whose type holds every SRC value is proven when every
+ * value is equal. Memory: two float32 buffers and three raw buffers of one job per
+ * thread. */
 #include "jobs/model_verify_impl.h"
 
 #include <inttypes.h>
@@ -34,131 +35,10 @@
 /* A long row is cut into parts of JOB_ELEMS columns: each must start on a block. */
 _Static_assert(JOB_ELEMS % 256 == 0, "a multiple of every block size quant/ reads");
 
-static bool readable(lc_dtype dt) {
-    return lc_dtype_is_quant(dt) ? lc_dequant_supported(dt) : lc_convert_supported(dt, LC_DT_F32);
-}
-
-/* ---- pairing ---- */
-
-/* Which order a side keeps a RoPE-rotated tensor's rows in: true for interleaved pairs
- * (GGUF llama, Meta), false for halves (transformers, GGUF qwen2). */
-static bool interleaved(const lc_vf_side *s) {
-    return s->spelling == LC_SPELL_META ||
-           (s->spelling == LC_SPELL_GGUF && s->arch && s->arch->rope == LC_ROPE_NORM);
-}
-
-static void append(char *list, size_t cap, const char *raw) {
-    char name[96];
-    lc_vf_escape(raw, name, sizeof name);
-    const size_t n = strlen(list);
-    if (n + 8 >= cap)
-        return;
-    if (n + strlen(name) + 3 >= cap - 4)
-        snprintf(list + n, cap - n, "%s...", n ? ", " : "");
-    else
-        snprintf(list + n, cap - n, "%s%s", n ? ", " : "", name);
-}
-
-static lc_code add_pair(lc_vf_tensors *r, size_t *cap, const lc_vf_side *src,
-                        const lc_vf_side *dst, const lc_tensor *a, const lc_tensor *b,
-                        const lc_arch_tensor *row, uint32_t layer, lc_error *err) {
-    if (r->n == *cap) {
-        const size_t nc = *cap ? *cap * 2 : 64;
-        lc_vf_tensor *t = lc_realloc_array(r->t, nc, sizeof *t);
-        if (!t)
-            return lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory");
-        r->t = t;
-        *cap = nc;
-    }
-    lc_vf_tensor *p = &r->t[r->n++];
-    memset(p, 0, sizeof *p);
-    lc_vf_escape(b->name, p->name, sizeof p->name);
-    lc_vf_escape(a->name, p->src_name, sizeof p->src_name);
-    p->row = row;
-    p->layer = layer;
-    p->src_dt = a->dtype;
-    p->dst_dt = b->dtype;
-    p->src_t = a;
-    p->dst_t = b;
-    p->ndim = b->ndim;
-    memcpy(p->shape, b->shape, sizeof p->shape);
-    lc_shape_format(b, p->shape_s, sizeof p->shape_s);
-    p->shape_ok = a->ndim == b->ndim && memcmp(a->shape, b->shape, a->ndim * sizeof *a->shape) == 0;
-    if (!p->shape_ok && a->ndim == 2 && b->ndim == 2 && a->shape[0] == b->shape[1] &&
-        a->shape[1] == b->shape[0])
-        snprintf(p->diagnosis, sizeof p->diagnosis, "its shape is SRC's transposed");
-    p->expect = lc_vf_expect_pair(a->dtype, b->dtype);
-    p->cosine = 1;
-    p->ok = true;
-    if (!readable(a->dtype) || !readable(b->dtype)) {
-        const lc_tensor *t = readable(a->dtype) ? b : a;
-        lc_fail(err, LC_E_UNSUPPORTED, LC_NO_OFFSET, "tensor %.80s is %s, which cannot be read "
-                "as float32 (no dequantizer)", t->name, lc_dtype_name(t->dtype));
-        lc_err_context(err, t == a ? src->path : dst->path, t->name);
-        return LC_E_UNSUPPORTED;
-    }
-    if (row && (row->flags & (LC_AT_ROPE_Q | LC_AT_ROPE_K)) && interleaved(src) != interleaved(dst)) {
-        const lc_hparams *hp = src->have_hp ? &src->hp : &dst->hp;
-        uint64_t rows, cols;
-        p->heads = lc_arch_rope_heads(row, hp);
-        lc_vf_matrix(b, true, &rows, &cols);
-        if (p->heads && b->ndim <= 2 && rows % (2ull * p->heads) == 0) {
-            p->permuted = true;
-            p->perm_inverse = interleaved(src);   /* view.h: forward is halves -> pairs */
-        } else {
-            p->heads = 0;
-        }
-    }
-    return LC_OK;
-}
-
-static lc_code pair_up(const lc_vf_side *src, const lc_vf_side *dst, lc_vf_tensors *r,
-                       lc_error *err) {
-    const lc_arch *a = src->arch;
-    size_t cap = 0;
-    char name[256];
-    for (size_t i = 0; i < lc_model_tensor_count(src->views); i++) {
-        const lc_tensor *t = lc_model_tensor(src->views, i);
-        uint32_t layer = UINT32_MAX;
-        const lc_arch_tensor *row = a ? lc_arch_find(a, src->spelling, t->name, &layer) : NULL;
-        if (row && ((row->flags & LC_AT_COMPUTED) || !row->gguf)) {
-            r->n_skipped++;
-            append(r->skipped, sizeof r->skipped, t->name);
-            continue;
-        }
-        snprintf(name, sizeof name, "%s", t->name);
-        if (row && lc_arch_name(row, dst->spelling, layer, name, sizeof name, NULL) != LC_OK)
-            snprintf(name, sizeof name, "%s", t->name);
-        const lc_tensor *u = lc_model_find_tensor(dst->views, name);
-        if (!u) {
-            lc_fail(err, LC_E_MISMATCH, LC_NO_OFFSET, "DST has no %.80s (SRC's %.80s)", name,
-                    t->name);
-            lc_err_context(err, dst->path, name);
-            return LC_E_MISMATCH;
-        }
-        LC_TRY(add_pair(r, &cap, src, dst, t, u, row, layer, err));
-    }
-    /* DST's tensors without a SRC counterpart. */
-    for (size_t i = 0; i < lc_model_tensor_count(dst->views); i++) {
-        const lc_tensor *u = lc_model_tensor(dst->views, i);
-        uint32_t layer = UINT32_MAX;
-        const lc_arch_tensor *row = a ? lc_arch_find(a, dst->spelling, u->name, &layer) : NULL;
-        if (row && ((row->flags & LC_AT_COMPUTED) || !row->gguf))
-            continue;
-        snprintf(name, sizeof name, "%s", u->name);
-        if (row && lc_arch_name(row, src->spelling, layer, name, sizeof name, NULL) != LC_OK)
-            snprintf(name, sizeof name, "%s", u->name);
-        if (!lc_model_find_tensor(src->views, name)) {
-            r->n_extra++;
-            append(r->extra, sizeof r->extra, u->name);
-        }
-    }
-    return LC_OK;
-}
-
 /* ---- statistics ---- */
 
 typedef struct part {
+    uint64_t repro_rows, repro_first;
     double   d2, a2, b2, ab;
     uint64_t n;
     double   max_abs;
@@ -242,8 +122,33 @@ static void scan_block(part *s, const lc_vf_expect *e, const float *a, const flo
     }
 }
 
+/* Whether a pair's bytes are reproduced: DST's type is lossy for SRC's and we write it. */
+static bool repro_bytes(const lc_vf_tensor *p) {
+    return p->expect.cls != LC_DT_INVALID && p->repro_dt == p->dst_dt;
+}
+
+/* SRC's rows fa [nr, nc] in DST's type into rq; each row compared with DST's raw rows
+ * rb (the job's bytes as lc_vf_read_rows left them: nr rows of nc columns). */
+static lc_code reproduce(const lc_vf_tensor *p, const job *j, const float *fa, const uint8_t *rb,
+                         uint8_t *rq, part *s, lc_error *err) {
+    uint64_t rl;
+    if (!lc_dtype_row_bytes(p->dst_dt, j->nc, &rl))
+        return LC_OK;                   /* read_rows has refused it already */
+    if (lc_dtype_is_quant(p->dst_dt))
+        LC_TRY(lc_quantize_rows(p->dst_dt, fa, rq, j->nr, j->nc, err));
+    else
+        LC_TRY(lc_convert(LC_DT_F32, fa, p->dst_dt, rq, (size_t)j->nr * j->nc, err));
+    for (uint32_t i = 0; i < j->nr; i++)
+        if (memcmp(rq + i * (size_t)rl, rb + i * (size_t)rl, (size_t)rl) != 0) {
+            if (!s->repro_rows)
+                s->repro_first = j->r0 + i;
+            s->repro_rows++;
+        }
+    return LC_OK;
+}
+
 static lc_code run_job(pool *pl, const job *j, float *fa, float *fb, uint8_t *ra, uint8_t *rb,
-                       part *s, lc_error *err) {
+                       uint8_t *rq, part *s, lc_error *err) {
     const lc_vf_tensor *p = &pl->r->t[j->pair];
     uint64_t rows, cols;
     lc_vf_matrix(p->dst_t, p->permuted, &rows, &cols);
@@ -252,6 +157,8 @@ static lc_code run_job(pool *pl, const job *j, float *fa, float *fb, uint8_t *ra
     LC_TRY(lc_vf_read_rows(p->dst_t, rows, cols, j->r0, j->nr, j->c0, j->nc, 0, false, fb,
                            rb, err));
     memset(s, 0, sizeof *s);
+    if (repro_bytes(p))
+        LC_TRY(reproduce(p, j, fa, rb, rq, s, err));
     const size_t blk = p->expect.block > 1 ? p->expect.block : j->nc;
     for (uint32_t i = 0; i < j->nr; i++)
         for (size_t c = 0; c < j->nc; c += blk) {
@@ -272,15 +179,15 @@ static void *work(void *arg) {
     worker *w = arg;
     pool *pl = w->pl;
     float *fa = lc_malloc_array(w->elems, sizeof *fa), *fb = lc_malloc_array(w->elems, sizeof *fb);
-    uint8_t *ra = lc_malloc(w->bytes), *rb = lc_malloc(w->bytes);
+    uint8_t *ra = lc_malloc(w->bytes), *rb = lc_malloc(w->bytes), *rq = lc_malloc(w->bytes);
     for (;;) {
         const size_t k = atomic_fetch_add(&pl->next, 1);
         if (k >= pl->n_jobs)
             break;
         lc_error e = { 0 };
-        lc_code rc = !fa || !fb || !ra || !rb
+        lc_code rc = !fa || !fb || !ra || !rb || !rq
                          ? lc_fail(&e, LC_E_NOMEM, LC_NO_OFFSET, "out of memory for the buffers")
-                         : run_job(pl, &pl->jobs[k], fa, fb, ra, rb, &pl->parts[k], &e);
+                         : run_job(pl, &pl->jobs[k], fa, fb, ra, rb, rq, &pl->parts[k], &e);
         if (rc != LC_OK) {
             pthread_mutex_lock(&pl->mu);
             if (k < pl->fail_job) {
@@ -297,6 +204,7 @@ static void *work(void *arg) {
     lc_free(fb);
     lc_free(ra);
     lc_free(rb);
+    lc_free(rq);
     return NULL;
 }
 
@@ -334,6 +242,9 @@ static lc_code make_jobs(pool *pl, uint64_t *total, lc_error *err) {
 
 /* Adds a job's sums to its pair's, in job order (ties keep the earlier place). */
 static void merge(part *acc, const part *s) {
+    if (s->repro_rows && !acc->repro_rows)
+        acc->repro_first = s->repro_first;
+    acc->repro_rows += s->repro_rows;
     acc->d2 += s->d2;
     acc->a2 += s->a2;
     acc->b2 += s->b2;
@@ -393,7 +304,19 @@ static void finish(lc_vf_tensor *p, const part *s) {
     p->worst_row = s->worst_row;
     p->worst_col = s->worst_col;
     p->nonfinite = s->nonfinite;
-    p->ok = p->shape_ok && p->nonfinite == 0 && p->worst <= 1.0;
+    p->rel_rmse = s->a2 > 0 ? sqrt(s->d2 / s->a2) : s->d2 > 0 ? INFINITY : 0;
+    p->floor_miss = !(p->cosine >= p->expect.cos_min) || !(p->rel_rmse <= p->expect.rel_rmse_max);
+    p->ok = p->shape_ok && p->nonfinite == 0 && p->worst <= 1.0 && !p->floor_miss;
+    if (p->floor_miss && s->b2 == 0)
+        snprintf(p->diagnosis, sizeof p->diagnosis, "DST's tensor is all zeros");
+    p->repro_rows = s->repro_rows;
+    p->repro_first = s->repro_first;
+    if (p->expect.cls == LC_DT_INVALID)
+        p->repro = p->worst == 0 && p->nonfinite == 0 ? LC_VF_REPRO_SAME : LC_VF_REPRO_DIFF;
+    else if (repro_bytes(p))
+        p->repro = s->repro_rows ? LC_VF_REPRO_DIFF : LC_VF_REPRO_SAME;
+    else
+        p->repro = LC_VF_REPRO_NONE;
     p->snr_low = p->shape_ok && p->snr_db < p->expect.snr_lo;
 }
 
@@ -419,7 +342,7 @@ lc_code lc_vf_tensors_compare(const lc_vf_side *src, const lc_vf_side *dst, int 
     pool pl = { .r = r, .progress = p };
     part *acc = NULL;
     uint64_t total;
-    lc_code rc = pair_up(src, dst, r, err);
+    lc_code rc = lc_vf_pair_up(src, dst, r, err);
     if (rc == LC_OK)
         rc = make_jobs(&pl, &total, err);
     if (rc == LC_OK && pl.n_jobs &&
@@ -444,17 +367,21 @@ lc_code lc_vf_tensors_compare(const lc_vf_side *src, const lc_vf_side *dst, int 
                 finish(t, &acc[i]);
             } else {                    /* nothing compared: no figures */
                 t->ok = false;
+                t->repro = LC_VF_REPRO_DIFF;
                 t->worst = INFINITY;
                 t->rmse = t->max_abs = t->cosine = t->snr_db = NAN;
             }
             if (!t->ok)
                 r->n_bad++;
+            r->n_proven += t->repro == LC_VF_REPRO_SAME;
+            r->n_repro_diff += t->repro == LC_VF_REPRO_DIFF;
+            r->n_proxied += t->repro == LC_VF_REPRO_NONE;
             if (t->ndim >= 2 && lc_vf_class_rank(t->expect.cls) > lc_vf_class_rank(r->cls))
                 r->cls = t->expect.cls;
         }
         for (size_t i = 0; i < r->n && rc == LC_OK; i++)
             if (!r->t[i].ok && r->t[i].shape_ok)
-                rc = lc_vf_diagnose(src, dst, &r->t[i], err);
+                rc = lc_vf_diagnose(src, dst, r, &r->t[i], err);
         qsort(r->t, r->n, sizeof *r->t, by_badness);
     }
     lc_free(pl.jobs);
@@ -463,7 +390,12 @@ lc_code lc_vf_tensors_compare(const lc_vf_side *src, const lc_vf_side *dst, int 
     return rc;
 }
 
+bool lc_vf_tensors_proven(const lc_vf_tensors *r) {
+    return r->n && r->n_proven == r->n && !r->n_extra;
+}
+
 void lc_vf_tensors_free(lc_vf_tensors *r) {
     lc_free(r->t);
+    lc_model_free(r->derived);
     memset(r, 0, sizeof *r);
 }

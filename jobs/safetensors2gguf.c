@@ -1,6 +1,7 @@
 /* jobs/safetensors2gguf.c: HF folder -> model GGUF, or safetensors file -> container. */
 #include "jobs/safetensors2gguf.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -65,8 +66,31 @@ static lc_code quantize_folder(const lc_job_st2gguf_opts *o, lc_model *m, const 
                                lc_qdev *dev, lc_progress *p, lc_error *err) {
     const lc_job_quantize_opts q = { .in = o->in, .model = m, .out = out, .ftype = o->quantize,
                                      .dry_run = o->dry_run, .threads = o->threads,
-                                     .print = o->print, .dev = dev };
+                                     .print = o->print, .dev = dev, .split = o->split };
     return lc_job_gguf_quantize(&q, p, err);
+}
+
+/* The dry run's last lines: OUT, or the parts the split options give. */
+static lc_code print_out(const lc_job_st2gguf_opts *o, const lc_model *m, const char *out,
+                         lc_error *err) {
+    char prefix[4096];
+    lc_gguf_split_set *s = NULL;
+    if (!o->split.split) {
+        fputs("output ", o->print);
+        lc_escape_fputs(o->print, out);         /* the name may come from config.json */
+        fputs(" (not written: --dry-run)\n", o->print);
+        return LC_OK;
+    }
+    LC_TRY(lc_gguf_split_prefix_of(out, prefix, sizeof prefix, err));
+    LC_TRY(lc_gguf_split_set_new(m, prefix, &o->split, &s, err));
+    for (uint32_t k = 0; k < s->count; k++) {
+        fprintf(o->print, "output part %" PRIu32 "/%" PRIu32 " ", k + 1, s->count);
+        lc_escape_fputs(o->print, s->paths[k]);
+        fprintf(o->print, ": %zu tensors (not written: --dry-run)\n",
+                lc_model_tensor_count(s->models[k]));
+    }
+    lc_gguf_split_set_free(s);
+    return LC_OK;
 }
 
 /* The folder: build, override, name OUT, then print the plan or write. The device
@@ -96,13 +120,11 @@ static lc_code from_folder(const lc_job_st2gguf_opts *o, lc_qdev *dev, lc_progre
         return quantize_folder(o, m, out, dev, p, err);     /* takes m */
     if (rc == LC_OK && o->dry_run && o->print) {
         lc_hf_meta_print(m, o->print);
-        fputs("output ", o->print);
-        lc_escape_fputs(o->print, out);         /* the name may come from config.json */
-        fputs(" (not written: --dry-run)\n", o->print);
+        rc = print_out(o, m, out, err);
     } else if (rc == LC_OK && !o->dry_run) {
         const lc_gguf_write_opts wo = { .threads = o->threads,
                                         .chunk_bytes = dev ? LC_QDEV_CHUNK_BYTES : 0 };
-        rc = lc_gguf_write(m, out, &wo, p, err);
+        rc = lc_gguf_split_write(m, out, &o->split, &wo, p, NULL, err);
         if (rc != LC_OK)
             lc_err_context(err, o->in, NULL);   /* a failed source read: the input */
     }
@@ -118,7 +140,7 @@ static lc_code from_file(const lc_job_st2gguf_opts *o, lc_progress *p, lc_error 
     if (rc == LC_OK)
         rc = lc_gguf_bare_encode(m, err);
     if (rc == LC_OK)
-        rc = lc_gguf_write(m, o->out, &wo, p, err);
+        rc = lc_gguf_split_write(m, o->out, &o->split, &wo, p, NULL, err);
     if (rc != LC_OK)
         lc_err_context(err, o->in, NULL);       /* a failed source read: the input */
     lc_model_free(m);

@@ -9,7 +9,9 @@
  * of that type); every other llama-quantize TYPE (q4_0, q4_k_m, q6_k, ...) converts
  * with the source's 16-bit type and quantizes in the same streaming pass with
  * llama-quantize's per-tensor rules (jobs/gguf_quantize.h), so the file equals
- * converting and then running llama-quantize, with no intermediate file. */
+ * converting and then running llama-quantize, with no intermediate file.
+ * Split options write the file as the parts llama.cpp's gguf-split makes of it (or one
+ * part of them: --part K/N), for a folder and a bare file alike. */
 #ifndef LC_JOBS_SAFETENSORS2GGUF_H
 #define LC_JOBS_SAFETENSORS2GGUF_H
 
@@ -17,6 +19,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "formats/gguf_split.h"
 #include "hf/hf.h"
 #include "libconvert/error.h"
 #include "libconvert/progress.h"
@@ -41,6 +44,9 @@ typedef struct lc_job_st2gguf_opts {
     int                threads;      /* 0: one per core (at most 8) */
     const char        *device;       /* --device (quant/device.h): where a folder's tensors
                                       * are cast and quantized, same bytes; NULL: cpu */
+    lc_gguf_split_opts split;        /* --split-max-*, --part, --skip-existing: OUT as the
+                                      * parts gguf-split makes of it, named from OUT less
+                                      * ".gguf" (formats/gguf_split.h) */
 } lc_job_st2gguf_opts;
 
 /* Resolves --outtype NAME into o: "auto", a converter type (hf.outtype), or any other

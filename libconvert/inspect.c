@@ -131,6 +131,29 @@ static double bits_per_weight(const lc_model *m) {
     return w ? (double)total_bytes(m) * 8.0 / (double)w : 0.0;
 }
 
+/* A mixture of experts: <arch>.expert_count and .expert_used_count (0 when absent) and
+ * the stacks of experts (3-D "*_exps.*" tensors, llama.cpp's names for them). */
+typedef struct experts { uint64_t count, used; size_t stacks; } experts;
+
+static uint64_t arch_u(const lc_model *m, const char *suffix) {
+    const lc_value *a = lc_model_find_meta(m, "general.architecture");
+    char key[160];
+    if (!a || a->type != LC_VT_STRING)
+        return 0;
+    snprintf(key, sizeof key, "%.100s.%s", a->str.ptr, suffix);
+    const lc_value *v = lc_model_find_meta(m, key);
+    return v && (v->type == LC_VT_U32 || v->type == LC_VT_U64) ? v->u : 0;
+}
+
+static experts find_experts(const lc_model *m) {
+    experts e = { arch_u(m, "expert_count"), arch_u(m, "expert_used_count"), 0 };
+    for (size_t i = 0; i < lc_model_tensor_count(m); i++) {
+        const lc_tensor *t = lc_model_tensor(m, i);
+        e.stacks += t->ndim == 3 && strstr(t->name, "_exps.") != NULL;
+    }
+    return e;
+}
+
 /* "Q8_0 x30, F32 x9": how many tensors of each dtype, in dtype order. */
 static lc_code put_type_counts(lc_json_buf *b, const lc_model *m, bool json, lc_error *err) {
     size_t count[LC_DT_COUNT] = { 0 };
@@ -232,6 +255,11 @@ static lc_code text_report(FILE *f, const lc_model *m, const lc_inspect_info *in
         LC_TRY(put_type_counts(b, m, false, err));
         LC_TRY(lc_json_put(b, ")\n", 2, err));
     }
+    const experts ex = find_experts(m);
+    if (ex.count)
+        LC_TRY(lc_json_printf(b, err, "experts:  %" PRIu64 " per layer, %" PRIu64 " used per "
+                              "token (%zu stacked tensor%s)\n", ex.count, ex.used, ex.stacks,
+                              ex.stacks == 1 ? "" : "s"));
     /* Columns as wide as the longest quoted name, within reason, and the longest dtype
      * name (8 at least: F8_E4M3FNUZ is 11). */
     int w = 4, wd = 8;
@@ -295,6 +323,10 @@ static lc_code json_report(FILE *f, const lc_model *m, const lc_inspect_info *in
     LC_TRY(lc_json_printf(b, err, "}, \"weights\": %" PRIu64 ", \"bits_per_weight\": %.6g, "
                           "\"tensor_types\": {", total_weights(m), bits_per_weight(m)));
     LC_TRY(put_type_counts(b, m, true, err));
+    const experts ex = find_experts(m);
+    if (ex.count)
+        LC_TRY(lc_json_printf(b, err, "}, \"experts\": {\"count\": %" PRIu64 ", \"used\": %"
+                              PRIu64 ", \"stacked_tensors\": %zu", ex.count, ex.used, ex.stacks));
     LC_TRY(lc_json_put(b, "}, \"tensors\": [", 15, err));
     for (size_t i = 0; i < lc_model_tensor_count(m); i++) {
         const lc_tensor *t = lc_model_tensor(m, i);

@@ -79,6 +79,18 @@ void lc_map_advise_sequential(const lc_map *m) {
         madvise((void *)(uintptr_t)m->data, (size_t)m->size, MADV_SEQUENTIAL);
 }
 
+void lc_map_drop(const lc_map *m, uint64_t off, uint64_t len) {
+    if (!m || !m->data || off >= m->size)
+        return;
+    if (len > m->size - off)
+        len = m->size - off;
+    const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    const uintptr_t lo = ((uintptr_t)m->data + off + page - 1) & ~(page - 1);
+    const uintptr_t hi = ((uintptr_t)m->data + off + len) & ~(page - 1);
+    if (hi > lo)
+        madvise((void *)lo, hi - lo, MADV_DONTNEED);   /* advice: failure is harmless */
+}
+
 lc_code lc_pread_all(int fd, uint64_t off, void *dst, size_t len, lc_error *err) {
     uint8_t *p = dst;
     while (len > 0) {

@@ -30,6 +30,10 @@ lc_code lc_map_open(const char *path, lc_map **out, lc_error *err);
 void lc_map_close(void *map);
 /* Hints that the bytes will be read front to back once (readahead, early drop). */
 void lc_map_advise_sequential(const lc_map *m);
+/* Gives the whole pages of [off, off + len) back to the kernel (MADV_DONTNEED): for a
+ * reader that has copied what it needs from them (a GGUF's metadata), so they stop
+ * counting in the process's RSS. A later touch reads them again from the file. */
+void lc_map_drop(const lc_map *m, uint64_t off, uint64_t len);
 
 /* Reads exactly len bytes at offset off of fd into dst, retrying short reads and
  * EINTR. LC_E_IO (errno's text) or LC_E_TRUNCATED (the file ended early), with the

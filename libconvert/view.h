@@ -12,6 +12,8 @@
  *  4. map: copies a zero-copy (mapped) tensor's bytes and, once reads have moved 1 MiB
  *     past a range, gives those pages back (MADV_DONTNEED), so a whole-model pass does
  *     not grow the process's RSS to the model size.
+ *  5. stack, strided (view_stack.c): tensors one after another (experts), pieces of one
+ *     (a part of a fused tensor, the first rows); offset (view_offset.c): plus a constant.
  * Sources are borrowed: they must outlive dst's model. Reads are thread-safe. */
 #ifndef LC_LIBCONVERT_VIEW_H
 #define LC_LIBCONVERT_VIEW_H
@@ -42,5 +44,25 @@ lc_code lc_view_file(lc_tensor *dst, int fd, uint64_t offset, const char *path, 
  * or written memory would zero it or drop its changes. LC_E_ARG when s has no data or
  * another size. */
 lc_code lc_view_map(lc_tensor *dst, const lc_tensor *s, lc_error *err);
+
+/* dst's bytes are those of srcs[0..n), one after another (experts stacked along the
+ * outermost dimension). Each source must have dst's dtype and dst->nbytes / n bytes
+ * (LC_E_ARG). The array is copied; the tensors are borrowed. */
+lc_code lc_view_stack(lc_tensor *dst, const lc_tensor *const *srcs, size_t n, lc_error *err);
+
+/* dst's bytes are pieces of src: piece i is [first + i * stride, + piece). One part of a
+ * fused tensor [outer, parts x rows, cols] along dimension 1 is piece = rows x cols
+ * elements' bytes, stride = parts x piece, first = part x piece; the first k rows of a
+ * matrix are one piece. LC_E_ARG when the pieces do not fit src or the dtypes differ. */
+lc_code lc_view_strided(lc_tensor *dst, const lc_tensor *src, uint64_t first, uint64_t piece,
+                        uint64_t stride, lc_error *err);
+
+/* dst (F32) is src (any float dtype libconvert/convert.h converts to F32) plus c: every
+ * element widened to float32, c added in float32, the sum rounded to `round`'s
+ * precision (F16 or BF16; F32: none) and back (as torch adds a Python float to a float16
+ * tensor). gemma's norms are stored + 1 in GGUF and - 1 in transformers'. LC_E_ARG when
+ * the shapes differ or src's dtype does not convert. */
+lc_code lc_view_offset(lc_tensor *dst, const lc_tensor *src, float c, lc_dtype round,
+                       lc_error *err);
 
 #endif

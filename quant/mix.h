@@ -21,8 +21,10 @@
  *  - A type asked for explicitly (output_type, token_embd_type, a pattern) that a
  *    tensor's rows cannot hold is refused (LC_E_ARG naming the tensor): llama-quantize
  *    falls back silently for a pattern and aborts for the two options.
- *  - Patterns are POSIX extended regular expressions (llama-quantize: C++ std::regex,
- *    ECMAScript); `\d` is accepted for [0-9]. Both search anywhere in the name. */
+ *  - Patterns are llama-quantize's ECMAScript language without back-references and
+ *    lookaround, matched in time linear in the name (libconvert/regex.h); both search
+ *    anywhere in the name.
+ */
 #ifndef LC_QUANT_MIX_H
 #define LC_QUANT_MIX_H
 
@@ -84,11 +86,18 @@ typedef struct lc_mix_choice {
 
 typedef struct lc_mix lc_mix;
 
+/* Compiles a --tensor-type PATTERN (p[0..n)) as the plan does: lower-cased, as
+ * llama-quantize does, then libconvert/regex.h's language. LC_E_ARG or LC_E_OVERFLOW
+ * with a message that quotes the pattern and names the byte; LC_E_NOMEM. *out is the
+ * caller's (lc_re_free), NULL on failure. */
+struct lc_re;
+lc_code lc_mix_pattern_compile(const char *p, size_t n, struct lc_re **out, lc_error *err);
+
 /* Starts a plan for a file whose tensors are NAMES (all of them, in any order: llama.cpp
  * counts the attn_v tensors and looks for output.weight before it picks). Patterns are
- * compiled here: LC_E_ARG naming a pattern that does not compile. LC_E_ARG for a base
- * type that is LC_DT_INVALID or a model without a family; LC_E_UNSUPPORTED for a model
- * with experts (arch/ has no roles for their tensors yet); LC_E_NOMEM. On failure *out
+ * compiled here (lc_mix_pattern_compile): LC_E_ARG or LC_E_OVERFLOW naming a pattern
+ * that does not compile. LC_E_ARG for a base
+ * type that is LC_DT_INVALID or a model without a family; LC_E_NOMEM. On failure *out
  * is NULL. */
 lc_code lc_mix_new(const lc_mix_opts *o, const lc_mix_model *mm, const char *const *names,
                    size_t n, lc_mix **out, lc_error *err);
@@ -99,7 +108,9 @@ void    lc_mix_free(lc_mix *m);
  * go. Codes: LC_E_ARG (where = name) when a type asked for explicitly cannot hold t's
  * rows; LC_E_UNSUPPORTED when llama.cpp defines no fallback for the type a row needs, or
  * when t is a tensor llama-quantize quantizes but the family's table has no row for
- * (llama.cpp would place it by a part of its name: the rules cannot follow).
+ * (llama.cpp would place it by a part of its name: the rules cannot follow);
+ * LC_E_MALFORMED (where = name) in a model with experts when t's layer, which the rules
+ * need there, is not one of the model's (llama.cpp reads it from the name too).
  * Whether libconvert can write c->type (lc_quant_supported) and what to do about
  * c->needs_imatrix are the caller's questions. */
 lc_code lc_mix_pick(lc_mix *m, const lc_tensor *t, lc_mix_choice *c, lc_error *err);

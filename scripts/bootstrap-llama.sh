@@ -124,6 +124,11 @@ if [ ! -x "$VENV/bin/python" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; 
     echo "$want" > "$stamp"
 fi
 
+# llama.cpp's own gguf-split beside it (tests/llama/test_gguf_split.py), from the same
+# sdist and flags; built once (5-10 min), then copied from its cache.
+JUDGE_CMAKE_ARGS="$JUDGE_CMAKE_ARGS" PYTHON="$PYTHON" \
+    scripts/llama/build-gguf-split.sh "$VENV/bin/llama-gguf-split"
+
 # The judge's own sanity check, every time (under a second): a tiny model loaded and a
 # few tokens evaluated in a process of its own. If llama.cpp cannot run on this CPU, that
 # is said once here, naming the signal, instead of by every test that loads a model.

@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-DEB_PACKAGES="gcc make clang libclang-rt-14-dev libcjson-dev zlib1g-dev libcriterion-dev pkg-config python3 python3-venv"
+DEB_PACKAGES="gcc make clang libclang-rt-14-dev libcjson-dev zlib1g-dev libcriterion-dev pkg-config python3 python3-venv parallel"
 VENV=build/venv
 REQ=scripts/requirements.txt
 

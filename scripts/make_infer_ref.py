@@ -6,7 +6,10 @@ Run with the torch + transformers venv of scripts/llama/make-ref-venv.sh (torch 
 from PyPI, transformers 4.57.6 as scripts/llama/ref-requirements.txt pins):
     scripts/llama/make-ref-venv.sh
     build/ref-venv/bin/python scripts/make_infer_ref.py
-It rewrites its own rows (infer/*) of fixtures/MANIFEST.tsv.
+and, for the families transformers 5 made (TF5_MODELS), with its venv
+(scripts/hf/make-tf5-venv.sh):
+    build/tf5-venv/bin/python scripts/make_infer_ref.py [NAME...]
+Each run replaces the fixtures/MANIFEST.tsv rows of the files it wrote.
 
 What it writes:
   infer/tokens.txt          the one token sequence every model runs (comma-separated ids,
@@ -21,6 +24,11 @@ What it writes:
                             pair 0 is kept); its weights are llama-spm's. The test copies
                             llama-spm's files beside this config.
   infer/llama3-rope.npy     the logits of that model.
+  infer/<family>.npy        the same for qwen3, mixtral, qwen3moe, gemma3, phi3, from
+                            transformers 5 (eager attention: gemma3's sliding window and
+                            softcap as written, MoE routing per token). gemma3's and
+                            phi3's vocabularies are padded: the columns past the
+                            tokenizer's are those of the padding rows, as llama.cpp's.
 
 RoPE scaling of the fixtures: llama-spm, llama-tf none; llama-bpe linear (factor 2);
 qwen2 yarn (factor 4, original context 128: the ramp, the 0.1 ln(4) + 1 attention
@@ -43,6 +51,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIX = os.path.join(ROOT, "fixtures")
 OUT = os.path.join(FIX, "infer")
 MODELS = ["llama-spm", "llama-bpe", "qwen2", "llama-tf"]
+# The families transformers 5 made (scripts/make_hf_tf5_fixtures.py): their logits come
+# from transformers 5 (build/tf5-venv), the others' from 4.57.6 as before.
+TF5_MODELS = ["qwen3", "mixtral", "qwen3moe", "gemma3", "phi3"]
 # 24 ids below 364 (llama-bpe's vocabulary, the smallest), with repeats (1, 7, 300).
 TOKENS = [1, 7, 300, 42, 15, 363, 0, 7, 128, 256, 99, 300, 11, 2, 77, 150,
           7, 333, 64, 5, 210, 1, 180, 45]
@@ -64,11 +75,52 @@ def save(name, arr):
     np.save(os.path.join(OUT, name), np.ascontiguousarray(arr, dtype="<f4"))
 
 
+def update_manifest(rows):
+    """Replaces the rows of the files in `rows`, keeps every other."""
+    path = os.path.join(FIX, "MANIFEST.tsv")
+    with open(path) as f:
+        lines = f.read().splitlines()
+    made = {r.split("\t", 1)[0] for r in rows}
+    kept = [ln for ln in lines if ln.split("\t", 1)[0] not in made]
+    with open(path, "w") as f:
+        f.write("\n".join(kept + rows) + "\n")
+
+
+def rows_of(made, ver):
+    rows = []
+    for name, producer in made:
+        with open(os.path.join(OUT, name), "rb") as f:
+            digest = hashlib.sha256(f.read()).hexdigest()
+        rows.append("\t".join(["infer/" + name, producer, ver, digest]))
+        print("make_infer_ref: fixtures/infer/%s" % name)
+    return rows
+
+
+def main_tf5(ver):
+    """transformers 5: the TF5_MODELS over the same tokens.txt (written by the 4.x run;
+    24 tokens are enough: gemma3's window is 8, phi3's original context 16)."""
+    with open(os.path.join(OUT, "tokens.txt")) as f:
+        assert [int(x) for x in f.read().split(",")] == TOKENS, "tokens.txt changed"
+    names = sys.argv[1:] or TF5_MODELS
+    bad = [n for n in names if n not in TF5_MODELS]
+    if bad:
+        sys.exit("make_infer_ref: %s need transformers 4.57.6 (build/ref-venv)" % bad)
+    made = []
+    for m in names:
+        save(m + ".npy", logits(os.path.join(FIX, "hf", m)))
+        made.append((m + ".npy", "transformers AutoModelForCausalLM float32 eager"))
+    update_manifest(rows_of(made, ver))
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     torch.set_num_threads(1)        # one reduction order: the file does not depend on cores
     ver = "torch=%s;transformers=%s;numpy=%s" % (torch.__version__.split("+")[0],
                                                 transformers.__version__, np.__version__)
+    if int(transformers.__version__.split(".")[0]) >= 5:
+        return main_tf5(ver)
+    if sys.argv[1:]:
+        sys.exit("make_infer_ref: names only for the transformers-5 families %s" % TF5_MODELS)
     made = []
     with open(os.path.join(OUT, "tokens.txt"), "w") as f:
         f.write(",".join(map(str, TOKENS)) + "\n")
@@ -94,18 +146,7 @@ def main():
         save("llama3-rope.npy", logits(tmp))
     made.append(("llama3-rope.npy", "transformers AutoModelForCausalLM float32"))
 
-    rows = []
-    for name, producer in made:
-        with open(os.path.join(OUT, name), "rb") as f:
-            digest = hashlib.sha256(f.read()).hexdigest()
-        rows.append("\t".join(["infer/" + name, producer, ver, digest]))
-        print("make_infer_ref: fixtures/infer/%s" % name)
-    path = os.path.join(FIX, "MANIFEST.tsv")
-    with open(path) as f:
-        lines = f.read().splitlines()
-    kept = [ln for ln in lines if not ln.startswith("infer/")]
-    with open(path, "w") as f:
-        f.write("\n".join(kept + rows) + "\n")
+    update_manifest(rows_of(made, ver))
 
 
 if __name__ == "__main__":

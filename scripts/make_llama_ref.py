@@ -27,8 +27,20 @@ For the bench (scripts/bench.sh runs the converter side by side with ours):
 fetches the sdist if needed and prints the path of convert_hf_to_gguf.py, to be run as
     $LC_REF_PY "$(python3 scripts/make_llama_ref.py --converter-path)" FOLDER --outfile X
 
-Outputs are deterministic (no timestamps in convert_hf_to_gguf's output); MANIFEST rows
-for fixtures/hf-ref/ are replaced with fresh ones.
+Outputs are deterministic (no timestamps in convert_hf_to_gguf's output); the MANIFEST
+rows of the files written are replaced with fresh ones. With NAMEs, only those folders
+are converted:  $LC_REF_PY scripts/make_llama_ref.py qwen3 gemma3
+
+The converter runs with the pinned transformers 4.57.6 (it reads config.json through
+AutoConfig) also on the folders transformers 5 wrote (make_hf_tf5_fixtures.py): their
+"rope_parameters", "num_local_experts" and "_sliding_window_pattern" pass through
+to_dict() unchanged, and the converter reads rope_parameters first.
+
+SAME_AS: qwen3moe-fused holds qwen3moe's weights in transformers 5's fused expert
+layout; every outtype of it must convert to exactly qwen3moe's reference (checked here,
+nothing written), so our converter is held to the same bytes from either layout. Only
+general.name would differ (the converter takes it from the folder's name), so it is
+converted from a copy named qwen3moe.
 """
 import hashlib
 import os
@@ -36,6 +48,7 @@ import shutil
 import subprocess
 import sys
 import tarfile
+import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -44,10 +57,16 @@ SRC = ROOT / "build" / "llama-src"
 SDIST = SRC / f"llama_cpp_python-{VERSION}"
 LLAMA = SDIST / "vendor" / "llama.cpp"
 OUT = ROOT / "fixtures" / "hf-ref"
-MODELS = ["llama-spm", "llama-bpe", "qwen2", "llama-tf"]
+MODELS = ["llama-spm", "llama-bpe", "qwen2", "llama-tf",
+          "qwen3", "mixtral", "qwen3moe", "gemma3", "phi3"]
 OUTTYPES = ["f32", "f16", "bf16", "q8_0"]
 # The llama.cpp pre-tokenizer name of the regex each BPE fixture copies (None: SentencePiece).
-PRE = {"llama-spm": None, "llama-bpe": "llama-bpe", "qwen2": "qwen2", "llama-tf": None}
+# qwen3 and qwen3moe use Qwen2Tokenizer's own regex, which llama.cpp names "qwen2".
+PRE = {"llama-spm": None, "llama-bpe": "llama-bpe", "qwen2": "qwen2", "llama-tf": None,
+       "qwen3": "qwen2", "mixtral": None, "qwen3moe": "qwen2", "gemma3": None, "phi3": None}
+# Folders whose every conversion must equal another folder's reference byte for byte
+# (so no reference of their own is kept): the same weights in another layout.
+SAME_AS = {"qwen3moe-fused": "qwen3moe"}
 PRODUCER = "llama.cpp convert_hf_to_gguf.py"
 
 
@@ -93,10 +112,19 @@ def versions(py):
 
 
 def update_manifest(rows):
+    """Replaces the rows of the files in `rows`, keeps every other."""
     path = ROOT / "fixtures" / "MANIFEST.tsv"
     lines = path.read_text().splitlines()
-    kept = [ln for ln in lines if not ln.startswith("hf-ref/")]
+    made = {r.split("\t", 1)[0] for r in rows}
+    kept = [ln for ln in lines if ln.split("\t", 1)[0] not in made]
     path.write_text("\n".join(kept + rows) + "\n")
+
+
+def convert(py, model, outfile, outtype, folder=None):
+    # cwd outside the tree: the converter may leave caches behind.
+    subprocess.run([py, str(Path(__file__).resolve()), "--convert",
+                    str(folder or ROOT / "fixtures" / "hf" / model), str(outfile), outtype,
+                    PRE[SAME_AS.get(model, model)] or "-"], check=True, cwd=str(SRC))
 
 
 def main():
@@ -115,20 +143,36 @@ def main():
     fetch_sdist()
     OUT.mkdir(parents=True, exist_ok=True)
     ver = "llama-cpp-python=%s;llama.cpp=%s;%s" % (VERSION, llama_commit()[:12], versions(py))
+    names = sys.argv[1:] or MODELS + list(SAME_AS)
+    bad = [n for n in names if n not in MODELS and n not in SAME_AS]
+    if bad:
+        sys.exit(f"make_llama_ref: unknown {bad}; known: {MODELS + list(SAME_AS)}")
     rows = []
-    for model in MODELS:
+    for model in [n for n in MODELS if n in names]:
         for outtype in OUTTYPES:
             dst = OUT / f"{model}-{outtype}.gguf"
             tmp = dst.with_suffix(".gguf.tmp")
-            # cwd outside the tree: the converter may leave caches behind.
-            subprocess.run([py, str(Path(__file__).resolve()), "--convert",
-                            str(ROOT / "fixtures" / "hf" / model), str(tmp), outtype,
-                            PRE[model] or "-"], check=True, cwd=str(SRC))
+            convert(py, model, tmp, outtype)
             os.replace(tmp, dst)
             digest = hashlib.sha256(dst.read_bytes()).hexdigest()
             rows.append("\t".join([f"hf-ref/{dst.name}", PRODUCER, ver, digest]))
             print(f"make_llama_ref: {dst.relative_to(ROOT)} {dst.stat().st_size} bytes")
     update_manifest(rows)
+    for model in [n for n in SAME_AS if n in names]:
+        # Converted from a copy named like its twin: general.name comes from the
+        # folder's name ("qwen3moe-fused" would be "Qwen3Moe Fused").
+        with tempfile.TemporaryDirectory() as d:
+            twin = Path(d) / SAME_AS[model]
+            shutil.copytree(ROOT / "fixtures" / "hf" / model, twin)
+            for outtype in OUTTYPES:
+                tmp = Path(d) / f"{model}-{outtype}.gguf"
+                convert(py, model, tmp, outtype, twin)
+                ref = OUT / f"{SAME_AS[model]}-{outtype}.gguf"
+                same = tmp.read_bytes() == ref.read_bytes()
+                if not same:
+                    sys.exit(f"make_llama_ref: {model} --outtype {outtype} differs from "
+                             f"{ref.name}")
+                print(f"make_llama_ref: {model} --outtype {outtype} = {ref.relative_to(ROOT)}")
 
 
 if __name__ == "__main__":

@@ -11,14 +11,16 @@ version=$(sed -n 's/.*LC_VERSION "\(.*\)"/\1/p' "$LC_ROOT/libconvert/version.h")
 
 writer="-t=2 --threads=2 -q --quiet --no-fsync"
 common="-h --help -V --version"
+split="--split-max-size=2G --split-max-tensors=64 --no-tensor-first-split --part=1/2 --skip-existing"
 # TOOL: its options; OPT=ARG for one that takes an argument (a valid one).
 declare -A takes=(
     [model-inspect]="--json -q --quiet $common"
     [pth2safetensors]="--key=model --dedupe --dtype=f16 --list --scan $writer $common"
     [safetensors-rewrite]="--dtype=bf16 --stringify-meta $writer $common"
-    [safetensors2gguf]="--outtype=q8_0 --vocab-only --dry-run --metadata=a=str:b --pre=x --device=cpu $writer $common"
+    [safetensors2gguf]="--outtype=q8_0 --vocab-only --dry-run --metadata=a=str:b --pre=x --device=cpu $split $writer $common"
     [gguf2safetensors]="--dtype=f32 $writer $common"
-    [gguf-quantize]="--pure --leave-output-tensor --output-tensor-type=q8_0 --token-embedding-type=f16 --tensor-type=a=q8_0 --allow-requantize --override-kv=a=str:b --imatrix=x --include-weights=a --exclude-weights=b --dry-run --json --device=cpu $writer $common"
+    [gguf-quantize]="--pure --leave-output-tensor --output-tensor-type=q8_0 --token-embedding-type=f16 --tensor-type=a=q8_0 --allow-requantize --override-kv=a=str:b --imatrix=x --include-weights=a --exclude-weights=b --dry-run --json --device=cpu $split $writer $common"
+    [gguf-split]="--split --merge --dry-run $split $writer $common"
     [model-verify]="--tokens=1,2 --text=x --file=f --max-tokens=8 --layers --report=r.html --json $writer $common"
 )
 declare -A refuses=(
@@ -28,6 +30,7 @@ declare -A refuses=(
     [safetensors2gguf]="--json --dtype=f16"
     [gguf2safetensors]="--json --outtype=f16"
     [gguf-quantize]="--outtype=q8_0 --dtype=f16 --prune-layers=1"
+    [gguf-split]="--json --outtype=f16 --dtype=f16"
     [model-verify]="--outtype=f16 --dtype=f16 --key=x"
 )
 

@@ -15,7 +15,9 @@ Planted defects (each on a GGUF of fixtures/hf/llama-spm, compared with the HF f
   - the RMS epsilon changed (1e-5 -> 1e-6);
   - one square tensor (attn_output) transposed;
   - one Q8_0 block's scale overwritten;
-  - two tokens swapped in the vocabulary.
+  - two tokens swapped in the vocabulary;
+  - attention.value_length changed (key_length and rope.dimension_count kept);
+  - expert_count and expert_used_count added.
 Each must exit 1 with the tensor, layer or key named in --json, and the text report
 must name it too. Exit 2 for: a truncated file, two families, vocabularies of different
 sizes, a missing tensor, conflicting options."""
@@ -152,14 +154,13 @@ def test_our_gguf_vs_llama_cpp_gguf_is_exact(made, model):
         assert all(t["snr_db"] is None and t["rmse"] == 0 for t in j["tensors"]["items"])
 
 
-@pytest.fixture(scope="module")
-def wide(tmp_path_factory):
+def make_wide(d, head_scale=1.0):
     """An HF llama folder whose rows are 256 and 512 wide, so the K types (blocks of 256)
     apply: 2 layers, hidden 256, FFN 512, 4 heads (2 KV), llama-spm's tokenizer, random
-    float32 weights (seed 0), written by safetensors.numpy."""
+    float32 weights (seed 0), written by safetensors.numpy; lm_head scaled by head_scale
+    (40: peaked logits, where quantization moves KL by orders of magnitude more)."""
     import shutil
     from safetensors.numpy import save_file
-    d = tmp_path_factory.mktemp("wide")
     cfg = json.loads((HF / "llama-spm" / "config.json").read_text())
     cfg.update(hidden_size=256, intermediate_size=512, num_hidden_layers=2, head_dim=64,
                torch_dtype="float32")
@@ -176,13 +177,28 @@ def wide(tmp_path_factory):
                   p + "self_attn.v_proj.weight": (kv, h), p + "self_attn.o_proj.weight": (h, h),
                   p + "mlp.gate_proj.weight": (ff, h), p + "mlp.up_proj.weight": (ff, h),
                   p + "mlp.down_proj.weight": (h, ff)})
-    save_file({k: (np.ones(s, np.float32) + 0.1 * rng.standard_normal(s).astype(np.float32)
-                   if len(s) == 1 else 0.05 * rng.standard_normal(s).astype(np.float32))
-               for k, s in w.items()}, str(d / "model.safetensors"))
-    out = d / "wide-f32.gguf"
+    t = {k: (np.ones(s, np.float32) + 0.1 * rng.standard_normal(s).astype(np.float32)
+             if len(s) == 1 else 0.05 * rng.standard_normal(s).astype(np.float32))
+         for k, s in w.items()}
+    t["lm_head.weight"] *= np.float32(head_scale)
+    save_file(t, str(d / "model.safetensors"))
+    out = d / f"{d.name}-f32.gguf"
     r = run(BIN / "safetensors2gguf", "-q", "--outtype", "f32", d, out)
     assert r.returncode == 0, r.stderr
     return d, out
+
+
+@pytest.fixture(scope="module")
+def wide(tmp_path_factory):
+    """make_wide's flat model: (folder, its f32 GGUF)."""
+    return make_wide(tmp_path_factory.mktemp("wide"))
+
+
+@pytest.fixture(scope="module")
+def sharp(tmp_path_factory):
+    """make_wide's model with lm_head x40: logits so peaked that a correct Q8_0 file has
+    mean KL 0.02 and Q4_K_M 3.3 (the flat one: 1.3e-4, 0.02)."""
+    return make_wide(tmp_path_factory.mktemp("sharp"), 40.0)
 
 
 @pytest.mark.parametrize("qt", PY_QUANTS)
@@ -198,20 +214,107 @@ def test_gguf_py_quantized_types_pass(made, wide, qt, tmp_path):
         assert_pass(f32, q)
 
 
+# ---- types quant/ reads but cannot write: the tensor-level floor ----
+
+# (Q8_1 too, but gguf-py sizes its block as 40 bytes, ggml's is 36: it cannot write one;
+# Q2_0 is not in gguf-py.)
+READ_ONLY = ["IQ4_NL", "IQ4_XS", "IQ3_S", "IQ3_XXS", "IQ2_XXS", "IQ2_XS", "IQ2_S", "IQ1_S",
+             "IQ1_M", "TQ1_0", "TQ2_0", "MXFP4", "NVFP4", "Q1_0", "Q8_K"]
+
+
+def as_bytes_of(qt, rows, cols, data=None):
+    """A [rows, cols] tensor's bytes in type qt: data, or every block zero."""
+    block, size = quants.GGML_QUANT_SIZES[qt]
+    return data if data is not None else np.zeros((rows, cols // block * size), np.uint8)
+
+
+@pytest.mark.parametrize("qt", READ_ONLY)
+def test_zeroed_tensor_in_a_read_only_type_fails(wide, qt, tmp_path):
+    """An all-zero block meets any per-block bound ("at most the block's largest value"),
+    so a zeroed matrix stored in a type quant/ cannot write passed; its cosine (0) and
+    relative RMSE (1) miss the type's tensor-level floor."""
+    folder, f32 = wide
+    g = Gguf(f32)
+    t = g.tensor("blk.1.ffn_down.weight")                  # [256, 512]
+    t[1], t[2] = as_bytes_of(QT[qt], *t[1].shape), QT[qt]
+    rc, j, err = verify(folder, g.write(tmp_path / f"zero-{qt}.gguf"))
+    assert rc == 1, err
+    (bad,) = failing(j).values()
+    assert bad["name"] == "blk.1.ffn_down.weight" and bad["below_floor"], bad
+    assert bad["cosine"] == 0 and bad["rel_rmse"] == 1 and bad["diagnosis"] == "DST's tensor is all zeros"
+    assert bad["worst"] <= 1                               # the per-block bound alone: met
+    assert "blk.1.ffn_down.weight" in j["why"]
+
+
+def test_read_only_type_floor_passes_intact_and_fails_scrambled(wide, tmp_path):
+    """gguf-py's MXFP4 of every matrix clears the floor; the same tensor with its blocks
+    shuffled (each block intact, in the wrong place) misses it."""
+    folder, f32 = wide
+    g = Gguf(f32)
+    for t in g.tensors:
+        if t[1].ndim == 2 and t[2] == QT.F32:
+            t[1], t[2] = quants.quantize(t[1].astype(np.float32), QT.MXFP4), QT.MXFP4
+    j = assert_pass(folder, g.write(tmp_path / "mxfp4.gguf"))
+    assert j["class"] == "MXFP4"
+    mx = [t for t in j["tensors"]["items"] if t["dst_type"] == "MXFP4"]
+    assert mx and all(t["cosine"] >= t["expected"]["cos_min"] for t in mx)
+    t = g.tensor("blk.0.attn_q.weight")
+    blocks = t[1].reshape(-1, 17)
+    t[1] = blocks[np.random.default_rng(1).permutation(len(blocks))].reshape(t[1].shape)
+    rc, j, err = verify(folder, g.write(tmp_path / "scrambled.gguf"))
+    assert rc == 1, err
+    assert failing(j)["blk.0.attn_q.weight"]["below_floor"]
+    assert abs(failing(j)["blk.0.attn_q.weight"]["cosine"]) < 0.1
+
+
 @pytest.mark.parametrize("pure", [False, True])
 @pytest.mark.parametrize("qtype", GQ_TYPES)
-def test_gguf_quantize_types_pass(made, wide, qtype, pure, tmp_path):
-    """Every type and mix of gguf-quantize; on the wide model the mix's own base type is
-    the lossiest (the class), on llama-spm the rows fall back to 32-element types."""
+def test_gguf_quantize_types_pass(made, wide, sharp, qtype, pure, tmp_path):
+    """Every type and mix of gguf-quantize (llama-quantize's bytes, without an importance
+    matrix), on models with flat and with peaked logits: every tensor is SRC's reproduced
+    byte for byte, so each passes as proven, whatever its KL (the fixed limits failed
+    every type on the peaked model: Q8_0 mean KL 0.02 > 0.01, Q4_K_M 3.3 > 0.12). On the
+    wide models the mix's own base type is the lossiest (the class), on llama-spm the
+    rows fall back to 32-element types."""
     base = re.sub(r"_[SML]$", "", qtype)
-    for folder, f32 in ((wide[0], wide[1]), (HF / "llama-spm", made("llama-spm", "f32"))):
+    for folder, f32 in (wide, sharp, (HF / "llama-spm", made("llama-spm", "f32"))):
         q = tmp_path / f"{folder.name}-{qtype}.gguf"
         r = run(BIN / "gguf-quantize", "-q", *(["--pure"] if pure else []), f32, q, qtype)
         assert r.returncode == 0, r.stderr
         j = assert_pass(folder, q, "--layers")
-        if folder == wide[0]:
+        if folder != HF / "llama-spm":
             assert j["class"] == base
+        assert j["judged"] == "proven" and j["tensors"]["proven"] == j["tensors"]["compared"]
+        assert all(t["reproduced"] == "same" for t in j["tensors"]["items"])
         assert all(t["worst"] <= 1 and not t["snr_low"] for t in j["tensors"]["items"])
+    if qtype in ("Q8_0", "Q4_K_M", "Q2_K") and not pure:
+        assert j["logits"]["kl"]["mean"] > 0            # reported, not judged
+
+
+@pytest.mark.parametrize("qtype", ["Q8_0", "Q6_K", "Q5_1", "Q4_K_M", "Q3_K_M", "Q2_K"])
+@pytest.mark.parametrize("model", ["wide", "sharp"])
+def test_file_we_cannot_reproduce_is_judged_against_the_reproduction(
+        request, model, qtype, tmp_path):
+    """Quantized from an f16 copy of SRC (a correct conversion, not byte-identical to
+    ours from SRC's f32): judged by the KL the reproduction itself has, not by a fixed
+    limit; passes on both models."""
+    folder, _ = request.getfixturevalue(model)
+    f16, q = tmp_path / "f16.gguf", tmp_path / f"{qtype}.gguf"
+    assert run(BIN / "safetensors2gguf", "-q", "--outtype", "f16", folder, f16).returncode == 0
+    assert run(BIN / "gguf-quantize", "-q", f16, q, qtype).returncode == 0
+    j = assert_pass(folder, q, "--layers")
+    assert j["judged"] == "relative" and j["tensors"]["repro_differ"] > 0
+    rep = j["logits"]["reproduction"]
+    assert rep["ran"] and rep["kl_mean"] > 0
+    assert j["limits"]["kl_mean"] == pytest.approx(1.5 * rep["kl_mean"] + 0.1 * FIXED_KL[qtype[:2]])
+    assert j["logits"]["kl"]["mean"] <= j["limits"]["kl_mean"]
+    assert len(j["layers"]["reproduction_relative"]) == 2
+
+
+# the class's fixed mean KL limit (model_verify_expect.c), a tenth of which is the margin
+FIXED_KL = {"Q8": 0.01, "Q6": 0.03, "Q5": 0.06, "Q4": 0.12, "Q3": 0.4, "Q2": 1.2}
+
+
 
 
 def test_round_trips_pass(made, tmp_path):
@@ -267,6 +370,34 @@ def test_token_sources(made, tmp_path):
     assert d["logits"]["tokens"] == 256 and "context length" in d["logits"]["note"]
 
 
+def test_memory_is_bounded_by_the_files_not_vocabulary_x_tokens(tmp_path):
+    """A small file with a huge vocabulary (width 2, 200,000 tokens: 6 MB): both models'
+    logits [n, vocab] held whole were 2 x 853 x 200,000 floats (1.4 GB at --max-tokens
+    100000); taken a chunk of positions at a time, peak RSS stays within 3x the larger
+    input + 64 MiB, with --layers, --json's KL per position and the HTML page."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("vv", ROOT / "scripts" / "bench" / "verify_vocab.py")
+    vv = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(vv)
+    src, dst = tmp_path / "v.gguf", tmp_path / "w.gguf"
+    vv.main(str(src), 200_000)
+    dst.write_bytes(src.read_bytes())
+    peak = tmp_path / "peak.txt"
+    out = tmp_path / "out.json"
+    with open(out, "w") as f:
+        r = subprocess.run([str(TBIN / "lc-peak"), str(peak), str(VERIFY), "--json", "-q",
+                            "--layers", "--max-tokens", "100000", "--report",
+                            str(tmp_path / "r.html"), str(src), str(dst)], stdout=f)
+    assert r.returncode == 0
+    j = json.loads(out.read_text())
+    n = j["logits"]["tokens"]
+    assert n > 512 and j["logits"]["vocab"] == 200_000 and j["verdict"] == "pass"
+    assert len(j["logits"]["kl_per_position"]) == n - 1
+    assert "<svg" in (tmp_path / "r.html").read_text()
+    kib = int(peak.read_text().split()[1])
+    assert kib * 1024 <= 3 * src.stat().st_size + (64 << 20), (kib, src.stat().st_size)
+
+
 # ---- planted defects ----
 
 def unpermute(x, heads):
@@ -302,6 +433,15 @@ def plant_block(g):
     d = t[1].copy()
     d[5, 34:36] = np.frombuffer(np.float16(1.0).tobytes(), np.uint8)   # block 1's scale
     t[1] = d
+
+
+def plant_value_length(g):
+    g.field("llama.attention.value_length")[1] = 8     # key_length stays 16
+
+
+def plant_experts(g):
+    g.fields.append(["llama.expert_count", 4, GGUFValueType.UINT32, None])
+    g.fields.append(["llama.expert_used_count", 2, GGUFValueType.UINT32, None])
 
 
 def plant_vocab(g):
@@ -346,6 +486,15 @@ DEFECTS = {
         and failing(j)["blk.3.ffn_up.weight"]["worst_row"] == 5
         and failing(j)["blk.3.ffn_up.weight"]["worst_col"] == 32
         and j["layers"]["first_divergent"] == 3), "blk.3.ffn_up.weight"),
+    # each key compared as itself: value_length shares a parsed field with key_length and
+    # rope.dimension_count; a MoE model's expert counts are in no llama table
+    "value_length": ("q8_0", plant_value_length, lambda j: (
+        diffs(j) == ["llama.attention.value_length"] and not failing(j)
+        and j["metadata"]["items"][0]["src"] == "16" and j["metadata"]["items"][0]["dst"] == "8"),
+        "llama.attention.value_length"),
+    "expert_counts_added": ("q8_0", plant_experts, lambda j: (
+        diffs(j) == ["llama.expert_count", "llama.expert_used_count"] and not failing(j)
+        and j["metadata"]["items"][0]["src"] == "(absent)"), "llama.expert_count"),
     "vocab_tokens_swapped": ("q8_0", plant_vocab, lambda j: (
         diffs(j) == ["tokenizer.ggml.tokens[300]", "tokenizer.ggml.tokens[301]"]
         and not j["logits"]["tokenizer_agrees"] and not failing(j)),
@@ -433,3 +582,46 @@ def test_report_is_self_contained(made, tmp_path):
     assert page.count("<svg") == 3 and "<script" not in page
     assert not re.search(r"(src|href)=", page) and "nan" not in page.lower()
     assert [p.name for p in tmp_path.iterdir()] == ["r.html"]       # no temporary left
+
+
+# ---- a model with peaked logits ----
+
+def plant_k_block(g):
+    t = g.tensor("blk.1.ffn_down.weight")       # Q4_K_M: Q6_K rows of 512 (2 blocks of 210 B)
+    d = t[1].copy()
+    d[7, 208:210] = np.frombuffer(np.float16(8.0).tobytes(), np.uint8)  # block 0's scale d
+    t[1] = d
+
+
+SHARP_DEFECTS = {
+    "block_scale": (plant_k_block, lambda j: list(failing(j)) == ["blk.1.ffn_down.weight"]
+                    and failing(j)["blk.1.ffn_down.weight"]["worst_row"] == 7, "blk.1.ffn_down.weight"),
+    "layers_swapped": (None, lambda j: set(failing(j)) == {"blk.0.ffn_up.weight",
+                                                            "blk.1.ffn_up.weight"},
+                       "blk.1.ffn_up.weight"),
+    "rope_freq_base": (plant_rope, lambda j: diffs(j) == ["llama.rope.freq_base"]
+                       and not failing(j), "llama.rope.freq_base"),
+    "value_length": (None, lambda j: diffs(j) == ["llama.attention.value_length"],
+                     "llama.attention.value_length"),
+}
+
+
+@pytest.mark.parametrize("defect", list(SHARP_DEFECTS))
+def test_planted_defect_in_a_sharp_model_is_caught(sharp, tmp_path, defect):
+    """On the peaked model's Q4_K_M (KL 3.3 when intact): what breaks it is still named."""
+    plant, check, named = SHARP_DEFECTS[defect]
+    folder, f32 = sharp
+    q = tmp_path / "q.gguf"
+    assert run(BIN / "gguf-quantize", "-q", f32, q, "Q4_K_M").returncode == 0
+    g = Gguf(q)
+    if defect == "layers_swapped":
+        a, b = g.tensor("blk.0.ffn_up.weight"), g.tensor("blk.1.ffn_up.weight")  # both Q4_K
+        a[1], b[1] = b[1], a[1]
+    elif defect == "value_length":
+        g.field("llama.attention.value_length")[1] = 32        # key_length stays 64
+    else:
+        plant(g)
+    rc, j, err = verify(folder, g.write(tmp_path / "bad.gguf"), "--layers")
+    assert rc == 1, err
+    assert j["verdict"] == "fail" and named in j["why"], j["why"]
+    assert check(j), j["why"]

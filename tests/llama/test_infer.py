@@ -35,6 +35,12 @@ INFER = ROOT / "fixtures" / "infer"
 TOKENS = [int(x) for x in (INFER / "tokens.txt").read_text().split(",")]
 TOL = {"f32": 1e-5, "f16": 4e-3, "bf16": 3e-2, "q8_0": 1e-1}
 WIDENED = 1e-5
+# gemma3's FFN is GELU, which llama.cpp's CPU back end computes from an f16 table on the
+# input rounded to f16 (ggml-cpu/vec.h, GGML_GELU_FP16) where transformers and we compute
+# tanh in float32: measured 9.4e-4 on the f32 GGUF (3.3e-5 with that rounding emulated in
+# transformers, tests/llama/test_ref.py); allowed 3e-3 on top of each bound.
+GELU_MODELS = {"gemma3"}
+GELU = 3e-3
 GGML_TYPE_F32 = 0
 
 
@@ -87,12 +93,13 @@ def widened(path, folder, tmp_path):
 
 
 def judge(path, folder, outtype, tmp_path):
+    extra = GELU if Path(folder).name in GELU_MODELS else 0
     mine = ours(path, tmp_path)
     err = rel_err(mine, llama_cpp_logits(path))
-    assert err <= TOL[outtype], f"{path.name}: {err:.3g} > {TOL[outtype]:g}"
+    assert err <= TOL[outtype] + extra, f"{path.name}: {err:.3g} > {TOL[outtype] + extra:g}"
     if outtype != "f32":
         err = rel_err(mine, llama_cpp_logits(widened(path, folder, tmp_path)))
-        assert err <= WIDENED, f"{path.name} widened: {err:.3g} > {WIDENED:g}"
+        assert err <= WIDENED + extra, f"{path.name} widened: {err:.3g} > {WIDENED + extra:g}"
 
 
 @pytest.mark.parametrize("outtype", OUTTYPES)

@@ -41,7 +41,8 @@ CONVERT = BIN / "safetensors2gguf"
 FTYPES = {"F32": 0, "F16": 1, "BF16": 32, "Q4_0": 2, "Q4_1": 3, "Q8_0": 7, "Q5_0": 8,
           "Q5_1": 9, "Q2_K": 10, "Q3_K_S": 11, "Q3_K_M": 12, "Q3_K_L": 13, "Q4_K_S": 14,
           "Q4_K_M": 15, "Q5_K_S": 16, "Q5_K_M": 17, "Q6_K": 18}
-REF_INPUTS = ["llama-spm-bf16", "llama-bpe-f16", "qwen2-f32", "llama-tf-bf16"]
+REF_INPUTS = ["llama-spm-bf16", "llama-bpe-f16", "qwen2-f32", "llama-tf-bf16",
+              "qwen3-bf16", "qwen3moe-bf16", "gemma3-bf16", "mixtral-bf16", "phi3-bf16"]
 HF_INPUTS = ["llama-q9", "qwen2-k"]
 INPUTS = REF_INPUTS + HF_INPUTS
 
@@ -248,6 +249,12 @@ OPTION_CASES = {
     "token-embd-f16-output-q4_0": dict(token_type="f16", output_type="q4_0"),
     "tensor-types": dict(tensor_types=[("attn_v", "q8_0"), (r"blk\.1\.ffn_(up|gate)", "q5_1"),
                                        ("ATTN_Q", "f16")]),
+    # The ECMAScript patterns libconvert/regex.c matches, judged by std::regex in
+    # llama-quantize: anchors, classes, counted repetition, \d and \w, alternation.
+    "tensor-types-ecma": dict(tensor_types=[(r"^blk\.[0-9]\.attn_(q|k)\.weight$", "q8_0"),
+                                            (r"blk\.\d{1,2}\.ffn_[dg]\w+", "q5_0"),
+                                            (r"^(?:output|token_embd)\.w", "q8_0"),
+                                            (r"[^a-z]up\.", "q4_1")]),
     "override-kv": dict(overrides=[("general.name", "str", "Judged"),
                                    ("general.file_type", "int", "-15"),
                                    ("test.flag", "bool", "true"),
@@ -281,7 +288,12 @@ def test_threads_do_not_change_the_file(inputs, tmp_path):
     assert (tmp_path / "a.gguf").read_bytes() == (tmp_path / "b.gguf").read_bytes()
 
 
-@pytest.mark.parametrize("model", HF_INPUTS + ["llama-spm", "qwen2"])
+# The families of issue 18 too: stacks of experts, gemma's + 1 and phi3's fused tensors
+# quantized in the same pass as they are made.
+FAMILY_FOLDERS = ["qwen3", "qwen3moe", "qwen3moe-fused", "gemma3", "mixtral", "phi3"]
+
+
+@pytest.mark.parametrize("model", HF_INPUTS + ["llama-spm", "qwen2"] + FAMILY_FOLDERS)
 def test_hf_folder_in_one_pass(inputs, tmp_path, model):
     """HF -> TYPE in one pass == safetensors2gguf (default out type) then llama.cpp."""
     ftype = "Q4_K_M" if "Q4_K_M" in OFFERED else "Q8_0"
@@ -296,7 +308,7 @@ def test_hf_folder_in_one_pass(inputs, tmp_path, model):
 
 
 @pytest.mark.parametrize("ftype", ["Q4_K_M", "Q4_0", "Q5_K_S", "Q6_K"])
-@pytest.mark.parametrize("model", HF_INPUTS + ["llama-spm", "qwen2"])
+@pytest.mark.parametrize("model", HF_INPUTS + ["llama-spm", "qwen2"] + FAMILY_FOLDERS)
 def test_safetensors2gguf_outtype_in_one_pass(inputs, tmp_path, model, ftype):
     """Issue 9 item 6: safetensors2gguf --outtype TYPE (one command, one streaming pass,
     no intermediate file) == safetensors2gguf (default out type) then llama.cpp's

@@ -70,7 +70,7 @@ static int dump(const char *dir, const char *pre) {
     lc_model *m = lc_model_new();
     if (!m || lc_hf_config_load(dir, &cfg, &err) != LC_OK ||
         lc_hf_config_to_gguf(&cfg, "tiny", m, &err) != LC_OK ||
-        lc_hf_tokenizer_to_gguf(dir, cfg.hp.vocab_size, UINT64_MAX, pre, m, &err) != LC_OK) {
+        lc_hf_tokenizer_to_gguf(dir, cfg.hp.vocab_size, UINT64_MAX, pre, cfg.arch, m, &err) != LC_OK) {
         lc_model_free(m);
         return fail(&err);
     }

@@ -167,9 +167,13 @@ Test(arch, families_by_class_and_name) {
     cr_assert_null(lc_arch_by_hf_class("GPT2LMHeadModel"));
     cr_assert_null(lc_arch_by_name("gpt2"));
     cr_assert_null(lc_arch_by_hf_class(NULL));
-    char list[128];
+    cr_assert_eq(lc_arch_by_hf_class("MixtralForCausalLM"), lc_arch_by_name("llama"));
+    cr_assert_eq(lc_arch_by_hf_class("Qwen3MoeForCausalLM"), lc_arch_by_name("qwen3moe"));
+    char list[512];
     lc_arch_list_classes(list, sizeof list);
-    cr_assert_str_eq(list, "LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM");
+    cr_assert_str_eq(list, "LlamaForCausalLM, MistralForCausalLM, MixtralForCausalLM, "
+                     "Qwen2ForCausalLM, Qwen3ForCausalLM, Qwen3MoeForCausalLM, "
+                     "Gemma3ForCausalLM, Phi3ForCausalLM");
 }
 
 Test(arch, one_layer_parser) {
@@ -192,8 +196,8 @@ Test(arch, name_map_round_trips_every_row) {
     for (const lc_arch *const *a = lc_arch_all(); *a; a++) {
         for (size_t i = 0; i < (*a)->n_tensors; i++) {
             const lc_arch_tensor *row = &(*a)->tensors[i];
-            if (!row->hf || !row->gguf)
-                continue;
+            if (!row->hf || !row->gguf || (row->flags & LC_AT_EXPERTS))
+                continue;           /* stacks: arch.experts_and_fused_parts */
             for (uint32_t layer = 0; layer < 12; layer += 11) {
                 char hf[128], g[128], back[128];
                 const lc_arch_tensor *r1, *r2;
@@ -229,7 +233,7 @@ Test(arch, shapes_from_hyperparameters) {
     };
     for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
         uint32_t nd;
-        uint64_t sh[2];
+        uint64_t sh[3];
         cr_assert(lc_arch_shape(lc_arch_role(a, want[i].role), &hp, &nd, sh));
         cr_assert_eq(nd, want[i].nd);
         cr_assert_eq(sh[0], want[i].a, "role %d", want[i].role);
@@ -237,7 +241,7 @@ Test(arch, shapes_from_hyperparameters) {
             cr_assert_eq(sh[1], want[i].b);
     }
     uint32_t nd;
-    uint64_t sh[2];
+    uint64_t sh[3];
     cr_assert(lc_arch_shape(lc_arch_role(lc_arch_by_name("llama"), LC_ROLE_ROPE_FREQS), &hp, &nd,
                             sh) && nd == 1 && sh[0] == 8);
     cr_assert_eq(lc_arch_rope_heads(lc_arch_role(a, LC_ROLE_ATTN_Q_BIAS), &hp), 4);
@@ -346,4 +350,41 @@ Test(arch, read_keys_refusals_name_the_key) {
     cr_assert_eq(lc_arch_read_keys(m, &a, &hp, &err), LC_E_MALFORMED);
     cr_assert_not_null(strstr(err.msg, "llama.block_count has type string"), "%s", err.msg);
     lc_model_free(m);
+}
+
+/* One expert's tensor and transformers 5's fused tensors find their stacked rows. */
+Test(arch, experts_and_fused_parts) {
+    const lc_arch *a = lc_arch_by_name("qwen3moe");
+    lc_arch_hit h;
+    cr_assert(lc_arch_lookup(a, LC_SPELL_HF, "model.layers.3.mlp.experts.17.gate_proj.weight",
+                             NULL, &h));
+    cr_assert_eq(h.row->role, LC_ROLE_FFN_GATE_EXPS);
+    cr_assert(h.layer == 3 && h.expert == 17 && !h.fused);
+    cr_assert_not(lc_arch_lookup(a, LC_SPELL_HF, "model.layers.3.mlp.experts.017.gate_proj.weight",
+                                 NULL, &h), "no leading zeros");
+    uint32_t layer;
+    cr_assert_null(lc_arch_find(a, LC_SPELL_HF, "model.layers.3.mlp.experts.1.gate_proj.weight",
+                                &layer), "lc_arch_find is one tensor, one name");
+    /* gate_up is the gate row's part 0 and the up row's part 1 */
+    const char *fused = "model.layers.2.mlp.experts.gate_up_proj";
+    cr_assert(lc_arch_lookup(a, LC_SPELL_HF, fused, NULL, &h));
+    cr_assert(h.fused && h.row->role == LC_ROLE_FFN_GATE_EXPS && h.row->part == 0 &&
+              h.row->parts == 2 && h.layer == 2 && h.expert == UINT32_MAX);
+    cr_assert(lc_arch_lookup(a, LC_SPELL_HF, fused, h.row, &h));
+    cr_assert(h.fused && h.row->role == LC_ROLE_FFN_UP_EXPS && h.row->part == 1);
+    cr_assert_not(lc_arch_lookup(a, LC_SPELL_HF, fused, h.row, &h));
+    char name[96];
+    lc_error err = { 0 };
+    cr_assert_eq(lc_arch_name_expert(lc_arch_role(a, LC_ROLE_FFN_DOWN_EXPS), LC_SPELL_HF, 5, 63,
+                                     name, sizeof name, &err), LC_OK);
+    cr_assert_str_eq(name, "model.layers.5.mlp.experts.63.down_proj.weight");
+    cr_assert_eq(lc_arch_name_expert(lc_arch_role(a, LC_ROLE_FFN_DOWN_EXPS), LC_SPELL_HF, 5, 63,
+                                     name, 20, &err), LC_E_ARG);
+    /* the stack's shape is [expert, ...] */
+    lc_hparams hp = { .embedding_length = 64, .feed_forward_length = 256, .expert_ff_length = 32,
+                      .expert_count = 8 };
+    uint32_t nd;
+    uint64_t sh[3];
+    cr_assert(lc_arch_shape(lc_arch_role(a, LC_ROLE_FFN_DOWN_EXPS), &hp, &nd, sh));
+    cr_assert(nd == 3 && sh[0] == 8 && sh[1] == 64 && sh[2] == 32);
 }

@@ -338,6 +338,55 @@ Test(infer_forward, tied_head_by_hand) {
     lc_model_free(t.m);
 }
 
+/* The head a few positions at a time gives forward's bits (model-verify's chunks). */
+Test(infer_forward, head_in_chunks_is_forward) {
+    tiny t = make_tiny(NULL);
+    lc_infer *ctx;
+    lc_error err = { 0 };
+    cr_assert_eq(lc_infer_open(t.m, lc_arch_by_name("llama"), &t.hp, LC_SPELL_GGUF, NULL, &ctx,
+                               &err), LC_OK);
+    const int32_t tokens[5] = { 0, 2, 1, 1, 0 };
+    float whole[5 * 3], parts[5 * 3], hidden[5 * 2];
+    cr_assert_eq(lc_infer_forward(ctx, tokens, 5, whole, NULL, &err), LC_OK);
+    cr_assert_eq(lc_infer_hidden(ctx, tokens, 5, hidden, NULL, &err), LC_OK);
+    cr_assert_eq(lc_infer_head(ctx, hidden, 2, parts, &err), LC_OK);
+    cr_assert_eq(lc_infer_head(ctx, hidden + 2 * 2, 1, parts + 2 * 3, &err), LC_OK);
+    cr_assert_eq(lc_infer_head(ctx, hidden + 3 * 2, 2, parts + 3 * 3, &err), LC_OK);
+    cr_assert_eq(memcmp(whole, parts, sizeof whole), 0);
+    lc_infer_close(ctx);
+    lc_model_free(t.m);
+}
+
+/* A narrow matrix (many short rows) is cut into jobs of more than LC_INFER_ROWS rows:
+ * the same bits as row by row. */
+Test(infer_matmul, narrow_rows_take_longer_jobs) {
+    enum { ROWS = 5000, COLS = 2, N = 3 };
+    static float w[ROWS * COLS], x[N * COLS], y[N * ROWS];
+    for (int i = 0; i < ROWS * COLS; i++)
+        w[i] = (float)((i * 7919) % 1000 - 500) / 256;
+    for (int i = 0; i < N * COLS; i++)
+        x[i] = (float)(i + 1) / 3;
+    lc_model *m = lc_model_new();
+    lc_tensor *t;
+    lc_error err = { 0 };
+    const uint64_t shape[2] = { ROWS, COLS };
+    cr_assert_eq(lc_model_add_tensor(m, "w", LC_DT_F32, 2, shape, &t, &err), LC_OK);
+    t->data = (const uint8_t *)w;
+    lc_infer_mat mat;
+    cr_assert_eq(lc_infer_mat_init(&mat, t, &err), LC_OK);
+    lc_infer_mm mm;
+    cr_assert_eq(lc_infer_mm_build(&mm, 2, COLS, mat.row_bytes, &err), LC_OK);
+    cr_assert_eq(lc_infer_matmul(&mm, &mat, NULL, x, N, y, &err), LC_OK);
+    for (int r = 0; r < ROWS; r++)
+        for (int k = 0; k < N; k++) {
+            float want[1];
+            lc_infer_tile()(w + r * COLS, 1, x + k * COLS, 1, COLS, want, 1);
+            cr_assert_eq(y[k * ROWS + r], want[0], "row %d token %d", r, k);
+        }
+    lc_infer_mm_free(&mm);
+    lc_model_free(m);
+}
+
 static lc_code count_layers(void *user, uint32_t layer, const float *h, size_t n, size_t embd,
                             lc_error *err) {
     (void)h;
@@ -397,6 +446,14 @@ Test(infer_forward, refuses_what_it_cannot_run) {
     memset(&err, 0, sizeof err);
     cr_assert_eq(lc_infer_open(t.m, llama, &t.hp, LC_SPELL_GGUF, NULL, &ctx, &err),
                  LC_E_MALFORMED, "a layer past block_count");
+    lc_model_free(t.m);
+
+    t = make_tiny(NULL);                  /* found by fuzz_infer: 600 GB of layers asked */
+    t.hp.block_count = UINT32_MAX;
+    memset(&err, 0, sizeof err);
+    cr_assert_eq(lc_infer_open(t.m, llama, &t.hp, LC_SPELL_GGUF, NULL, &ctx, &err),
+                 LC_E_MALFORMED, "more layers than tensors");
+    cr_assert(strstr(err.msg, "block_count 4294967295"), "%s", err.msg);
     lc_model_free(t.m);
 
     t = make_tiny(NULL);

@@ -1,0 +1,59 @@
+/* infer/infer_impl.h: private to infer/infer*.c: the opened model (infer_open.c finds
+ * and reads its weights; infer.c runs the forward pass over them). */
+#ifndef LC_INFER_INFER_IMPL_H
+#define LC_INFER_INFER_IMPL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "infer/blocks.h"
+#include "infer/infer.h"
+#include "infer/matmul.h"
+
+/* One layer's weights: matrices read row by row (runs of rows for the parts of a fused
+ * matrix and the experts of a stack), 1-D tensors held in float32 (gemma's norms with
+ * their + 1 when read from transformers' spelling). */
+typedef struct lc_infer_layer {
+    float *attn_norm;           /* [embd] */
+    float *ffn_norm;            /* [embd] */
+    float *attn_post_norm;      /* [embd] on the attention's output; NULL when absent */
+    float *ffn_post_norm;       /* [embd] on the FFN's output; NULL when absent */
+    float *q_norm, *k_norm;     /* [head_dim] per head before RoPE; NULL when absent */
+    float *bq, *bk, *bv;        /* [q_dim], [kv_dim], [kv_dim]; NULL when absent */
+    lc_infer_mat wq;            /* [q_dim, embd] */
+    lc_infer_mat wk, wv;        /* [kv_dim, embd] */
+    lc_infer_mat wo;            /* [embd, q_dim] */
+    lc_infer_mat gate, up;      /* [ff, embd] (dense) */
+    lc_infer_mat down;          /* [embd, ff] (dense) */
+    bool moe;                   /* a router and experts instead of gate/up/down */
+    lc_infer_mat router;        /* [n_expert, embd] */
+    lc_infer_mat *egate, *eup;  /* [n_expert] of [ff_exp, embd] */
+    lc_infer_mat *edown;        /* [n_expert] of [embd, ff_exp] */
+    bool sliding;               /* attends within the window, with the local RoPE */
+} lc_infer_layer;
+
+struct lc_infer {
+    uint32_t n_layers, embd, n_heads, n_kv_heads, head_dim, ff, vocab;
+    uint32_t q_dim, kv_dim;     /* n_heads * head_dim, n_kv_heads * head_dim */
+    uint32_t n_expert, n_expert_used, ff_exp;
+    bool norm_topk;             /* the chosen experts' weights renormalised */
+    float eps;
+    float attn_scale;           /* on q . k */
+    uint32_t window;            /* the sliding layers' */
+    float embd_scale;           /* on the embedding; 1 when none */
+    float final_softcap;        /* 0: none */
+    lc_act act;
+    lc_infer_mat tok_embd;      /* [vocab, embd] */
+    lc_infer_mat output;        /* [vocab, embd]; token_embd's when tied */
+    float *output_norm;         /* [embd] */
+    lc_infer_layer *layers;     /* [n_layers] */
+    lc_infer_rope rope;         /* the global layers': rope.inv_freq [rope_dim / 2] */
+    lc_infer_rope rope_local;   /* the sliding layers' (own base), when any */
+    lc_infer_rope rope_long;    /* longrope's long factors, for sequences past the
+                                 * original context; n_rot 0 when none */
+    uint32_t long_after;        /* sequences longer than this use rope_long */
+    lc_infer_mm mm;             /* per-thread weight rows */
+    uint8_t *raw_row;           /* [tok_embd.row_bytes] one embedding row as stored */
+};
+
+#endif

@@ -1,0 +1,426 @@
+#!/usr/bin/env python3
+"""Generates the fixture folders of the families transformers 5 made: fixtures/hf/qwen3,
+qwen3moe, qwen3moe-fused, gemma3, mixtral and phi3.
+
+Unlike make_hf_fixtures.py (numpy through safetensors' serializer, transformers 4.46),
+every file here except tokenizer.model is written by transformers 5 itself: the model is
+<Family>ForCausalLM(config) built by torch under a fixed seed, its weights spread so
+that norms, projections and routers are not their near-trivial initial values, cast to
+bfloat16 (what the Hub's checkpoints of all five families use) and written by
+save_pretrained; the tokenizer is trained on scripts/hf/corpus.txt and written by the
+family's transformers tokenizer class.
+
+Run with the transformers-5 venv (scripts/hf/make-tf5-venv.sh; torch from
+$LC_TORCH_SITE):
+    build/tf5-venv/bin/python scripts/make_hf_tf5_fixtures.py [NAME...]
+It replaces the fixtures/MANIFEST.tsv rows of the folders it makes.
+
+Sizes: each folder plus its four reference GGUFs stays under 1.5 MiB, so the MoE
+families use hidden 32 and expert width 32 (eight experts of two layers dominate).
+
+What transformers 5 writes, and the deliberate edits, each named here:
+  - config.json is transformers 5's: "dtype" (not "torch_dtype"), RoPE under
+    "rope_parameters" (no top-level "rope_theta"; gemma3's holds "full_attention" and
+    "sliding_attention" entries), qwen3moe's expert count as "num_local_experts" (the
+    Hub's Qwen3-MoE configs say "num_experts"), gemma3's "_sliding_window_pattern".
+  - MoE experts: transformers 5 holds them fused in memory (experts.gate_up_proj
+    [n_expert, 2 * n_ff, n_embd], experts.down_proj [n_expert, n_embd, n_ff]) but its
+    save_pretrained reverses its loading conversion and writes the Hub's per-expert
+    layout: mixtral block_sparse_moe.experts.N.w1/w2/w3.weight, qwen3moe
+    mlp.experts.N.gate_proj/up_proj/down_proj.weight. So both MoE folders are
+    per-expert, and qwen3moe-fused is the one edit: qwen3moe's very tensors
+    re-serialized (safetensors.torch) in the fused layout, which the pinned converter
+    also reads for Qwen2/3-MoE (never for Mixtral), and its config.json spells the
+    expert count "num_experts" as the Hub's Qwen3-MoE configs do. Otherwise its config,
+    tokenizer and logits are qwen3moe's (checked here: transformers loads both to the
+    same logits; make_llama_ref.py checks that the converter writes the same bytes).
+  - tokenizer_config.json: transformers 5's "extra_special_tokens" list renamed
+    "additional_special_tokens" (see save_tokenizer: the pinned converter's
+    transformers 4.57.6 fails on the list).
+  - tokenizer.model: transformers 5's tokenizers are all tokenizers-backed and no
+    longer write it, but the Hub's gemma3, mixtral and phi3 folders ship it and the
+    converter reads it; the sentencepiece file the tokenizer was made from is copied in.
+  - mixtral is sharded (small max_shard_size): layer 0's w1/w2 of every expert lie in
+    the first file, its w3 in the second, so stacking an expert tensor reads both.
+  - MoE routers: the seed is the first from the base one whose router logits, over
+    fixtures/infer/tokens.txt, keep the k-th and (k+1)-th choices of every token and
+    layer at least ROUTER_GAP apart, so llama.cpp's rounded activations (f16, bf16,
+    Q8_0 references) pick the same experts as transformers' float32.
+Per family, what is exercised (and why the value):
+  qwen3     head_dim 32 != hidden 64 / 4 heads, q_norm/k_norm, tied embeddings, GQA 2,
+            byte-level BPE with Qwen2's regex and NFC normalizer (Qwen2Tokenizer), a
+            chat template (transformers 5 writes chat_template.jinja), non-special added
+            tokens <think> </think>, config vocabulary padded past the tokenizer's.
+  qwen3moe  8 experts (llama.cpp's quantize rules for n_expert == 8 fire), top-2,
+            norm_topk_prob true (llama.cpp always renormalises for qwen3moe),
+            moe_intermediate_size 32 != intermediate_size 64, head_dim 16 != 32 / 4.
+  gemma3    6 layers: llama.cpp has no per-layer pattern key for gemma3 and uses every
+            6th layer global, as transformers' default layer_types (5 sliding, 1 full);
+            sliding_window 8 (< the 24 test tokens), RoPE base 1e5 global / 1e3 local,
+            query_pre_attn_scalar = head_dim 32 (llama.cpp ignores the key and scales by
+            1/sqrt(head_dim) except for its 62-layer 27B), final_logit_softcapping 3
+            (it bends these logits: the largest is 1.8 after it), attn_logit_softcapping null (the converter
+            asserts it), head_dim 32 != 32 / 2, tied embeddings, SentencePiece with
+            Gemma's layout (pad 0, eos 1, bos 2, unk 3, no dummy prefix, identity
+            normaliser, split digits, byte fallback), vocabulary padded (tokens become
+            [PAD..]), norms stored zero-centred (the converter adds 1).
+  mixtral   8 experts top-2, GQA 2, untied, llama-style SentencePiece, sharded.
+  phi3      fused qkv_proj (GQA: 64 + 2 * 32 rows) and gate_up_proj, longrope with
+            original_max_position_embeddings 16 < max 64 (attention factor
+            sqrt(1 + ln 4 / ln 16)); the 24 test tokens and llama.cpp's context (>= 256
+            after padding) both exceed 16, so both use long_factor; sliding_window 2047
+            as Phi-3-mini's (llama.cpp disables Phi SWA; it never bites on 24 tokens);
+            SentencePiece plus 4 added special tokens and a padded vocabulary.
+"""
+import hashlib
+import json
+import os
+import shutil
+import sys
+import tempfile
+
+import numpy as np
+import safetensors
+import sentencepiece as spm
+import tokenizers
+import torch
+import transformers
+from safetensors.torch import load_file, save_file
+from tokenizers import Regex, Tokenizer, models, normalizers, pre_tokenizers, trainers
+from transformers import (AutoModelForCausalLM, Gemma3ForCausalLM, Gemma3TextConfig,
+                          GemmaTokenizer, LlamaTokenizer, MixtralConfig, MixtralForCausalLM,
+                          Phi3Config, Phi3ForCausalLM, Qwen2Tokenizer, Qwen3Config,
+                          Qwen3ForCausalLM, Qwen3MoeConfig, Qwen3MoeForCausalLM)
+from transformers.models.qwen2.tokenization_qwen2 import PRETOKENIZE_REGEX
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+FIX = os.path.join(ROOT, "fixtures")
+CORPUS = os.path.join(ROOT, "scripts", "hf", "corpus.txt")
+TOKENS = [int(x) for x in open(os.path.join(FIX, "infer", "tokens.txt")).read().split(",")]
+ROUTER_GAP = 0.1
+CHAT_TEMPLATE = ("{% for m in messages %}{{ '<|im_start|>' + m['role'] + '\\n' + m['content'] + "
+                 "'<|im_end|>\\n' }}{% endfor %}"
+                 "{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}")
+
+
+def spread(model, seed, zero_norms=False, router=None):
+    """Every weight drawn again under `seed`: norms 1 + N(0, 0.1) (gemma's zero-centred
+    N(0, 0.1): it multiplies by 1 + w), routers N(0, 1) so their choices are clear, the
+    rest N(0, 0.1)."""
+    torch.manual_seed(seed)
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if name.endswith("norm.weight"):
+                p.copy_(torch.randn_like(p) * 0.1 + (0.0 if zero_norms else 1.0))
+            elif router and name.endswith(router):
+                p.copy_(torch.randn_like(p))
+            else:
+                p.copy_(torch.randn_like(p) * 0.1)
+
+
+def router_gap(model):
+    """The smallest logit gap between the k-th and (k+1)-th expert of any token and layer,
+    with the model's weights as bfloat16 widened to float32 (what the references hold)."""
+    m = model.to(torch.bfloat16).to(torch.float32).eval()
+    k = m.config.num_experts_per_tok
+    with torch.no_grad():
+        out = m(torch.tensor([TOKENS]), output_router_logits=True, use_cache=False)
+    gaps = []
+    for r in out.router_logits:
+        top = torch.topk(r.reshape(-1, r.shape[-1]).float(), k + 1, dim=-1).values
+        gaps.append(float((top[:, k - 1] - top[:, k]).min()))
+    return min(gaps)
+
+
+def build_moe(cls, cfg, seed, router):
+    """cls(cfg) spread under the first seed from `seed` whose routing is clear."""
+    for s in range(seed, seed + 100):
+        torch.manual_seed(s)
+        model = cls(cfg)
+        spread(model, s, router=router)
+        gap = router_gap(model)
+        if gap >= ROUTER_GAP:
+            print(f"make_hf_tf5_fixtures: {cfg.model_type} seed {s}, router gap {gap:.3f}")
+            return model
+    raise SystemExit(f"make_hf_tf5_fixtures: no seed from {seed} gives router gap {ROUTER_GAP}")
+
+
+def save_model(model, out, **kw):
+    model = model.to(torch.bfloat16)
+    model.config.dtype = "bfloat16"
+    model.save_pretrained(out, **kw)
+
+
+def train_spm(tmp, vocab_size, **opts):
+    """A sentencepiece BPE model trained in tmp under a relative name (the trainer records
+    model_prefix in the file), returned as tmp/spm/tokenizer.model. The identity
+    normaliser and kept whitespace are Llama's, Mistral's and Gemma's (and keep the file
+    small: nmt_nfkc would carry a 240 KB character map)."""
+    cwd = os.getcwd()
+    os.chdir(tmp)
+    try:
+        os.makedirs("spm")
+        spm.SentencePieceTrainer.train(
+            input=CORPUS, model_prefix="spm/tokenizer", vocab_size=vocab_size,
+            model_type="bpe", byte_fallback=True, character_coverage=1.0, num_threads=1,
+            minloglevel=2, normalization_rule_name="identity", remove_extra_whitespaces=False,
+            **opts)
+    finally:
+        os.chdir(cwd)
+    return os.path.join(tmp, "spm", "tokenizer.model")
+
+
+def spm_tokenizer(cls, tmp, out, **kw):
+    """cls loaded from tmp/spm (relative path: transformers records it), saved to out,
+    with the sentencepiece file itself copied beside it."""
+    cwd = os.getcwd()
+    os.chdir(tmp)
+    try:
+        tok = cls.from_pretrained("spm", **kw)
+    finally:
+        os.chdir(cwd)
+    shutil.copy(os.path.join(tmp, "spm", "tokenizer.model"), out)
+    return tok
+
+
+def qwen_tokenizer(out, vocab_size):
+    """Byte-level BPE trained with Qwen2Tokenizer's own pre-tokenizer and normalizer,
+    then made a Qwen2Tokenizer from its vocab and merges (as Qwen3's tokenizer_config
+    names it), with Qwen's specials and two non-special added tokens."""
+    tok = Tokenizer(models.BPE())
+    tok.normalizer = normalizers.NFC()
+    tok.pre_tokenizer = pre_tokenizers.Sequence([
+        pre_tokenizers.Split(Regex(PRETOKENIZE_REGEX), behavior="isolated", invert=False),
+        pre_tokenizers.ByteLevel(add_prefix_space=False, trim_offsets=False, use_regex=False)])
+    trainer = trainers.BpeTrainer(vocab_size=vocab_size, min_frequency=1, show_progress=False,
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+    tok.train([CORPUS], trainer)
+    tj = json.loads(tok.to_str())
+    merges = [tuple(m) if isinstance(m, list) else tuple(m.split(" "))
+              for m in tj["model"]["merges"]]
+    # <|endoftext|> first (the constructor adds it), then the chat markers: Qwen's order.
+    q = Qwen2Tokenizer(vocab=tj["model"]["vocab"], merges=merges, unk_token=None,
+                       bos_token=None, eos_token="<|endoftext|>", pad_token="<|endoftext|>",
+                       model_max_length=512)
+    q.add_special_tokens({"additional_special_tokens": ["<|im_start|>", "<|im_end|>"]})
+    q.eos_token = "<|im_end|>"
+    q.add_tokens(["<think>", "</think>"])
+    q.chat_template = CHAT_TEMPLATE
+    save_tokenizer(q, out)
+    return q
+
+
+def save_tokenizer(tok, out):
+    """tok.save_pretrained(out), then the one edit the pinned converter needs:
+    transformers 5 writes "extra_special_tokens" as a list, which transformers 4.57.6
+    (the converter's, through AutoTokenizer) takes for a dict and fails on
+    ("'list' object has no attribute 'keys'"). The list is renamed to
+    "additional_special_tokens", the key the Hub's 4.x-era files carry and both read."""
+    tok.save_pretrained(out)
+    path = os.path.join(out, "tokenizer_config.json")
+    with open(path, encoding="utf-8") as f:
+        tc = json.load(f)
+    if isinstance(tc.get("extra_special_tokens"), list):
+        tc["additional_special_tokens"] = tc.pop("extra_special_tokens")
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(tc, f, indent=2, sort_keys=True, ensure_ascii=False)
+            f.write("\n")
+
+
+def pad64(n):
+    return (n + 63) // 64 * 64
+
+
+def make_qwen3(out):
+    tok = qwen_tokenizer(out, 340)
+    cfg = Qwen3Config(vocab_size=pad64(len(tok)), hidden_size=64, intermediate_size=96,
+                      num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+                      head_dim=32, max_position_embeddings=512, rms_norm_eps=1e-6,
+                      rope_parameters={"rope_type": "default", "rope_theta": 1000000.0},
+                      tie_word_embeddings=True, bos_token_id=None,
+                      eos_token_id=tok.convert_tokens_to_ids("<|im_end|>"),
+                      pad_token_id=tok.convert_tokens_to_ids("<|endoftext|>"),
+                      architectures=["Qwen3ForCausalLM"])
+    torch.manual_seed(6006)
+    model = Qwen3ForCausalLM(cfg)
+    spread(model, 6006)
+    save_model(model, out)
+
+
+def make_qwen3moe(out):
+    tok = qwen_tokenizer(out, 340)
+    cfg = Qwen3MoeConfig(vocab_size=pad64(len(tok)), hidden_size=32, intermediate_size=64,
+                         moe_intermediate_size=32, num_hidden_layers=2, num_attention_heads=4,
+                         num_key_value_heads=2, head_dim=16, num_experts=8,
+                         num_experts_per_tok=2, norm_topk_prob=True, decoder_sparse_step=1,
+                         mlp_only_layers=[], max_position_embeddings=512, rms_norm_eps=1e-6,
+                         rope_parameters={"rope_type": "default", "rope_theta": 1000000.0},
+                         tie_word_embeddings=False, bos_token_id=None,
+                         eos_token_id=tok.convert_tokens_to_ids("<|im_end|>"),
+                         pad_token_id=tok.convert_tokens_to_ids("<|endoftext|>"),
+                         architectures=["Qwen3MoeForCausalLM"])
+    save_model(build_moe(Qwen3MoeForCausalLM, cfg, 7007, "mlp.gate.weight"), out)
+
+
+def make_qwen3moe_fused(out):
+    """qwen3moe's files, its per-expert tensors stacked into transformers 5's fused ones."""
+    src = os.path.join(os.path.dirname(out), "qwen3moe")
+    for fn in os.listdir(src):
+        if not fn.endswith(".safetensors") and fn != "config.json":
+            shutil.copy(os.path.join(src, fn), out)
+    w = load_file(os.path.join(src, "model.safetensors"))
+    with open(os.path.join(src, "config.json")) as f:
+        cfg = json.load(f)
+    # The Hub's spelling of the expert count (transformers 5 writes num_local_experts).
+    hub = {("num_experts" if k == "num_local_experts" else k): v for k, v in cfg.items()}
+    with open(os.path.join(out, "config.json"), "w") as f:
+        json.dump(hub, f, indent=2, sort_keys=True)
+        f.write("\n")
+    fused = {k: v for k, v in w.items() if ".mlp.experts." not in k}
+    for i in range(cfg["num_hidden_layers"]):
+        p = f"model.layers.{i}.mlp.experts."
+        per = {n: torch.stack([w.pop(f"{p}{e}.{n}.weight")
+                               for e in range(hub["num_experts"])])
+               for n in ("gate_proj", "up_proj", "down_proj")}
+        fused[p + "gate_up_proj"] = torch.cat([per["gate_proj"], per["up_proj"]], dim=1)
+        fused[p + "down_proj"] = per["down_proj"]
+    assert not [k for k in w if ".mlp.experts." in k]
+    save_file(fused, os.path.join(out, "model.safetensors"), metadata={"format": "pt"})
+    a = logits_of(src)
+    b = logits_of(out)
+    assert torch.equal(a, b), "qwen3moe-fused: transformers' logits differ from qwen3moe's"
+
+
+def logits_of(folder):
+    m = AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32,
+                                             attn_implementation="eager").eval()
+    with torch.no_grad():
+        return m(torch.tensor([TOKENS]), use_cache=False).logits
+
+
+def make_gemma3(out):
+    with tempfile.TemporaryDirectory() as tmp:
+        train_spm(tmp, 370, pad_id=0, eos_id=1, bos_id=2, unk_id=3, pad_piece="<pad>",
+                  eos_piece="<eos>", bos_piece="<bos>", unk_piece="<unk>",
+                  control_symbols=["<mask>"],
+                  user_defined_symbols=["<start_of_turn>", "<end_of_turn>"],
+                  add_dummy_prefix=False, split_digits=True)
+        tok = spm_tokenizer(GemmaTokenizer, tmp, out, add_bos_token=True)
+    assert len(tok) == 370, len(tok)      # no specials added past the sentencepiece model
+    save_tokenizer(tok, out)
+    cfg = Gemma3TextConfig(vocab_size=pad64(len(tok)), hidden_size=32, intermediate_size=64,
+                           num_hidden_layers=6, num_attention_heads=2, num_key_value_heads=1,
+                           head_dim=32, query_pre_attn_scalar=32, sliding_window=8,
+                           max_position_embeddings=512, rms_norm_eps=1e-6,
+                           rope_parameters={
+                               "full_attention": {"rope_type": "default", "rope_theta": 100000.0},
+                               "sliding_attention": {"rope_type": "default", "rope_theta": 1000.0}},
+                           final_logit_softcapping=3.0, attn_logit_softcapping=None,
+                           hidden_activation="gelu_pytorch_tanh", tie_word_embeddings=True,
+                           pad_token_id=0, eos_token_id=1, bos_token_id=2,
+                           architectures=["Gemma3ForCausalLM"])
+    assert cfg.layer_types == ["sliding_attention"] * 5 + ["full_attention"], cfg.layer_types
+    torch.manual_seed(8008)
+    model = Gemma3ForCausalLM(cfg)
+    spread(model, 8008, zero_norms=True)
+    save_model(model, out)
+
+
+def make_mixtral(out):
+    with tempfile.TemporaryDirectory() as tmp:
+        train_spm(tmp, 400)
+        tok = spm_tokenizer(LlamaTokenizer, tmp, out, add_bos_token=True)
+    save_tokenizer(tok, out)
+    cfg = MixtralConfig(vocab_size=len(tok), hidden_size=32, intermediate_size=32,
+                        num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+                        num_local_experts=8, num_experts_per_tok=2, max_position_embeddings=512,
+                        rms_norm_eps=1e-5, sliding_window=None,
+                        rope_parameters={"rope_type": "default", "rope_theta": 1000000.0},
+                        tie_word_embeddings=False, bos_token_id=1, eos_token_id=2,
+                        architectures=["MixtralForCausalLM"])
+    save_model(build_moe(MixtralForCausalLM, cfg, 9009, "mlp.gate.weight"), out,
+               max_shard_size="100KB")
+
+
+def make_phi3(out):
+    specials = ["<|endoftext|>", "<|assistant|>", "<|user|>", "<|end|>"]
+    with tempfile.TemporaryDirectory() as tmp:
+        train_spm(tmp, 360)
+        tok = spm_tokenizer(LlamaTokenizer, tmp, out, add_bos_token=False)
+    tok.add_special_tokens({"additional_special_tokens": specials})
+    tok.eos_token = "<|endoftext|>"
+    tok.pad_token = "<|endoftext|>"
+    save_tokenizer(tok, out)
+    rng = np.random.default_rng(1010)
+    n_rot = 64 // 4
+    long_f = [round(float(x), 4) for x in np.sort(rng.uniform(1.0, 8.0, n_rot // 2))]
+    short_f = [round(float(x), 4) for x in np.sort(rng.uniform(1.0, 1.5, n_rot // 2))]
+    cfg = Phi3Config(vocab_size=pad64(len(tok)), hidden_size=64, intermediate_size=96,
+                     num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+                     max_position_embeddings=64, original_max_position_embeddings=16,
+                     rope_parameters={"rope_type": "longrope", "rope_theta": 10000.0,
+                                      "partial_rotary_factor": 1.0,
+                                      "short_factor": short_f, "long_factor": long_f,
+                                      "original_max_position_embeddings": 16},
+                     sliding_window=2047, rms_norm_eps=1e-5, tie_word_embeddings=False,
+                     bos_token_id=1, eos_token_id=tok.convert_tokens_to_ids("<|endoftext|>"),
+                     pad_token_id=tok.convert_tokens_to_ids("<|endoftext|>"),
+                     architectures=["Phi3ForCausalLM"])
+    torch.manual_seed(1010)
+    model = Phi3ForCausalLM(cfg)
+    spread(model, 1010)
+    save_model(model, out)
+
+
+MAKERS = {"qwen3": make_qwen3, "qwen3moe": make_qwen3moe, "qwen3moe-fused": make_qwen3moe_fused,
+          "gemma3": make_gemma3, "mixtral": make_mixtral, "phi3": make_phi3}
+
+
+def producer_of(name, fn):
+    if fn == "tokenizer.model":
+        return "sentencepiece"
+    if name == "qwen3moe-fused":
+        return ("make_hf_tf5_fixtures.py (qwen3moe's tensors fused, safetensors.torch)"
+                if fn.endswith(".safetensors") else
+                "make_hf_tf5_fixtures.py (qwen3moe's, num_experts spelled as on the Hub)"
+                if fn == "config.json" else "copy of hf/qwen3moe")
+    if fn.startswith(("tokenizer", "special_tokens", "chat_template")):
+        return "transformers save_pretrained (tokenizer)"
+    return "transformers save_pretrained"
+
+
+def update_manifest(rows, folders):
+    path = os.path.join(FIX, "MANIFEST.tsv")
+    with open(path) as f:
+        lines = f.read().splitlines()
+    kept = [ln for ln in lines if not ln.startswith(tuple(f"hf/{n}/" for n in folders))]
+    with open(path, "w") as f:
+        f.write("\n".join(kept + rows) + "\n")
+
+
+def main():
+    names = sys.argv[1:] or list(MAKERS)
+    bad = [n for n in names if n not in MAKERS]
+    if bad:
+        sys.exit(f"make_hf_tf5_fixtures: unknown {bad}; known: {list(MAKERS)}")
+    torch.set_num_threads(1)
+    ver = (f"torch={torch.__version__.split('+')[0]};transformers={transformers.__version__};"
+           f"tokenizers={tokenizers.__version__};sentencepiece={spm.__version__};"
+           f"safetensors={safetensors.__version__}")
+    rows = []
+    for name in [n for n in MAKERS if n in names]:      # qwen3moe before qwen3moe-fused
+        out = os.path.join(FIX, "hf", name)
+        shutil.rmtree(out, ignore_errors=True)
+        os.makedirs(out)
+        MAKERS[name](out)
+        for fn in sorted(os.listdir(out)):
+            with open(os.path.join(out, fn), "rb") as f:
+                digest = hashlib.sha256(f.read()).hexdigest()
+            rows.append("\t".join([f"hf/{name}/{fn}", producer_of(name, fn), ver, digest]))
+        size = sum(os.path.getsize(os.path.join(out, fn)) for fn in os.listdir(out))
+        print(f"make_hf_tf5_fixtures: fixtures/hf/{name} {size} bytes")
+    update_manifest(rows, names)
+
+
+if __name__ == "__main__":
+    main()
