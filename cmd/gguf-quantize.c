@@ -11,9 +11,14 @@ int main(int argc, char **argv) {
     lc_cli_list tensor_types = { .n = 0 }, overrides = { .n = 0 }, include = { .n = 0 },
                 exclude = { .n = 0 };
     lc_gguf_split_args split = { 0 };
-    char types[512];
+    char types[512], with_im[256] = "";
     lc_ftype_names(0, true, false, " ", types, sizeof types);
-    char about[1280];
+    for (size_t i = 0, len = 0; i < lc_ftype_count(); i++) {     /* the ones --imatrix adds */
+        const lc_ftype *f = lc_ftype_at(i);
+        if (lc_ftype_available_imatrix(f) && !lc_ftype_available(f) && len + 16 < sizeof with_im)
+            len += (size_t)snprintf(with_im + len, sizeof with_im - len, " %s", f->name);
+    }
+    char about[1536];
     snprintf(about, sizeof about,
              "Writes what llama.cpp's llama-quantize writes for TYPE (with the same "
              "--imatrix, or without one), byte for byte: the same tensor types (the mixes' per-tensor rules, "
@@ -21,7 +26,8 @@ int main(int argc, char **argv) {
              "alignment. IN is a GGUF model (the first part of a split one) or a Hugging Face folder (converted as "
              "safetensors2gguf does, in the same pass). OUT defaults to "
              "ggml-model-TYPE.gguf beside IN; NTHREADS is -t.\n"
-             "TYPE (case-insensitive, or llama.cpp's numeric id): %s; Q3_K, Q4_K, Q5_K are the _M mixes.", types);
+             "TYPE (case-insensitive, or llama.cpp's numeric id): %s; Q3_K, Q4_K, Q5_K are the _M mixes; "
+             "with --imatrix also:%s.", types, with_im);
     const lc_cli_opt opts[] = {
         { "pure", 0, NULL, "no per-tensor rules: every quantized tensor gets TYPE's base type",
           .flag = &o.pure },

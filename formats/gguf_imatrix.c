@@ -15,6 +15,7 @@
 
 typedef struct entry {
     char *name;                 /* owned */
+    size_t seq;                 /* its place in the file (the later of a repeated name wins) */
     uint64_t nvalues, nmat;
     const lc_tensor *sums, *counts;     /* GGUF */
     uint64_t sums_at;           /* legacy: file offset of the values */
@@ -23,7 +24,9 @@ typedef struct entry {
 
 struct lc_imatrix {
     lc_model *gguf;             /* GGUF: owns the map the tensors view */
-    lc_map *map;                /* legacy */
+    lc_map *map;                /* legacy, opened from a path */
+    const uint8_t *data;        /* legacy: the file's bytes (map's, or the caller's) */
+    uint64_t size;
     entry *e;
     size_t n;
     char *dataset;
@@ -44,7 +47,9 @@ void lc_imatrix_free(lc_imatrix *im) {
 }
 
 static int by_name(const void *a, const void *b) {
-    return strcmp(((const entry *)a)->name, ((const entry *)b)->name);
+    const entry *x = a, *y = b;
+    const int c = strcmp(x->name, y->name);
+    return c ? c : x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
 static lc_code add_entry(lc_imatrix *im, size_t *cap, const char *name, size_t len,
@@ -58,7 +63,7 @@ static lc_code add_entry(lc_imatrix *im, size_t *cap, const char *name, size_t l
         *cap = nc;
     }
     entry *e = &im->e[im->n];
-    *e = (entry){ 0 };
+    *e = (entry){ .seq = im->n };
     if (!(e->name = lc_strndup(name, len)))
         return lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory");
     im->n++;
@@ -76,7 +81,7 @@ static lc_code read_i32(lc_rd *r, int32_t *v, const char *what) {
 }
 
 static lc_code open_legacy(lc_imatrix *im, lc_error *err) {
-    lc_rd r = lc_rd_init(im->map->data, im->map->size, 0, err);
+    lc_rd r = lc_rd_init(im->data, im->size, 0, err);
     char where[96] = "";
     size_t cap = 0;
     int32_t n_entries;
@@ -109,12 +114,10 @@ static lc_code open_legacy(lc_imatrix *im, lc_error *err) {
         const uint64_t at_v = lc_rd_at(&r);
         if ((rc = lc_rd_bytes(&r, (uint64_t)nval * 4, &vals, "the values")) != LC_OK)
             break;
-        /* A repeated name replaces the earlier entry (std::map's operator[]). */
+        /* A repeated name replaces the earlier entry (std::map's operator[]): merged
+         * after the sort (merge_names). */
         entry *e = NULL;
-        for (size_t k = 0; k < im->n && !e; k++)
-            if (strlen(im->e[k].name) == nlen && memcmp(im->e[k].name, name, nlen) == 0)
-                e = &im->e[k];
-        if (!e && (rc = add_entry(im, &cap, (const char *)name, nlen, &e, err)) != LC_OK)
+        if ((rc = add_entry(im, &cap, (const char *)name, nlen, &e, err)) != LC_OK)
             break;
         e->nvalues = (uint64_t)nval;
         e->nmat = 1;
@@ -129,7 +132,7 @@ static lc_code open_legacy(lc_imatrix *im, lc_error *err) {
     uint8_t cnt[4] = { 0 };
     const uint64_t left = lc_rd_left(&r);
     if (left > 0) {
-        memcpy(cnt, im->map->data + r.pos, left < 4 ? (size_t)left : 4);
+        memcpy(cnt, im->data + r.pos, left < 4 ? (size_t)left : 4);
         im->chunks = (int32_t)lc_load_le32(cnt);
         if (left >= 4) {
             r.pos += 4;
@@ -155,8 +158,10 @@ static bool strip(const char *name, const char *suffix, size_t *len) {
     return true;
 }
 
+/* The GGUF is parsed from PATH (its own map) or, when path is NULL, from im->data. */
 static lc_code open_gguf(lc_imatrix *im, const char *path, lc_error *err) {
-    LC_TRY(lc_gguf_load(path, &im->gguf, err));
+    LC_TRY(path ? lc_gguf_load(path, &im->gguf, err)
+                : lc_gguf_load_mem(im->data, im->size, &im->gguf, err));
     const lc_model *m = im->gguf;
     const size_t nt = lc_model_tensor_count(m);
     if (nt < 1)
@@ -186,11 +191,7 @@ static lc_code open_gguf(lc_imatrix *im, const char *path, lc_error *err) {
         if (!sums && !strip(t->name, ".counts", &len))
             continue;
         entry *e = NULL;
-        for (size_t k = 0; k < im->n && !e; k++)
-            if (strlen(im->e[k].name) == len && memcmp(im->e[k].name, t->name, len) == 0)
-                e = &im->e[k];
-        if (!e)
-            LC_TRY(add_entry(im, &cap, t->name, len, &e, err));
+        LC_TRY(add_entry(im, &cap, t->name, len, &e, err));
         if (t->dtype != LC_DT_F32)
             return lc_fail(err, LC_E_MALFORMED, LC_NO_OFFSET, "%s is %s, not F32", t->name,
                            lc_dtype_name(t->dtype));
@@ -199,6 +200,24 @@ static lc_code open_gguf(lc_imatrix *im, const char *path, lc_error *err) {
         else
             e->counts = t;
     }
+    /* The .in_sum2 and .counts of one name meet once sorted (ggml refuses a repeated
+     * tensor name, so there is one of each at most). */
+    if (im->n > 1)
+        qsort(im->e, im->n, sizeof *im->e, by_name);
+    size_t w = 0;
+    for (size_t k = 0; k < im->n; k++) {
+        if (w > 0 && strcmp(im->e[w - 1].name, im->e[k].name) == 0) {
+            entry *d = &im->e[w - 1];
+            if (im->e[k].sums)
+                d->sums = im->e[k].sums;
+            if (im->e[k].counts)
+                d->counts = im->e[k].counts;
+            lc_free(im->e[k].name);
+            continue;
+        }
+        im->e[w++] = im->e[k];
+    }
+    im->n = w;
     for (size_t k = 0; k < im->n; k++) {
         entry *e = &im->e[k];
         lc_error *er = err;
@@ -219,16 +238,27 @@ static lc_code open_gguf(lc_imatrix *im, const char *path, lc_error *err) {
     return LC_OK;
 }
 
-lc_code lc_imatrix_open(const char *path, lc_imatrix **out, lc_error *err) {
+/* Opens from PATH, or (path NULL) from the caller's buf/size. */
+static lc_code open_any(const char *path, const void *buf, uint64_t size, lc_imatrix **out,
+                        lc_error *err) {
     *out = NULL;
     lc_imatrix *im = lc_calloc(1, sizeof *im);
     if (!im)
         return lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory");
-    lc_code rc = lc_map_open(path, &im->map, err);
+    lc_code rc = LC_OK;
+    if (path && (rc = lc_map_open(path, &im->map, err)) == LC_OK) {
+        buf = im->map->data;
+        size = im->map->size;
+    }
+    im->data = buf;
+    im->size = size;
     if (rc == LC_OK) {
-        if (im->map->size >= 4 && memcmp(im->map->data, "GGUF", 4) == 0) {
-            lc_map_close(im->map);      /* the GGUF reader maps it itself */
-            im->map = NULL;
+        if (size >= 4 && memcmp(buf, "GGUF", 4) == 0) {
+            if (path) {
+                lc_map_close(im->map);  /* the GGUF reader maps it itself */
+                im->map = NULL;
+                im->data = NULL;
+            }
             rc = open_gguf(im, path, err);
         } else {
             rc = open_legacy(im, err);
@@ -241,9 +271,28 @@ lc_code lc_imatrix_open(const char *path, lc_imatrix **out, lc_error *err) {
         lc_imatrix_free(im);
         return rc;
     }
-    qsort(im->e, im->n, sizeof *im->e, by_name);
+    /* Sorted by name; of a repeated name (legacy) the last in the file is kept. */
+    if (im->n > 1)
+        qsort(im->e, im->n, sizeof *im->e, by_name);
+    size_t w = 0;
+    for (size_t k = 0; k < im->n; k++) {
+        if (k + 1 < im->n && strcmp(im->e[k].name, im->e[k + 1].name) == 0) {
+            lc_free(im->e[k].name);
+            continue;
+        }
+        im->e[w++] = im->e[k];
+    }
+    im->n = w;
     *out = im;
     return LC_OK;
+}
+
+lc_code lc_imatrix_open(const char *path, lc_imatrix **out, lc_error *err) {
+    return open_any(path, NULL, 0, out, err);
+}
+
+lc_code lc_imatrix_open_mem(const void *buf, uint64_t size, lc_imatrix **out, lc_error *err) {
+    return open_any(NULL, buf, size, out, err);
 }
 
 size_t lc_imatrix_count(const lc_imatrix *im) { return im->n; }
@@ -281,7 +330,7 @@ lc_code lc_imatrix_weights(const lc_imatrix *im, size_t i, uint64_t mat, float *
     const entry *e = &im->e[i];
     const uint64_t ne0 = e->nvalues / e->nmat;
     if (im->legacy) {
-        memcpy(out, im->map->data + e->sums_at, (size_t)ne0 * 4);
+        memcpy(out, im->data + e->sums_at, (size_t)ne0 * 4);
         const int64_t ncall = e->ncall;
         if (ncall > 0)
             for (uint64_t k = 0; k < ne0; k++)

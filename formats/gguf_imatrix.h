@@ -39,6 +39,8 @@ typedef struct lc_imatrix lc_imatrix;
  * than F32, missing metadata keys), with err->where the entry and err->path PATH. On
  * failure *out is NULL. */
 lc_code lc_imatrix_open(const char *path, lc_imatrix **out, lc_error *err);
+/* The same from SIZE bytes at BUF (tests, fuzzing), which must outlive the result. */
+lc_code lc_imatrix_open_mem(const void *buf, uint64_t size, lc_imatrix **out, lc_error *err);
 void    lc_imatrix_free(lc_imatrix *im);
 
 /* The entries, sorted by name (strcmp); i < lc_imatrix_count. */

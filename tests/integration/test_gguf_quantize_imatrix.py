@@ -193,3 +193,19 @@ def test_types_that_need_a_matrix(model, tmp_path):
     r = run("--imatrix", im, big, out, "Q2_K_S", ok=False)
     assert r.returncode == 1 and "blk.1.ffn_gate.weight" in r.stderr, r.stderr
     assert "importance matrix" in r.stderr and not out.exists()
+
+
+def test_dat_repeated_name_keeps_the_last(model, tmp_path):
+    # llama.cpp reads a .dat into a map: an entry whose name repeats replaces the earlier.
+    st = stats_for(model)
+    good = tmp_path / "good.imatrix.dat"
+    write_dat(good, st)
+    b = bytearray(good.read_bytes())
+    name = b"blk.0.attn_q.weight"
+    bad = struct.pack("<i", len(name)) + name + struct.pack("<ii", 3, 8) + b"\0" * 32
+    (n,) = struct.unpack_from("<i", b)
+    dup = tmp_path / "dup.imatrix.dat"
+    dup.write_bytes(struct.pack("<i", n + 1) + bad + bytes(b[4:]))
+    run("-q", "--imatrix", good, model, tmp_path / "a.gguf", "Q4_0")
+    run("-q", "--imatrix", dup, model, tmp_path / "b.gguf", "Q4_0")
+    assert data(tmp_path / "a.gguf") == data(tmp_path / "b.gguf")
