@@ -308,13 +308,14 @@ lc_code lc_arch_hparams_finish(const lc_arch *a, lc_hparams *hp, lc_error *err) 
         return LC_OK;
     if (hp->ssm_inner_size % hp->ssm_time_step_rank != 0)
         return lc_fail(err, LC_E_MALFORMED, LC_NO_OFFSET, "ssm.inner_size %" PRIu32 " is not a "
-                       "multiple of ssm.time_step_rank %" PRIu32 " (the value heads)",
-                       hp->ssm_inner_size, hp->ssm_time_step_rank);
+                       "multiple of ssm.time_step_rank %" PRIu32 " (the value heads, "
+                       "linear_num_value_heads)", hp->ssm_inner_size, hp->ssm_time_step_rank);
     hp->ssm_head_v = hp->ssm_inner_size / hp->ssm_time_step_rank;
     if (!hp->ssm_group_count || hp->ssm_time_step_rank % hp->ssm_group_count != 0)
-        return lc_fail(err, LC_E_MALFORMED, LC_NO_OFFSET, "the value heads (ssm.time_step_rank "
-                       "%" PRIu32 ") are not a multiple of the key heads (ssm.group_count %"
-                       PRIu32 ")", hp->ssm_time_step_rank, hp->ssm_group_count);
+        return lc_fail(err, LC_E_MALFORMED, LC_NO_OFFSET, "the value heads (ssm.time_step_rank, "
+                       "linear_num_value_heads %" PRIu32 ") are not a multiple of the key heads "
+                       "(ssm.group_count, linear_num_key_heads %" PRIu32 ")",
+                       hp->ssm_time_step_rank, hp->ssm_group_count);
     if (!hp->ssm_state_size || !hp->ssm_conv_kernel || !hp->ssm_head_v)
         return lc_fail(err, LC_E_MALFORMED, LC_NO_OFFSET, "the recurrent layers need a state "
                        "size, a convolution kernel and value heads (ssm.state_size, "

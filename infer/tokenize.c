@@ -90,6 +90,7 @@ static const struct {
     { "llama3",    LC_PRE_LLAMA3,  true,  true  },
     { "llama-v3",  LC_PRE_LLAMA3,  true,  true  },
     { "qwen2",     LC_PRE_QWEN2,   false, false },
+    { "qwen35",    LC_PRE_QWEN35,  false, false },
     { "gpt-2",     LC_PRE_GPT2,    false, false },
 };
 
@@ -301,7 +302,7 @@ lc_code lc_tok_open(const lc_model *m, lc_tok **out, lc_error *err) {
         if (i == n) {
             rc = lc_fail(err, LC_E_UNSUPPORTED, LC_NO_OFFSET,
                          "pre-tokenizer \"%.60s\" is not implemented (we tokenize \"llama-bpe\", "
-                         "\"qwen2\", \"gpt-2\" and \"default\")", pre);
+                         "\"qwen2\", \"qwen35\", \"gpt-2\" and \"default\")", pre);
             lc_err_context(err, NULL, "tokenizer.ggml.pre");
             goto done;
         }

@@ -50,7 +50,7 @@ enum {
 };
 
 enum lc_tok_kind { LC_TOK_SPM, LC_TOK_BPE };
-enum lc_tok_pre { LC_PRE_DEFAULT, LC_PRE_LLAMA3, LC_PRE_QWEN2, LC_PRE_GPT2 };
+enum lc_tok_pre { LC_PRE_DEFAULT, LC_PRE_LLAMA3, LC_PRE_QWEN2, LC_PRE_QWEN35, LC_PRE_GPT2 };
 
 struct lc_tok {
     enum lc_tok_kind kind;

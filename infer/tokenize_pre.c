@@ -13,6 +13,9 @@
  *              byte per class; every code point matches one alternative there, so the
  *              result is the llama-bpe walk with one-digit numbers (checked against
  *              llama.cpp on the test strings).
+ *   qwen35     qwen2's with the combining marks (\p{M}) in the letter runs:
+ *              [^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+ and  ?[^\s\p{L}\p{M}\p{N}]+[\r\n]*
+ *              (llama.cpp's unicode_regex_split_custom_qwen35 walk).
  *   gpt-2      's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)
  *              (unicode_regex_split_custom_gpt2: case-sensitive contractions, and a
  *              code point nothing matches is a piece of its own).
@@ -73,8 +76,9 @@ static size_t contraction(const span *s, size_t pos, bool any_case) {
     return 0;
 }
 
-/* llama-bpe (max_digits 3) and qwen2 (1). */
-static void split_llama3(span *s, size_t max_digits) {
+/* llama-bpe (max_digits 3), qwen2 (1) and qwen35 (1, marks: \p{M} runs with letters). */
+static void split_llama3(span *s, size_t max_digits, bool marks) {
+    const uint16_t LET = LC_UC_LETTER | (marks ? LC_UC_MARK : 0);
     for (size_t pos = s->ini; pos < s->end && s->rc == LC_OK;) {
         const uint32_t cpt = cp_at(s, pos);
         const uint16_t f = fl_at(s, pos);
@@ -84,11 +88,11 @@ static void split_llama3(span *s, size_t max_digits) {
             emit(s, pos);
             continue;
         }
-        /* [^\r\n\p{L}\p{N}]?\p{L}+ */
+        /* [^\r\n\p{L}\p{N}]?\p{L}+ (qwen35: [\p{L}\p{M}]+) */
         if (!(cpt == '\r' || cpt == '\n' || (f & LC_UC_NUMBER)) &&
-            ((f & LC_UC_LETTER) || (fl_at(s, pos + 1) & LC_UC_LETTER))) {
+            ((f & LET) || (fl_at(s, pos + 1) & LET))) {
             pos++;
-            while (fl_at(s, pos) & LC_UC_LETTER)
+            while (fl_at(s, pos) & LET)
                 pos++;
             emit(s, pos);
             continue;
@@ -108,9 +112,9 @@ static void split_llama3(span *s, size_t max_digits) {
         /* ' '?[^\s\p{L}\p{N}]+[\r\n]*: the test reads the space's own class (f), the
          * loop the next one's, as llama.cpp's does. */
         uint16_t f2 = cpt == ' ' ? fl_at(s, pos + 1) : f;
-        if (!(f2 & (WS | LC_UC_LETTER | LC_UC_NUMBER)) && f) {
+        if (!(f2 & (WS | LET | LC_UC_NUMBER)) && f) {
             pos += cpt == ' ';
-            while (!(f2 & (WS | LC_UC_LETTER | LC_UC_NUMBER)) && f2)
+            while (!(f2 & (WS | LET | LC_UC_NUMBER)) && f2)
                 f2 = fl_at(s, ++pos);
             for (uint32_t c2 = cp_at(s, pos); c2 == '\r' || c2 == '\n'; c2 = cp_at(s, ++pos)) {
             }
@@ -231,7 +235,8 @@ static void split_triples(span *s) {
     emit(s, s->end);
 }
 
-enum step { STEP_LLAMA3, STEP_QWEN2, STEP_GPT2, STEP_PUNCT, STEP_NUM, STEP_TRIPLES };
+enum step { STEP_LLAMA3, STEP_QWEN2, STEP_QWEN35, STEP_GPT2, STEP_PUNCT, STEP_NUM,
+            STEP_TRIPLES };
 
 /* Runs one split over every piece of IN (lengths), appending to OUT. */
 static lc_code run_step(enum step st, const uint32_t *cpts, const lc_tok_ids *in,
@@ -240,8 +245,9 @@ static lc_code run_step(enum step st, const uint32_t *cpts, const lc_tok_ids *in
     for (size_t i = 0; i < in->n; i++) {
         span s = { cpts, at, at + (size_t)in->v[i], at, out, err, LC_OK };
         switch (st) {
-        case STEP_LLAMA3:  split_llama3(&s, 3); break;
-        case STEP_QWEN2:   split_llama3(&s, 1); break;
+        case STEP_LLAMA3:  split_llama3(&s, 3, false); break;
+        case STEP_QWEN2:   split_llama3(&s, 1, false); break;
+        case STEP_QWEN35:  split_llama3(&s, 1, true); break;
         case STEP_GPT2:    split_gpt2(&s); break;
         case STEP_PUNCT:   split_runs(&s, is_p_or_sym); break;
         case STEP_NUM:     split_runs(&s, is_num); break;
@@ -257,13 +263,14 @@ static lc_code run_step(enum step st, const uint32_t *cpts, const lc_tok_ids *in
 lc_code lc_tok_pre_split(enum lc_tok_pre pre, const uint32_t *cpts, size_t n,
                          lc_tok_ids *out, lc_error *err) {
     static const enum step LLAMA3[] = { STEP_LLAMA3 }, QWEN2[] = { STEP_QWEN2 },
-                           GPT2[] = { STEP_GPT2 },
+                           QWEN35[] = { STEP_QWEN35 }, GPT2[] = { STEP_GPT2 },
                            DEFAULT[] = { STEP_PUNCT, STEP_GPT2, STEP_NUM, STEP_TRIPLES };
     const enum step *steps = DEFAULT;
     size_t n_steps = 4;
     switch (pre) {
     case LC_PRE_LLAMA3:  steps = LLAMA3; n_steps = 1; break;
     case LC_PRE_QWEN2:   steps = QWEN2;  n_steps = 1; break;
+    case LC_PRE_QWEN35:  steps = QWEN35; n_steps = 1; break;
     case LC_PRE_GPT2:    steps = GPT2;   n_steps = 1; break;
     case LC_PRE_DEFAULT: break;
     }

@@ -42,6 +42,8 @@ static void verdict(lc_vf_run *r) {
         because(r, "DST has tensors SRC lacks (%s)", t->extra);
     if (g->tok_differ)
         because(r, "tokenizer: DST's ids differ from SRC's at position %zu", g->tok_at);
+    if (g->unrunnable)
+        because(r, "%s", g->note);
     if (g->ran) {
         if (!(g->kl_mean <= l->kl_mean))
             because(r, "mean KL %.3g > %.3g", g->kl_mean, l->kl_mean);

@@ -62,3 +62,143 @@ def test_round_trip_gives_the_folder_back(made, model, outtype, tmp_path):
     got = safetensors(back)
     assert set(got) == set(src)
     assert [k for k in src if got[k] != src[k]] == []
+
+
+# ---- the forward pass ----
+
+@pytest.mark.parametrize("source", ["hf", "f32", "bf16"])
+@pytest.mark.parametrize("model", MODELS)
+def test_forward_pass_equals_transformers(made, model, source, tmp_path):
+    """transformers' own float32 logits are 6.0e-6 (of the largest) off float64's on this
+    fixture, ours 7.4e-6: the bound of 1e-5 is float32's, not a looser one."""
+    ref = np.load(INFER / f"{model}.npy")
+    assert ref.shape[0] >= 64
+    path = HF / model if source == "hf" else made(model, source)
+    out = tmp_path / "logits.f32"
+    r = run(TBIN / "lc-infer", path, "@" + str(INFER / "tokens-long.txt"), out)
+    assert r.returncode == 0, r.stderr
+    ours = np.fromfile(out, dtype=np.float32).reshape(ref.shape)
+    assert np.abs(ours - ref).max() / np.abs(ref).max() < 1e-5
+
+
+# ---- model-verify ----
+
+@pytest.mark.parametrize("outtype", ["bf16", "q8_0"])
+@pytest.mark.parametrize("model", MODELS)
+def test_model_verify_passes_intact(made, model, outtype):
+    rc, j, err = verify(HF / model, made(model, outtype))
+    assert rc == 0, (err, j and j["why"])
+    assert j["verdict"] == "pass" and j["tensors"]["outside"] == 0
+
+
+def test_model_verify_passes_the_way_back(made, tmp_path):
+    back = tmp_path / "back.safetensors"
+    assert run(BIN / "gguf2safetensors", "-q", made("qwen35", "f16"), back).returncode == 0
+    rc, j, err = verify(made("qwen35", "f16"), back)
+    assert rc == 0, (err, j and j["why"])
+
+
+# The recurrent layer 3's tensors whose value heads move (2 key heads, 4 value heads).
+VHEADS = ["blk.3.attn_qkv.weight", "blk.3.attn_gate.weight", "blk.3.ssm_beta.weight",
+          "blk.3.ssm_alpha.weight", "blk.3.ssm_a", "blk.3.ssm_dt.bias",
+          "blk.3.ssm_conv1d.weight", "blk.3.ssm_out.weight"]
+
+
+def untile(name, d):
+    """d (GGUF's tiled value heads of tensor `name`) back in transformers' grouped order:
+    what a converter that skipped the reorder writes."""
+    nk, r, dk, dv = 2, 2, 8, 8
+    if name.endswith(("attn_qkv.weight", "ssm_conv1d.weight")):
+        qk, v = d[:2 * nk * dk], d[2 * nk * dk:]
+        v = v.reshape(r, nk, dv, -1).transpose(1, 0, 2, 3).reshape(v.shape)
+        return np.concatenate([qk, v])
+    if name.endswith("ssm_out.weight"):
+        return d.reshape(-1, r, nk, dv).transpose(0, 2, 1, 3).reshape(d.shape)
+    unit = dv if name.endswith("attn_gate.weight") else 1
+    return d.reshape(r, nk, unit, -1).transpose(1, 0, 2, 3).reshape(d.shape)
+
+
+def plant_vheads(g):
+    for name in VHEADS:
+        t = g.tensor(name)
+        t[1] = untile(name, t[1].copy())
+
+
+def plant_a_log(g):
+    t = g.tensor("blk.3.ssm_a")
+    t[1] = np.log(-t[1]).astype(t[1].dtype)       # A_log as transformers stores it
+
+
+def plant_kind(g):
+    f = g.field("qwen35.attention.recurrent_layers")
+    v = list(f[1])
+    v[3] = False
+    f[1] = v
+
+
+HYBRID_DEFECTS = {
+    "v_heads_not_reordered": ("qwen35", "f32", plant_vheads, lambda j: (
+        set(failing(j)) == set(VHEADS)),
+        "blk.3."),
+    "a_log_without_neg_exp": ("qwen35", "bf16", plant_a_log, lambda j: (
+        set(failing(j)) == {"blk.3.ssm_a"}), "blk.3.ssm_a"),
+    "recurrent_layer_marked_full": ("qwen35", "bf16", plant_kind, lambda j: (
+        diffs(j) == ["qwen35.attention.recurrent_layers[3]"]),
+        "qwen35.attention.recurrent_layers[3]"),
+}
+
+
+@pytest.mark.parametrize("defect", list(HYBRID_DEFECTS))
+def test_hybrid_defect_is_caught_and_located(made, tmp_path, defect):
+    model, outtype, plant, check, named = HYBRID_DEFECTS[defect]
+    g = Gguf(made(model, outtype))
+    plant(g)
+    bad = g.write(tmp_path / f"{defect}.gguf")
+    rc, j, err = verify(HF / model, bad)
+    assert rc == 1, err
+    assert j["verdict"] == "fail" and named in j["why"], j["why"]
+    assert check(j), json.dumps({k: j[k] for k in ("why", "metadata")}, indent=1)
+
+
+# ---- bad input ----
+
+def edit_config(d, **kw):
+    cfg = json.loads((d / "config.json").read_text())
+    cfg.update(kw)
+    (d / "config.json").write_text(json.dumps(cfg))
+    return cfg
+
+
+def test_layer_list_of_the_wrong_length(tmp_path):
+    d = folder_copy("qwen35", tmp_path)
+    cfg = json.loads((d / "config.json").read_text())
+    edit_config(d, layer_types=cfg["layer_types"][:5])
+    line = refused(d, "layer_types has 5 entries but num_hidden_layers is 6", tmp_path, "qwen35")
+    assert "config.json" in line
+
+
+def test_recurrent_layer_without_its_state_tensors(tmp_path):
+    d = folder_copy("qwen35", tmp_path)
+    f = d / "model.safetensors"
+    gone = ("model.layers.3.linear_attn.A_log", "model.layers.3.linear_attn.conv1d.weight")
+    rewrite_safetensors(f, f, lambda t: {k: v for k, v in t.items() if k not in gone})
+    line = refused(d, "layer 3 of 7 has no model.layers.3.linear_attn.A_log (GGUF blk.3.ssm_a), "
+                   "which a recurrent layer needs", tmp_path, "qwen35")
+
+
+def test_state_sizes_that_do_not_divide(tmp_path):
+    d = folder_copy("qwen35", tmp_path)
+    edit_config(d, linear_num_value_heads=3)
+    line = refused(d, "are not a multiple of the key heads", tmp_path, "qwen35")
+    assert "linear_num_value_heads 3" in line and "config.json" in line
+
+
+def test_attention_layer_marked_recurrent(tmp_path):
+    """The list and the tensors disagree the other way: a full-attention layer named
+    linear_attention lacks the recurrent tensors."""
+    d = folder_copy("qwen35", tmp_path)
+    cfg = json.loads((d / "config.json").read_text())
+    kinds = cfg["layer_types"]
+    kinds[2] = "linear_attention"
+    edit_config(d, layer_types=kinds)
+    refused(d, "layer 2 of 7 has no model.layers.2.linear_attn.", tmp_path, "qwen35")
