@@ -10,11 +10,11 @@
 #include "libconvert/alloc.h"
 
 extern const lc_arch lc_arch_llama, lc_arch_qwen2, lc_arch_qwen3, lc_arch_qwen3moe,
-    lc_arch_gemma3, lc_arch_phi3, lc_arch_qwen35;
+    lc_arch_gemma3, lc_arch_phi3, lc_arch_qwen35, lc_arch_qwen35moe;
 
 static const lc_arch *const FAMILIES[] = { &lc_arch_llama, &lc_arch_qwen2, &lc_arch_qwen3,
                                            &lc_arch_qwen3moe, &lc_arch_gemma3, &lc_arch_phi3,
-                                           &lc_arch_qwen35, NULL };
+                                           &lc_arch_qwen35, &lc_arch_qwen35moe, NULL };
 
 const lc_arch *const *lc_arch_all(void) { return FAMILIES; }
 
@@ -355,6 +355,8 @@ static uint64_t dim_value(lc_dim d, const lc_hparams *hp) {
     case LC_DIM_SSM_VHEADS: return hp->ssm_time_step_rank;
     case LC_DIM_SSM_HEAD_V: return hp->ssm_head_v;
     case LC_DIM_SSM_KERNEL: return hp->ssm_conv_kernel;
+    case LC_DIM_FF_SHEXP: return hp->expert_shared_ff_length;
+    case LC_DIM_ONE: return 1;
     case LC_DIM_NONE: break;
     }
     return 0;
@@ -519,6 +521,7 @@ static double hp_get(const lc_hparams *hp, lc_hp f, uint32_t file_type) {
     case LC_HP_ATTN_SCALE: return hp->attn_scale;
     case LC_HP_FINAL_SOFTCAP: return hp->final_softcap;
     case LC_HP_FILE_TYPE: return file_type;
+    case LC_HP_EXPERT_SHARED_FF_LENGTH: return hp->expert_shared_ff_length;
     case LC_HP_NEXTN_LAYERS: return hp->nextn_layers;
     case LC_HP_FULL_ATTN_INTERVAL: return hp->full_attn_interval;
     case LC_HP_SSM_CONV_KERNEL: return hp->ssm_conv_kernel;
@@ -560,6 +563,7 @@ void lc_arch_hparam_set(lc_hparams *hp, lc_hp f, double d) {
     case LC_HP_ATTN_SCALE: hp->attn_scale = d; break;
     case LC_HP_FINAL_SOFTCAP: hp->final_softcap = d; break;
     case LC_HP_TIE_WORD_EMBEDDINGS: hp->tie_word_embeddings = d != 0; break;
+    case LC_HP_EXPERT_SHARED_FF_LENGTH: hp->expert_shared_ff_length = u; break;
     case LC_HP_NEXTN_LAYERS: hp->nextn_layers = u; break;
     case LC_HP_FULL_ATTN_INTERVAL: hp->full_attn_interval = u; break;
     case LC_HP_SSM_CONV_KERNEL: hp->ssm_conv_kernel = u; break;

@@ -58,6 +58,11 @@ typedef enum lc_role {
     LC_ROLE_FFN_GATE_EXPS,  /* [expert, ff_exp, embd]: the experts' gates, stacked */
     LC_ROLE_FFN_UP_EXPS,    /* [expert, ff_exp, embd] */
     LC_ROLE_FFN_DOWN_EXPS,  /* [expert, embd, ff_exp] */
+    /* A shared expert beside the routed ones (qwen35moe): out += sigmoid(gate_inp_shexp
+     * . x) * SwiGLU(x) */
+    LC_ROLE_FFN_GATE_INP_SHEXP, /* [1, embd] */
+    LC_ROLE_FFN_GATE_SHEXP, LC_ROLE_FFN_UP_SHEXP,   /* [ff_shexp, embd] */
+    LC_ROLE_FFN_DOWN_SHEXP,     /* [embd, ff_shexp] */
     /* The gated full-attention layer (qwen35): ATTN_Q holds each head's query and its
      * output gate side by side, [n_head x (q, gate) x head_dim, embd]. */
     /* The Gated-DeltaNet recurrent layer (qwen35), ssm_* in llama.cpp's words: */
@@ -102,6 +107,8 @@ typedef enum lc_dim {
     LC_DIM_SSM_VHEADS,  /* ssm_time_step_rank: value heads */
     LC_DIM_SSM_HEAD_V,  /* ssm_inner_size / ssm_time_step_rank */
     LC_DIM_SSM_KERNEL,  /* ssm_conv_kernel */
+    LC_DIM_FF_SHEXP,    /* expert_shared_feed_forward_length */
+    LC_DIM_ONE,         /* 1 */
 } lc_dim;
 
 /* How llama.cpp rotates a head's dimensions, which fixes the row order of Q and K in
@@ -208,6 +215,7 @@ typedef struct lc_hparams {
     uint32_t expert_used_count;     /* top-k */
     uint32_t expert_ff_length;      /* expert_feed_forward_length; 0: feed_forward_length */
     bool     expert_norm_topk;      /* the top-k weights renormalised to sum to 1 */
+    uint32_t expert_shared_ff_length;   /* the shared expert's width; 0: none */
     uint32_t sliding_window;        /* 0: none */
     uint32_t swa_pattern;           /* every swa_pattern-th layer attends globally, the
                                      * others within sliding_window (gemma3: 6); 0: all
@@ -243,6 +251,7 @@ typedef enum lc_hp {
     LC_HP_SLIDING_WINDOW, LC_HP_SWA_PATTERN, LC_HP_ATTN_SCALE, LC_HP_FINAL_SOFTCAP,
     LC_HP_VALUE_DIM,        /* attention.value_length: written as head_dim; read, it
                              * changes nothing (key_length is the head size) */
+    LC_HP_EXPERT_SHARED_FF_LENGTH,
     LC_HP_NEXTN_LAYERS, LC_HP_FULL_ATTN_INTERVAL, LC_HP_SSM_CONV_KERNEL,
     LC_HP_SSM_STATE_SIZE, LC_HP_SSM_GROUP_COUNT, LC_HP_SSM_TIME_STEP_RANK,
     LC_HP_SSM_INNER_SIZE,

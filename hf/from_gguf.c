@@ -111,15 +111,17 @@ static lc_code back_tensor(lc_model *out, lc_model *work, const lc_tensor *s, co
 /* A stack of experts [expert, rows, cols] back to one tensor per expert under the row's
  * per-expert transformers spelling. */
 static lc_code back_experts(lc_model *out, lc_model *work, const lc_tensor *s,
-                            const lc_arch_tensor *row, uint32_t layer, lc_dtype dtype,
-                            lc_error *err) {
+                            const lc_arch *a, uint32_t n_own, const lc_arch_tensor *row,
+                            uint32_t layer, lc_dtype dtype, lc_error *err) {
     if (s->ndim != 3 || s->shape[0] == 0 || s->nbytes % s->shape[0] != 0)
         return lc_fail(err, LC_E_MALFORMED, LC_NO_OFFSET, "tensor %.80s is not a stack of "
                        "experts [expert, rows, cols]", s->name);
     const uint64_t piece = s->nbytes / s->shape[0];
     for (uint64_t e = 0; e < s->shape[0]; e++) {
-        char hf[160], name[200];
+        char hf[200], name[200], alias[200];
         LC_TRY(lc_arch_name_expert(row, LC_SPELL_HF, layer, (uint32_t)e, hf, sizeof hf, err));
+        if (lc_arch_alias_out(a, n_own, hf, alias, sizeof alias))   /* mtp.* */
+            snprintf(hf, sizeof hf, "%s", alias);
         snprintf(name, sizeof name, "%s[%" PRIu64 "]", s->name, e);
         lc_tensor *one;
         LC_TRY(lc_model_add_tensor(work, name, s->dtype, 2, s->shape + 1, &one, err));
@@ -154,7 +156,7 @@ lc_code lc_hf_from_gguf(lc_model *in, lc_dtype dtype, lc_model **out, lc_error *
         uint32_t layer;
         const lc_arch_tensor *row = lc_arch_find(a, LC_SPELL_GGUF, s->name, &layer);
         if (row && (row->flags & LC_AT_EXPERTS) && row->hf) {
-            rc = back_experts(m, work, s, row, layer, dtype, err);
+            rc = back_experts(m, work, s, a, lc_arch_own_layers(&hp), row, layer, dtype, err);
             if (rc != LC_OK)
                 lc_err_context(err, NULL, s->name);
             continue;

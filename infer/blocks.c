@@ -173,12 +173,13 @@ void lc_infer_conv_silu(float *x, size_t n, uint32_t channels, const float *w,
         float *xt = x + t * channels;
         for (uint32_t ch = 0; ch < channels; ch++) {
             const float *wc = w + (size_t)ch * kernel;
-            float acc = 0;
+            double sum = 0;
             for (uint32_t j = 0; j < kernel; j++) {
                 const size_t back = kernel - 1 - j;     /* w[j] reads position t - back */
                 if (back <= t)
-                    acc += wc[j] * x[(t - back) * channels + ch];
+                    sum += (double)wc[j] * x[(t - back) * channels + ch];
             }
+            const float acc = (float)sum;
             xt[ch] = acc / (1.0f + expf(-acc));
         }
     }
@@ -206,19 +207,19 @@ void lc_infer_delta_step(float *state, const float *q, const float *k, const flo
     for (size_t i = 0; i < (size_t)dk * dv; i++)
         state[i] *= decay;
     for (uint32_t m = 0; m < dv; m++) {
-        float mem = 0;
+        double mem = 0;                     /* sums in double, as the other blocks' */
         for (uint32_t i = 0; i < dk; i++)
-            mem += state[(size_t)i * dv + m] * k[i];
-        scratch[m] = (v[m] - mem) * beta;
+            mem += (double)state[(size_t)i * dv + m] * k[i];
+        scratch[m] = (v[m] - (float)mem) * beta;
     }
     for (uint32_t i = 0; i < dk; i++)
         for (uint32_t m = 0; m < dv; m++)
             state[(size_t)i * dv + m] += k[i] * scratch[m];
     for (uint32_t m = 0; m < dv; m++) {
-        float o = 0;
+        double o = 0;
         for (uint32_t i = 0; i < dk; i++)
-            o += state[(size_t)i * dv + m] * q[i];
-        out[m] = o;
+            o += (double)state[(size_t)i * dv + m] * q[i];
+        out[m] = (float)o;
     }
 }
 

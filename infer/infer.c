@@ -40,7 +40,8 @@ typedef struct run_state {
 
 static lc_code build_run_state(run_state *s, const lc_infer *c, size_t n, lc_error *err) {
     memset(s, 0, sizeof *s);
-    const size_t ff = c->ff > c->ff_exp ? c->ff : c->ff_exp;
+    size_t ff = c->ff > c->ff_exp ? c->ff : c->ff_exp;
+    ff = ff > c->ff_shexp ? ff : c->ff_shexp;
     const size_t ne = c->n_expert, nu = c->n_expert_used;
     struct { void **p; size_t width, size; } bufs[] = {
         { (void **)&s->x, c->embd, 4 }, { (void **)&s->xb, c->embd, 4 },
@@ -295,6 +296,16 @@ static lc_code moe_ffn(lc_infer *c, const lc_infer_layer *L, run_state *s, size_
             for (uint32_t d = 0; d < c->embd; d++)
                 s->proj[t * c->embd + d] += s->ye[i * c->embd + d] * w;
         }
+    }
+    if (!L->shexp)
+        return LC_OK;
+    /* qwen35moe: proj += sigmoid(sgate_inp . h) * shared(h) for every token */
+    LC_TRY(gated_ffn(c, &L->sgate, &L->sup, &L->sdown, s->xb, n, s->hb, s->hb2, s->xe, err));
+    LC_TRY(lc_infer_matmul(&c->mm, &L->sgate_inp, NULL, s->xb, n, s->route, err));
+    for (size_t t = 0; t < n; t++) {
+        const float g = 1.0f / (1.0f + expf(-s->route[t]));
+        for (uint32_t d = 0; d < c->embd; d++)
+            s->proj[t * c->embd + d] += g * s->xe[t * c->embd + d];
     }
     return LC_OK;
 }

@@ -29,6 +29,10 @@ typedef struct lc_infer_layer {
     lc_infer_mat router;        /* [n_expert, embd] */
     lc_infer_mat *egate, *eup;  /* [n_expert] of [ff_exp, embd] */
     lc_infer_mat *edown;        /* [n_expert] of [embd, ff_exp] */
+    bool shexp;                 /* a shared expert beside the routed ones (qwen35moe) */
+    lc_infer_mat sgate, sup;    /* [ff_shexp, embd] */
+    lc_infer_mat sdown;         /* [embd, ff_shexp] */
+    lc_infer_mat sgate_inp;     /* [1, embd]: its weight sigmoid(sgate_inp . x) */
     bool sliding;               /* attends within the window, with the local RoPE */
     /* a Gated-DeltaNet recurrent layer instead of attention (qwen35) */
     bool recurrent;
@@ -46,6 +50,7 @@ struct lc_infer {
     uint32_t n_layers, embd, n_heads, n_kv_heads, head_dim, ff, vocab;
     uint32_t q_dim, kv_dim;     /* n_heads * head_dim, n_kv_heads * head_dim */
     uint32_t n_expert, n_expert_used, ff_exp;
+    uint32_t ff_shexp;          /* the shared expert's width; 0: none */
     bool norm_topk;             /* the chosen experts' weights renormalised */
     float eps;
     float attn_scale;           /* on q . k */

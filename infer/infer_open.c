@@ -228,6 +228,14 @@ static lc_code open_experts(lc_infer *c, const found *f, uint32_t l, lc_infer_la
         return lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory for %" PRIu32 " experts",
                        c->n_expert);
     LC_TRY(lc_infer_mat_init(&L->router, f->layer[l][LC_ROLE_FFN_GATE_INP], err));
+    const lc_tensor *const *t = f->layer[l];
+    if (t[LC_ROLE_FFN_GATE_INP_SHEXP]) {    /* qwen35moe: the shared expert */
+        L->shexp = true;
+        LC_TRY(lc_infer_mat_init(&L->sgate, t[LC_ROLE_FFN_GATE_SHEXP], err));
+        LC_TRY(lc_infer_mat_init(&L->sup, t[LC_ROLE_FFN_UP_SHEXP], err));
+        LC_TRY(lc_infer_mat_init(&L->sdown, t[LC_ROLE_FFN_DOWN_SHEXP], err));
+        LC_TRY(lc_infer_mat_init(&L->sgate_inp, t[LC_ROLE_FFN_GATE_INP_SHEXP], err));
+    }
     for (uint32_t e = 0; e < c->n_expert; e++) {
         LC_TRY(expert_mat(f, l, 0, e, c->ff_exp, &L->egate[e], err));
         LC_TRY(expert_mat(f, l, 1, e, c->ff_exp, &L->eup[e], err));
@@ -338,7 +346,8 @@ static void layer_widest(const lc_infer *c, const lc_infer_layer *L, size_t *col
                          size_t *bytes) {
     const lc_infer_mat *ms[] = { &L->wq, &L->wk, &L->wv, &L->wo, &L->gate, &L->up, &L->down,
                                  &L->router, &L->ssm_qkv, &L->ssm_z, &L->ssm_beta,
-                                 &L->ssm_alpha, &L->ssm_out };
+                                 &L->ssm_alpha, &L->ssm_out, &L->sgate, &L->sup, &L->sdown,
+                                 &L->sgate_inp };
     for (size_t i = 0; i < sizeof ms / sizeof *ms; i++)
         widest(ms[i], cols, bytes);
     for (uint32_t e = 0; L->moe && e < c->n_expert; e++) {
@@ -487,6 +496,7 @@ lc_code lc_infer_open(const lc_model *m, const lc_arch *a, const lc_hparams *hp_
     c->n_expert = hp.expert_count;
     c->n_expert_used = hp.expert_used_count;
     c->ff_exp = hp.expert_ff_length ? hp.expert_ff_length : hp.feed_forward_length;
+    c->ff_shexp = hp.expert_shared_ff_length;
     c->norm_topk = hp.expert_norm_topk;
     c->eps = (float)hp.rms_eps;
     /* transformers scales by query_pre_attn_scalar^-1/2 where a config names it; a GGUF

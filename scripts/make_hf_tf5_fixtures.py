@@ -72,6 +72,7 @@ Per family, what is exercised (and why the value):
             as Phi-3-mini's (llama.cpp disables Phi SWA; it never bites on 24 tokens);
             SentencePiece plus 4 added special tokens and a padded vocabulary.
 """
+import copy
 import hashlib
 import json
 import os
@@ -91,7 +92,8 @@ from transformers import (AutoModelForCausalLM, Gemma3ForCausalLM, Gemma3TextCon
                           GemmaTokenizer, LlamaTokenizer, MixtralConfig, MixtralForCausalLM,
                           Phi3Config, Phi3ForCausalLM, Qwen2Tokenizer, Qwen3Config,
                           Qwen3ForCausalLM, Qwen3MoeConfig, Qwen3MoeForCausalLM,
-                          Qwen3_5ForCausalLM, Qwen3_5TextConfig)
+                          Qwen3_5ForCausalLM, Qwen3_5TextConfig, Qwen3_5MoeForCausalLM,
+                          Qwen3_5MoeTextConfig)
 from transformers.models.qwen2.tokenization_qwen2 import PRETOKENIZE_REGEX
 from transformers.models.qwen3_5.tokenization_qwen3_5 import (
     PRETOKENIZE_REGEX as QWEN35_REGEX, Qwen3_5Tokenizer)
@@ -105,6 +107,7 @@ TOKENS = [int(x) for x in open(os.path.join(FIX, "infer", "tokens.txt")).read().
 TOKENS_LONG = [int(x) for x in
                open(os.path.join(FIX, "infer", "tokens-long.txt")).read().split(",")]
 ROUTER_GAP = 0.1
+FLOAT32_ERROR = 1e-5
 CHAT_TEMPLATE = ("{% for m in messages %}{{ '<|im_start|>' + m['role'] + '\\n' + m['content'] + "
                  "'<|im_end|>\\n' }}{% endfor %}"
                  "{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}")
@@ -125,13 +128,13 @@ def spread(model, seed, zero_norms=False, router=None):
                 p.copy_(torch.randn_like(p) * 0.1)
 
 
-def router_gap(model):
+def router_gap(model, tokens=None):
     """The smallest logit gap between the k-th and (k+1)-th expert of any token and layer,
     with the model's weights as bfloat16 widened to float32 (what the references hold)."""
     m = model.to(torch.bfloat16).to(torch.float32).eval()
     k = m.config.num_experts_per_tok
     with torch.no_grad():
-        out = m(torch.tensor([TOKENS]), output_router_logits=True, use_cache=False)
+        out = m(torch.tensor([tokens or TOKENS]), output_router_logits=True, use_cache=False)
     gaps = []
     for r in out.router_logits:
         top = torch.topk(r.reshape(-1, r.shape[-1]).float(), k + 1, dim=-1).values
@@ -139,13 +142,32 @@ def router_gap(model):
     return min(gaps)
 
 
-def build_moe(cls, cfg, seed, router):
-    """cls(cfg) spread under the first seed from `seed` whose routing is clear."""
+def float32_error(model, tokens):
+    """max |float32 logits - float64 logits| / max |float64 logits| of the model (its
+    bfloat16 weights), eager experts: how far float32 arithmetic alone moves them."""
+    m = copy.deepcopy(model).to(torch.bfloat16).to(torch.float64).eval()
+    m.set_experts_implementation("eager")
+    with torch.no_grad():
+        exact = m(torch.tensor([tokens]), use_cache=False).logits[0]
+        m = m.to(torch.float32)
+        f32 = m(torch.tensor([tokens]), use_cache=False).logits[0].double()
+    return float((f32 - exact).abs().max() / exact.abs().max())
+
+
+def build_moe(cls, cfg, seed, router, spread_fn=None, tokens=None, conditioned=False):
+    """cls(cfg) spread under the first seed from `seed` whose routing is clear (and, when
+    `conditioned`, whose float32 logits are within FLOAT32_ERROR of float64's: a model
+    float32 itself moves further cannot be held to 1e-5 of transformers' float32)."""
     for s in range(seed, seed + 100):
         torch.manual_seed(s)
         model = cls(cfg)
-        spread(model, s, router=router)
-        gap = router_gap(model)
+        if spread_fn:
+            spread_fn(model, s, router=router)
+        else:
+            spread(model, s, router=router)
+        gap = router_gap(model, tokens)
+        if gap >= ROUTER_GAP and conditioned and float32_error(model, tokens) > FLOAT32_ERROR:
+            continue
         if gap >= ROUTER_GAP:
             print(f"make_hf_tf5_fixtures: {cfg.model_type} seed {s}, router gap {gap:.3f}")
             return model
@@ -339,7 +361,7 @@ def make_gemma3(out):
     save_model(model, out)
 
 
-def spread_qwen35(model, seed):
+def spread_qwen35(model, seed, router=None):
     """spread() for Qwen3.5: its RMSNorms are zero-centred (1 + w) but the gated norm of
     the linear-attention layers multiplies by w itself (1 + N(0, 0.1)); A = exp(A_log) is
     drawn from [0.02, 1) so the state decays by exp(-A softplus(a + dt_bias)), between
@@ -348,7 +370,7 @@ def spread_qwen35(model, seed):
     one: the converter computes -exp(A_log) with torch, whose exp (MKL's) is 1 ulp off
     for about 1% of inputs, and libconvert with the correctly rounded expf; the README
     lists that difference, and the fixture keeps to the values where both agree."""
-    spread(model, seed, zero_norms=True)
+    spread(model, seed, zero_norms=True, router=router)
     with torch.no_grad():
         for name, p in model.named_parameters():
             if name.endswith("linear_attn.norm.weight"):
@@ -427,6 +449,61 @@ def make_qwen35(out):
     assert torch.equal(before, logits_of(out, TOKENS_LONG)), "qwen35: the MTP block changed logits"
 
 
+def make_qwen35moe(out):
+    """qwen35's layers with a mixture of experts in every FFN: 8 experts (llama.cpp's
+    n_expert == 8 rules), top-2, a shared expert behind a sigmoid gate. Five layers
+    (linear, linear, full, linear, full) and the MTP block (its FFN a mixture too) keep
+    the folder and its four references small. The seed is also one whose float32 logits
+    stay within 1e-5 of float64's (build_moe's `conditioned`): the first with a clear
+    routing moved 2.4e-5 under float32 alone."""
+    tok = qwen_tokenizer(out, 340, Qwen3_5Tokenizer, QWEN35_REGEX)
+    kinds = ["linear_attention", "linear_attention", "full_attention", "linear_attention",
+             "full_attention"]
+    cfg = Qwen3_5MoeTextConfig(
+        vocab_size=pad64(len(tok)), hidden_size=32, num_hidden_layers=len(kinds),
+        layer_types=kinds, num_attention_heads=2, num_key_value_heads=1, head_dim=32,
+        linear_conv_kernel_dim=4, linear_key_head_dim=8, linear_value_head_dim=8,
+        linear_num_key_heads=2, linear_num_value_heads=4, moe_intermediate_size=16,
+        shared_expert_intermediate_size=16, num_experts=8, num_experts_per_tok=2,
+        max_position_embeddings=512, rms_norm_eps=1e-6,
+        rope_parameters={"rope_type": "default", "rope_theta": 10000.0,
+                         "partial_rotary_factor": 0.25, "mrope_section": [2, 1, 1],
+                         "mrope_interleaved": True},
+        tie_word_embeddings=False, bos_token_id=None,
+        eos_token_id=tok.convert_tokens_to_ids("<|im_end|>"),
+        pad_token_id=tok.convert_tokens_to_ids("<|endoftext|>"),
+        architectures=["Qwen3_5MoeForCausalLM"])
+    def spread_sharp(model, seed, router):
+        """spread_qwen35, the routers 4x sharper: over 72 tokens and 5 layers, N(0, 1)
+        routers leave no seed with the gap ROUTER_GAP asks."""
+        spread_qwen35(model, seed, router=router)
+        with torch.no_grad():
+            for name, p in model.named_parameters():
+                if name.endswith(router):
+                    p.mul_(4.0)
+    model = build_moe(Qwen3_5MoeForCausalLM, cfg, 3636, "mlp.gate.weight",
+                      spread_fn=spread_sharp, tokens=TOKENS_LONG, conditioned=True)
+    save_model(model, out)
+    before = logits_of(out, TOKENS_LONG)
+
+    def moe(p, r):
+        e, h, ff = cfg.num_experts, cfg.hidden_size, cfg.moe_intermediate_size
+        sf = cfg.shared_expert_intermediate_size
+        t = {p + "mlp.gate.weight": (torch.randn(e, h)).to(torch.bfloat16),
+             p + "mlp.shared_expert.gate_proj.weight": r(sf, h),
+             p + "mlp.shared_expert.up_proj.weight": r(sf, h),
+             p + "mlp.shared_expert.down_proj.weight": r(h, sf),
+             p + "mlp.shared_expert_gate.weight": r(1, h)}
+        for x in range(e):
+            t[f"{p}mlp.experts.{x}.gate_proj.weight"] = r(ff, h)
+            t[f"{p}mlp.experts.{x}.up_proj.weight"] = r(ff, h)
+            t[f"{p}mlp.experts.{x}.down_proj.weight"] = r(h, ff)
+        return t
+    add_mtp(out, cfg, 3637, moe=moe)
+    assert torch.equal(before, logits_of(out, TOKENS_LONG)), \
+        "qwen35moe: the MTP block changed logits"
+
+
 def make_mixtral(out):
     with tempfile.TemporaryDirectory() as tmp:
         train_spm(tmp, 400)
@@ -475,7 +552,7 @@ def make_phi3(out):
 
 MAKERS = {"qwen3": make_qwen3, "qwen3moe": make_qwen3moe, "qwen3moe-fused": make_qwen3moe_fused,
           "gemma3": make_gemma3, "mixtral": make_mixtral, "phi3": make_phi3,
-          "qwen35": make_qwen35}
+          "qwen35": make_qwen35, "qwen35moe": make_qwen35moe}
 
 
 def producer_of(name, fn):
