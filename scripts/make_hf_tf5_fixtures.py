@@ -451,20 +451,20 @@ def make_qwen35(out):
 
 def make_qwen35moe(out):
     """qwen35's layers with a mixture of experts in every FFN: 8 experts (llama.cpp's
-    n_expert == 8 rules), top-2, a shared expert behind a sigmoid gate. Five layers
-    (linear, linear, full, linear, full) and the MTP block (its FFN a mixture too) keep
-    the folder and its four references small. The seed is also one whose float32 logits
+    n_expert == 8 rules), top-2, a shared expert behind a sigmoid gate, experts of width
+    8 (their down rows fall back to F16 in the Q8_0 reference). Four layers (linear,
+    linear, full, linear) and the MTP block (its FFN a mixture too) keep the folder and
+    its four references under 1 MiB. The seed is also one whose float32 logits
     stay within 1e-5 of float64's (build_moe's `conditioned`): the first with a clear
     routing moved 2.4e-5 under float32 alone."""
     tok = qwen_tokenizer(out, 340, Qwen3_5Tokenizer, QWEN35_REGEX)
-    kinds = ["linear_attention", "linear_attention", "full_attention", "linear_attention",
-             "full_attention"]
+    kinds = ["linear_attention", "linear_attention", "full_attention", "linear_attention"]
     cfg = Qwen3_5MoeTextConfig(
         vocab_size=pad64(len(tok)), hidden_size=32, num_hidden_layers=len(kinds),
         layer_types=kinds, num_attention_heads=2, num_key_value_heads=1, head_dim=32,
         linear_conv_kernel_dim=4, linear_key_head_dim=8, linear_value_head_dim=8,
-        linear_num_key_heads=2, linear_num_value_heads=4, moe_intermediate_size=16,
-        shared_expert_intermediate_size=16, num_experts=8, num_experts_per_tok=2,
+        linear_num_key_heads=2, linear_num_value_heads=4, moe_intermediate_size=8,
+        shared_expert_intermediate_size=8, num_experts=8, num_experts_per_tok=2,
         max_position_embeddings=512, rms_norm_eps=1e-6,
         rope_parameters={"rope_type": "default", "rope_theta": 10000.0,
                          "partial_rotary_factor": 0.25, "mrope_section": [2, 1, 1],
