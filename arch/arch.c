@@ -205,8 +205,10 @@ lc_code lc_arch_map(const lc_arch *a, lc_spelling from, lc_spelling to, const ch
 
 /* ---- the extra layers' spellings ---- */
 
-bool lc_arch_alias_in(const lc_arch *a, uint32_t n_own, const char *name, char *buf,
-                      size_t cap) {
+/* The family's aliases of the extra layers over NAME (already without
+ * "language_model."). */
+static bool family_alias(const lc_arch *a, uint32_t n_own, const char *name, char *buf,
+                         size_t cap) {
     for (size_t i = 0; i < a->n_aliases; i++) {
         const char *p = a->aliases[i].prefix, *hole = strstr(p, "%u");
         const size_t lead = hole ? (size_t)(hole - p) : strlen(p);
@@ -226,6 +228,48 @@ bool lc_arch_alias_in(const lc_arch *a, uint32_t n_own, const char *name, char *
                          a->aliases[i].instead, rest);
         return w > 0 && (size_t)w < cap;
     }
+    return false;
+}
+
+bool lc_arch_alias_in(const lc_arch *a, uint32_t n_own, const char *name, char *buf,
+                      size_t cap) {
+    /* a multimodal checkpoint's text model: "model.language_model.layers.0..." is the
+     * text model's "model.layers.0..." (ModelBase.filter_tensors drops the word) */
+    static const char LM[] = "language_model.";
+    const char *lm = strstr(name, LM);
+    char plain[256];
+    if (lm) {
+        int w = snprintf(plain, sizeof plain, "%.*s%s", (int)(lm - name), name,
+                         lm + sizeof LM - 1);
+        if (w < 0 || (size_t)w >= sizeof plain)
+            return false;
+        name = plain;
+    }
+    if (family_alias(a, n_own, name, buf, cap))
+        return true;
+    if (!lm)
+        return false;
+    int w = snprintf(buf, cap, "%s", name);
+    return w > 0 && (size_t)w < cap;
+}
+
+bool lc_arch_multimodal(const char *name) {
+    /* TextModel.filter_tensors' markers of the vision and audio towers */
+    static const char *const PREFIX[] = { "mlp", "vit.", "vpm.", "siglip2.", "conformer.",
+                                          "merger.", "resampler.", "sound_encoder.",
+                                          "sound_projection.", "speech_embeddings." };
+    static const char *const WITHIN[] = { "visual.", "vision.", "audio.", "talker.", "vision_",
+                                          "audio_", "token2wav.", "code2wav.", "projector.",
+                                          "pre_mm_projector_norm", "image_newline",
+                                          "view_seperator", "patch_embed", "patch_embedding",
+                                          "patch_merger.", "patch_merge_mlp.",
+                                          "model.connector." };
+    for (size_t i = 0; i < sizeof PREFIX / sizeof *PREFIX; i++)
+        if (strncmp(name, PREFIX[i], strlen(PREFIX[i])) == 0)
+            return true;
+    for (size_t i = 0; i < sizeof WITHIN / sizeof *WITHIN; i++)
+        if (strstr(name, WITHIN[i]))
+            return true;
     return false;
 }
 

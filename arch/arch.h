@@ -445,7 +445,9 @@ uint32_t lc_arch_rope_heads(const lc_arch_tensor *row, const lc_hparams *hp);
 /* The extra layers' spellings (lc_arch.aliases): NAME rewritten into the spelling the
  * rows know ("mtp.fc.weight" -> "model.layers.6.eh_proj.weight" with 6 own layers), and
  * back (a layer >= n_own of a name in the rows' spelling -> the alias). False, buf
- * untouched, when no alias applies. */
+ * untouched, when no alias applies. lc_arch_alias_in also reads a multimodal
+ * checkpoint's text model as the text model ("model.language_model.norm.weight" ->
+ * "model.norm.weight"), as the converter does for every family. */
 bool lc_arch_alias_in(const lc_arch *a, uint32_t n_own, const char *name, char *buf,
                       size_t cap);
 bool lc_arch_alias_out(const lc_arch *a, uint32_t n_own, const char *name, char *buf,
@@ -458,6 +460,10 @@ bool lc_arch_alias_out(const lc_arch *a, uint32_t n_own, const char *name, char 
 typedef struct lc_arch_swap { uint64_t first, outer, a, b, unit; } lc_arch_swap;
 bool lc_arch_vreorder(const lc_arch_tensor *row, const lc_hparams *hp, const lc_tensor *t,
                       lc_arch_swap *sw);
+
+/* A multimodal checkpoint's vision or audio tensor ("model.visual.blocks.0..."): the text
+ * model's conversion leaves it out (TextModel.filter_tensors' markers). */
+bool lc_arch_multimodal(const char *name);
 
 /* The layers a forward pass runs: block_count less the prediction layers. */
 uint32_t lc_arch_own_layers(const lc_hparams *hp);

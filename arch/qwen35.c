@@ -16,7 +16,7 @@
  * (Qwen3_5TextModel's classes in conversion/qwen.py). */
 #include "arch/families.h"
 
-static const char *const CLASSES[] = { "Qwen3_5ForCausalLM", NULL };
+static const char *const CLASSES[] = { "Qwen3_5ForCausalLM", "Qwen3_5ForConditionalGeneration", NULL };
 
 #define L "model.layers.%u."
 static const lc_arch_tensor TENSORS[] = {

@@ -12,7 +12,8 @@
  * only when the config names one). */
 #include "arch/families.h"
 
-static const char *const CLASSES[] = { "Qwen3_5MoeForCausalLM", NULL };
+static const char *const CLASSES[] = { "Qwen3_5MoeForCausalLM", "Qwen3_5MoeForConditionalGeneration",
+                                       NULL };
 
 #define L "model.layers.%u."
 static const lc_arch_tensor TENSORS[] = {

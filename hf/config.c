@@ -318,9 +318,43 @@ static lc_code parse_rope(const cJSON *root, const lc_arch *a, lc_hparams *hp, l
     return LC_OK;
 }
 
+/* A multimodal checkpoint's config keeps the text model's under "text_config": read as
+ * the converter reads it (TextModel.__init__), every text_config entry over the top
+ * level's, into *merged (NULL when there is none). False when out of memory. */
+static bool text_model_view(const cJSON *root, cJSON **merged) {
+    const cJSON *tc = cJSON_GetObjectItemCaseSensitive(root, "text_config");
+    *merged = NULL;
+    if (!cJSON_IsObject(tc))
+        return true;
+    cJSON *m = cJSON_Duplicate(root, true);
+    for (const cJSON *e = tc->child; m && e; e = e->next) {
+        cJSON *v = cJSON_Duplicate(e, true);
+        if (!v || (cJSON_HasObjectItem(m, e->string)
+                       ? !cJSON_ReplaceItemInObjectCaseSensitive(m, e->string, v)
+                       : !cJSON_AddItemToObject(m, e->string, v))) {
+            cJSON_Delete(v);
+            cJSON_Delete(m);
+            return false;
+        }
+    }
+    *merged = m;
+    return m != NULL;
+}
+
+static lc_code parse_text_model(const cJSON *root, lc_hf_config *c, lc_error *err);
+
 static lc_code parse_root(const cJSON *root, lc_hf_config *c, lc_error *err) {
     if (!cJSON_IsObject(root))
         return lc_fail(err, LC_E_MALFORMED, 0, "config.json is not a JSON object");
+    cJSON *m;
+    if (!text_model_view(root, &m))
+        return lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory");
+    lc_code rc = parse_text_model(m ? m : root, c, err);
+    cJSON_Delete(m);
+    return rc;
+}
+
+static lc_code parse_text_model(const cJSON *root, lc_hf_config *c, lc_error *err) {
     LC_TRY(parse_arch(root, c, err));
     lc_hparams *hp = &c->hp;
     hp->rms_eps = c->arch->default_rms_eps;

@@ -223,6 +223,8 @@ static lc_code resolve(lc_tg *c, const lc_tensor *s, lc_arch_hit *hits, size_t *
                        lc_arch_alias_in(a, lc_arch_own_layers(hp), s->name, alias, sizeof alias)
                      ? alias : s->name;
     *n = 0;
+    if (c->spelling == LC_SPELL_HF && lc_arch_multimodal(s->name))
+        return LC_OK;                       /* a vision or audio tower's: not the text model */
     while (lc_arch_lookup(a, c->spelling, name, after, &h)) {
         after = h.row;
         any = true;

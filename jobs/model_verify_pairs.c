@@ -330,6 +330,11 @@ lc_code lc_vf_pair_up(const lc_vf_side *src, const lc_vf_side *dst, lc_vf_tensor
         const char *name = a && src->spelling == LC_SPELL_HF &&
                            lc_arch_alias_in(a, lc_arch_own_layers(&src->hp), t->name, alias,
                                             sizeof alias) ? alias : t->name;
+        if (a && src->spelling == LC_SPELL_HF && lc_arch_multimodal(t->name)) {
+            r->n_skipped++;                 /* a vision or audio tower's */
+            append(r->skipped, sizeof r->skipped, t->name);
+            continue;
+        }
         while (rc == LC_OK && a && lc_arch_lookup(a, src->spelling, name, after, &h)) {
             after = h.row;
             any = true;
@@ -359,6 +364,8 @@ lc_code lc_vf_pair_up(const lc_vf_side *src, const lc_vf_side *dst, lc_vf_tensor
         const char *name = a && dst->spelling == LC_SPELL_HF &&
                            lc_arch_alias_in(a, lc_arch_own_layers(&dst->hp), u->name, alias,
                                             sizeof alias) ? alias : u->name;
+        if (a && dst->spelling == LC_SPELL_HF && lc_arch_multimodal(u->name))
+            continue;
         if (a && lc_arch_lookup(a, dst->spelling, name, NULL, &h) &&
             ((h.row->flags & LC_AT_COMPUTED) || !h.row->gguf))
             continue;

@@ -204,3 +204,82 @@ def test_attention_layer_marked_recurrent(tmp_path):
     kinds[2] = "linear_attention"
     edit_config(d, layer_types=kinds)
     refused(d, "layer 2 of 7 has no model.layers.2.linear_attn.", tmp_path, "qwen35")
+
+
+# ---- the Hub's layout: the multimodal class, its text model converted ----
+
+def multimodal_folder(tmp_path):
+    """fixtures/hf/qwen35 as the Hub ships Qwen3.5: Qwen3_5ForConditionalGeneration, the
+    text model's config under text_config and its tensors under model.language_model.,
+    beside two vision tensors (model.visual.*). The pinned converter writes
+    fixtures/hf-ref/qwen35-*.gguf from it byte for byte (checked by hand: the text model
+    is what it converts)."""
+    d = tmp_path / "qwen35"             # general.name comes from the folder's name
+    d.mkdir()
+    for f in (HF / "qwen35").iterdir():
+        if f.name not in ("model.safetensors", "config.json"):
+            (d / f.name).write_bytes(f.read_bytes())
+    cfg = json.loads((HF / "qwen35" / "config.json").read_text())
+    text = {k: v for k, v in cfg.items() if k not in ("architectures", "transformers_version")}
+    text["model_type"] = "qwen3_5_text"
+    (d / "config.json").write_text(json.dumps({
+        "architectures": ["Qwen3_5ForConditionalGeneration"], "model_type": "qwen3_5",
+        "tie_word_embeddings": cfg["tie_word_embeddings"], "text_config": text,
+        "vision_config": {"depth": 1, "hidden_size": 16, "model_type": "qwen3_5_vision"}}))
+
+    def change(t):
+        out = {(k.replace("model.", "model.language_model.", 1) if k.startswith("model.")
+                else k): v for k, v in t.items()}
+        out["model.visual.patch_embed.proj.weight"] = ("BF16", [16, 3, 2, 4, 4], bytes(2 * 1536))
+        out["model.visual.merger.linear_fc2.weight"] = ("BF16", [32, 64], bytes(2 * 2048))
+        return out
+    rewrite_safetensors(HF / "qwen35" / "model.safetensors", d / "model.safetensors", change)
+    return d
+
+
+@pytest.mark.parametrize("outtype", ["bf16", "q8_0"])
+def test_multimodal_checkpoint_converts_its_text_model(tmp_path, outtype):
+    d = multimodal_folder(tmp_path)
+    out = convert(d, outtype, tmp_path / "out.gguf", "qwen35")
+    assert out.read_bytes() == (REF / f"qwen35-{outtype}.gguf").read_bytes()
+    rc, j, err = verify(d, out)
+    assert rc == 0 and j["verdict"] == "pass", (err, j and j["why"])
+
+
+def test_multimodal_checkpoint_runs_its_text_model(tmp_path):
+    d = multimodal_folder(tmp_path)
+    ref = np.load(INFER / "qwen35.npy")
+    out = tmp_path / "logits.f32"
+    r = run(TBIN / "lc-infer", d, "@" + str(INFER / "tokens-long.txt"), out)
+    assert r.returncode == 0, r.stderr
+    ours = np.fromfile(out, dtype=np.float32).reshape(ref.shape)
+    assert np.abs(ours - ref).max() / np.abs(ref).max() < 1e-5
+
+
+def test_fused_experts_give_the_same_file(tmp_path):
+    """qwen35moe's experts in transformers 5's fused layout (experts.gate_up_proj
+    [expert, 2 ff, embd], experts.down_proj), the MTP block's too: the same file (the
+    pinned converter writes fixtures/hf-ref/qwen35moe-bf16.gguf from it byte for byte,
+    checked by hand)."""
+    d = tmp_path / "qwen35moe"
+    d.mkdir()
+    for f in (HF / "qwen35moe").iterdir():
+        if f.name != "model.safetensors":
+            (d / f.name).write_bytes(f.read_bytes())
+    E = json.loads((HF / "qwen35moe" / "config.json").read_text())["num_experts"]
+
+    def change(t):
+        out = {k: v for k, v in t.items() if ".mlp.experts." not in k}
+        for p in sorted({k.split("mlp.experts.")[0] for k in t if ".mlp.experts." in k}):
+            one = {n: [t[f"{p}mlp.experts.{e}.{n}.weight"] for e in range(E)]
+                   for n in ("gate_proj", "up_proj", "down_proj")}
+            dt, (rows, cols) = one["gate_proj"][0][0], one["gate_proj"][0][1]
+            out[p + "mlp.experts.gate_up_proj"] = (dt, [E, 2 * rows, cols], b"".join(
+                g[2] + u[2] for g, u in zip(one["gate_proj"], one["up_proj"])))
+            down = one["down_proj"][0][1]
+            out[p + "mlp.experts.down_proj"] = (dt, [E] + down, b"".join(
+                x[2] for x in one["down_proj"]))
+        return out
+    rewrite_safetensors(HF / "qwen35moe" / "model.safetensors", d / "model.safetensors", change)
+    out = convert(d, "bf16", tmp_path / "out.gguf", "qwen35moe")
+    assert out.read_bytes() == (REF / "qwen35moe-bf16.gguf").read_bytes()
