@@ -37,8 +37,14 @@ void lc_arch_list_classes(char *buf, size_t cap) {
     size_t o = 0;
     if (cap)
         buf[0] = '\0';
+    static const char MULTIMODAL[] = "ForConditionalGeneration";
     for (const lc_arch *const *a = FAMILIES; *a; a++)
         for (const char *const *c = (*a)->hf_classes; *c; c++) {
+            /* a multimodal class is its CausalLM's text model: the list stays one line */
+            const size_t n = strlen(*c);
+            if (n > sizeof MULTIMODAL - 1 &&
+                strcmp(*c + n - (sizeof MULTIMODAL - 1), MULTIMODAL) == 0)
+                continue;
             int k = snprintf(buf + o, cap - o, "%s%s", o ? ", " : "", *c);
             if (k < 0 || (size_t)k >= cap - o)
                 return;

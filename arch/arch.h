@@ -383,7 +383,8 @@ const lc_arch *const *lc_arch_all(void);
  * ("llama") belongs to; NULL when none. */
 const lc_arch *lc_arch_by_hf_class(const char *cls);
 const lc_arch *lc_arch_by_name(const char *name);
-/* "llama, mistral, qwen2"-style list of the class names, for messages. */
+/* "llama, mistral, qwen2"-style list of the class names, for messages (the multimodal
+ * ...ForConditionalGeneration classes, read as their text models, left out). */
 void lc_arch_list_classes(char *buf, size_t cap);
 
 /* ---- names ---- */

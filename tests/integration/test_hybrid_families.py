@@ -283,3 +283,18 @@ def test_fused_experts_give_the_same_file(tmp_path):
     rewrite_safetensors(HF / "qwen35moe" / "model.safetensors", d / "model.safetensors", change)
     out = convert(d, "bf16", tmp_path / "out.gguf", "qwen35moe")
     assert out.read_bytes() == (REF / "qwen35moe-bf16.gguf").read_bytes()
+
+
+def test_gguf_layer_list_of_the_wrong_length(made, tmp_path):
+    """The same check on a GGUF: the way back names the key, exit 1, no OUT."""
+    g = Gguf(made("qwen35", "bf16"))
+    f = g.field("qwen35.attention.recurrent_layers")
+    f[1] = list(f[1])[:6]
+    bad = g.write(tmp_path / "bad.gguf")
+    out = tmp_path / "back.safetensors"
+    r = run(BIN / "gguf2safetensors", "-q", bad, out)
+    assert r.returncode == 1, r.stderr
+    line = r.stderr.strip()
+    assert "\n" not in line and "qwen35.attention.recurrent_layers has 6 entries for 7 layers" \
+        in line, line
+    assert not out.exists()

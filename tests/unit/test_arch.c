@@ -173,7 +173,10 @@ Test(arch, families_by_class_and_name) {
     lc_arch_list_classes(list, sizeof list);
     cr_assert_str_eq(list, "LlamaForCausalLM, MistralForCausalLM, MixtralForCausalLM, "
                      "Qwen2ForCausalLM, Qwen3ForCausalLM, Qwen3MoeForCausalLM, "
-                     "Gemma3ForCausalLM, Phi3ForCausalLM, Qwen3_5ForCausalLM");
+                     "Gemma3ForCausalLM, Phi3ForCausalLM, Qwen3_5ForCausalLM, "
+                     "Qwen3_5MoeForCausalLM");
+    cr_assert_eq(lc_arch_by_hf_class("Qwen3_5ForConditionalGeneration"),
+                 lc_arch_by_name("qwen35"));
 }
 
 Test(arch, one_layer_parser) {
