@@ -151,10 +151,13 @@ static lc_code piece(pairing *pg, const lc_vf_side *side, const lc_tensor *t, ui
         return LC_E_MISMATCH;
     }
     char name[200];
+    /* both sides' stacks may have one name (two GGUFs): SRC's pieces are told apart */
+    const char *mark = side == pg->src && lc_model_find_tensor(pg->dst->views, t->name)
+                     ? " (SRC)" : "";
     if (parts > 1)
-        snprintf(name, sizeof name, "%s[%" PRIu32 "].%" PRIu32, t->name, e, part);
+        snprintf(name, sizeof name, "%s[%" PRIu32 "].%" PRIu32 "%s", t->name, e, part, mark);
     else
-        snprintf(name, sizeof name, "%s[%" PRIu32 "]", t->name, e);
+        snprintf(name, sizeof name, "%s[%" PRIu32 "]%s", t->name, e, mark);
     const uint64_t each = t->nbytes / t->shape[0] / parts;
     const uint64_t shape[2] = { t->shape[1] / parts, t->shape[2] };
     lc_tensor *v;

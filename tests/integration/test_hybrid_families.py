@@ -298,3 +298,12 @@ def test_gguf_layer_list_of_the_wrong_length(made, tmp_path):
     assert "\n" not in line and "qwen35.attention.recurrent_layers has 6 entries for 7 layers" \
         in line, line
     assert not out.exists()
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_our_gguf_vs_llama_cpp_gguf_is_exact(made, model):
+    """Two GGUFs of one model, stacks of experts on both sides (their pieces told apart)."""
+    for outtype in ("bf16", "q8_0"):
+        rc, j, err = verify(REF / f"{model}-{outtype}.gguf", made(model, outtype))
+        assert rc == 0, (err, j and j["why"])
+        assert j["class"] == "exact" and j["tensors"]["outside"] == 0

@@ -270,7 +270,7 @@ def test_threads_do_not_change_the_file(inputs, tmp_path):
     assert (tmp_path / "a.gguf").read_bytes() == (tmp_path / "b.gguf").read_bytes()
 
 
-@pytest.mark.parametrize("model", HF_INPUTS + ["llama-spm", "qwen2"])
+@pytest.mark.parametrize("model", HF_INPUTS + ["llama-spm", "qwen2", "qwen35", "qwen35moe"])
 def test_hf_folder_in_one_pass(inputs, tmp_path, model):
     """HF -> TYPE in one pass == safetensors2gguf (default out type) then llama.cpp."""
     ftype = "Q4_K_M" if "Q4_K_M" in OFFERED else "Q8_0"
@@ -285,7 +285,7 @@ def test_hf_folder_in_one_pass(inputs, tmp_path, model):
 
 
 @pytest.mark.parametrize("ftype", ["Q4_K_M", "Q4_0", "Q5_K_S", "Q6_K"])
-@pytest.mark.parametrize("model", HF_INPUTS + ["llama-spm", "qwen2"])
+@pytest.mark.parametrize("model", HF_INPUTS + ["llama-spm", "qwen2", "qwen35", "qwen35moe"])
 def test_safetensors2gguf_outtype_in_one_pass(inputs, tmp_path, model, ftype):
     """Issue 9 item 6: safetensors2gguf --outtype TYPE (one command, one streaming pass,
     no intermediate file) == safetensors2gguf (default out type) then llama.cpp's
