@@ -18,6 +18,7 @@
 #include "jobs/gguf_quantize_impl.h"
 #include "libconvert/alloc.h"
 #include "libconvert/convert.h"
+#include "libconvert/escape.h"
 #include "libconvert/json.h"
 #include "libconvert/view.h"
 #include "quant/device.h"
@@ -26,7 +27,7 @@
 #include "quant/view.h"
 
 bool lc_job_quantize_writable(lc_dtype t) {
-    return t == LC_DT_F32 || t == LC_DT_F16 || t == LC_DT_BF16 || lc_quant_supported(t);
+    return t == LC_DT_F32 || t == LC_DT_F16 || t == LC_DT_BF16 || lc_quant_writable(t);
 }
 
 static lc_code add(lc_model *m, const lc_tensor *like, lc_dtype dt, lc_tensor **t,
@@ -46,9 +47,10 @@ static lc_code cast(lc_model *m, const lc_tensor *like, lc_dtype to, const lc_te
 }
 
 /* The CPU's steps from the checked input *cur to `to`: widened or dequantized to F32,
- * then quantized or cast. */
-static lc_code convert_on_cpu(job *j, const lc_tensor *s, lc_dtype to, const lc_tensor **cur,
-                              lc_error *err) {
+ * then quantized (weighted by importance matrix entry im_entry, unless SIZE_MAX) or
+ * cast. */
+static lc_code convert_on_cpu(job *j, const lc_tensor *s, lc_dtype to, size_t im_entry,
+                              const lc_tensor **cur, lc_error *err) {
     lc_tensor *t;
     if (lc_dtype_is_quant(s->dtype)) {
         LC_TRY(add(j->stage[QJ_F32], s, LC_DT_F32, &t, err));
@@ -59,7 +61,10 @@ static lc_code convert_on_cpu(job *j, const lc_tensor *s, lc_dtype to, const lc_
     }
     if (lc_dtype_is_quant(to)) {
         LC_TRY(add(j->stage[QJ_CONVERTED], s, to, &t, err));
-        LC_TRY(lc_quant_view(t, *cur, to, true, err));
+        if (im_entry != SIZE_MAX)
+            LC_TRY(lc_job_quantize_imatrix_view(j, t, *cur, to, im_entry, err));
+        else
+            LC_TRY(lc_quant_view(t, *cur, to, true, err));
         *cur = t;
         return LC_OK;
     }
@@ -69,7 +74,7 @@ static lc_code convert_on_cpu(job *j, const lc_tensor *s, lc_dtype to, const lc_
 /* Adds the output tensor for input s, of type `to`, with ggml's dimensions (trailing 1s
  * dropped), reading through the chain above. */
 static lc_code build(job *j, const lc_tensor *s, uint32_t part, lc_dtype to,
-                     lc_tensor **outp, lc_error *err) {
+                     size_t im_entry, lc_tensor **outp, lc_error *err) {
     const lc_tensor *cur = s;
     lc_tensor *t;
     lc_model *out = j->parts ? j->parts[part] : j->out;
@@ -96,13 +101,14 @@ static lc_code build(job *j, const lc_tensor *s, uint32_t part, lc_dtype to,
         LC_TRY(add(j->stage[QJ_CHECKED], s, s->dtype, &t, err));
         LC_TRY(lc_validate_view(t, cur, err));
         cur = t;
-        if (j->dev && lc_qdev_supports(j->dev, s->dtype, to)) {
+        if (j->dev && lc_qdev_supports(j->dev, s->dtype, to) &&
+            (im_entry == SIZE_MAX || lc_quant_imatrix_use(to) == LC_IMATRIX_IGNORES)) {
             /* The device runs convert_on_cpu's steps, with the same bytes (quant/device.h). */
             LC_TRY(add(j->stage[QJ_CONVERTED], s, to, &t, err));
             LC_TRY(lc_qdev_view(t, cur, j->dev, err));
             cur = t;
         } else {
-            LC_TRY(convert_on_cpu(j, s, to, &cur, err));
+            LC_TRY(convert_on_cpu(j, s, to, im_entry, &cur, err));
         }
     }
     LC_TRY(lc_model_add_tensor(out, s->name, to, nd, shape, &t, err));
@@ -111,13 +117,17 @@ static lc_code build(job *j, const lc_tensor *s, uint32_t part, lc_dtype to,
     return LC_OK;
 }
 
-/* What libconvert needs to turn s into c->type. */
-static lc_code can_convert(const job *j, const lc_tensor *s, const lc_mix_choice *c,
-                           lc_error *err) {
+/* What libconvert needs to turn s into c->type; *im_entry: the importance matrix entry
+ * it uses (SIZE_MAX: none). */
+static lc_code can_convert(job *j, const lc_tensor *s, const lc_mix_choice *c,
+                           size_t *im_entry, lc_error *err) {
     const lc_dtype from = s->dtype, to = c->type;
-    if (c->needs_imatrix && !j->o->dry_run)
-        lc_fail(err, LC_E_UNSUPPORTED, LC_NO_OFFSET, "%s needs an importance matrix, which "
-                "gguf-quantize does not take", lc_dtype_name(to));
+    *im_entry = SIZE_MAX;
+    if (!j->o->dry_run)
+        LC_TRY(lc_job_quantize_imatrix_for(j, s, to, im_entry, err));
+    if (c->needs_imatrix && !j->o->dry_run && *im_entry == SIZE_MAX)
+        lc_fail(err, LC_E_ARG, LC_NO_OFFSET, "%s needs an importance matrix%s", lc_dtype_name(to),
+                j->im ? ", and the one given has no entry for it" : " (--imatrix)");
     else if (to == from || j->o->dry_run)   /* a dry run shows what it cannot write */
         return LC_OK;
     else if (!lc_job_quantize_writable(to))
@@ -172,11 +182,22 @@ lc_code lc_job_quantize_plan(job *j, const lc_mix_model *mm, lc_error *err) {
         r->in = order[i].t;
         r->part = order[i].part;
         if ((rc = lc_mix_pick(mix, r->in, &r->c, err)) == LC_OK)
-            rc = can_convert(j, r->in, &r->c, err);
+            rc = can_convert(j, r->in, &r->c, &r->im_entry, err);
+    }
+    /* An importance matrix none of whose kept entries names a tensor quantized here was
+     * made for another model (llama-quantize would go on without it). */
+    if (rc == LC_OK && j->im && j->im_n_kept > 0 && j->im_used == 0 && !j->o->dry_run) {
+        size_t first = 0;
+        while (!j->im_kept[first])
+            first++;
+        rc = lc_fail(err, LC_E_MALFORMED, LC_NO_OFFSET, "none of its %zu entries names a "
+                     "tensor that is quantized: an importance matrix for another model?",
+                     j->im_n_kept);
+        lc_err_context(err, j->o->imatrix, lc_imatrix_name(j->im, first));
     }
     for (size_t i = 0; i < n && rc == LC_OK; i++) {
         qj_row *r = &j->rows[i];
-        rc = build(j, r->in, r->part, r->c.type, &r->out, err);
+        rc = build(j, r->in, r->part, r->c.type, r->im_entry, &r->out, err);
         uint64_t numel = 0;
         lc_tensor_numel(r->in, &numel);
         j->elements += numel;
@@ -218,13 +239,23 @@ static void part_totals(const job *j, uint32_t k, size_t *tensors, uint64_t *byt
         }
 }
 
+/* A tensor name or path as the terminal may show it (libconvert/escape.h): a name is the
+ * file author's bytes, and ESC, CR or U+202E in it would act on the terminal. A name
+ * whose escaped form exceeds the buffer is cut there; --json has it whole. */
+typedef struct { char s[1024]; } shown;
+static shown show(const char *s) {
+    shown o;
+    lc_escape(o.s, sizeof o.s, s, strlen(s));
+    return o;
+}
+
 static void print_plan(const job *j, FILE *f) {
     for (uint32_t k = 0; j->part_paths && k < j->n_parts; k++) {
         size_t tensors;
         uint64_t bytes;
         part_totals(j, k, &tensors, &bytes);
         fprintf(f, "part %" PRIu32 "/%" PRIu32 ": %s: %zu tensors, %.3f MiB of tensor data\n",
-                k + 1, j->n_parts, j->part_paths[k], tensors, mib(bytes));
+                k + 1, j->n_parts, show(j->part_paths[k]).s, tensors, mib(bytes));
     }
     for (size_t i = 0; i < j->n_rows; i++) {
         const qj_row *r = &j->rows[i];
@@ -233,7 +264,7 @@ static void print_plan(const job *j, FILE *f) {
         if (r->c.type != r->c.wanted)
             snprintf(fb, sizeof fb, " (%s does not fit its rows)", lc_dtype_name(r->c.wanted));
         fprintf(f, "[%4zu/%4zu] %-40s %-16s %-5s -> %-5s %-6s %10.3f MiB -> %10.3f MiB%s\n",
-                i + 1, j->n_rows, r->in->name, shape, lc_dtype_name(r->in->dtype),
+                i + 1, j->n_rows, show(r->in->name).s, shape, lc_dtype_name(r->in->dtype),
                 lc_dtype_name(r->c.type), why_name(&r->c, r->in->dtype), mib(r->in->nbytes),
                 mib(r->out->nbytes), fb);
     }
@@ -244,11 +275,11 @@ static lc_code put_json(const job *j, const char *out, double secs, FILE *f, lc_
     const lc_job_quantize_opts *o = j->o;
     lc_code rc = lc_json_put(&b, "{\"in\":", 6, err);
     if (rc == LC_OK)
-        rc = lc_json_put_string(&b, o->in, strlen(o->in), err);
+        rc = lc_json_put_display(&b, o->in, strlen(o->in), err);
     if (rc == LC_OK)
         rc = lc_json_put(&b, ",\"out\":", 7, err);
     if (rc == LC_OK)
-        rc = lc_json_put_string(&b, out, strlen(out), err);
+        rc = lc_json_put_display(&b, out, strlen(out), err);
     if (rc == LC_OK && j->split && j->split->count > 1)
         rc = lc_json_printf(&b, err, ",\"in_parts\":%" PRIu32, j->split->count);
     for (uint32_t k = 0; rc == LC_OK && j->part_paths && k < j->n_parts; k++) {
@@ -258,7 +289,7 @@ static lc_code put_json(const job *j, const char *out, double secs, FILE *f, lc_
         const char *open = k ? ",{\"path\":" : ",\"parts\":[{\"path\":";
         rc = lc_json_put(&b, open, strlen(open), err);
         if (rc == LC_OK)
-            rc = lc_json_put_string(&b, j->part_paths[k], strlen(j->part_paths[k]), err);
+            rc = lc_json_put_display(&b, j->part_paths[k], strlen(j->part_paths[k]), err);
         if (rc == LC_OK)
             rc = lc_json_printf(&b, err, ",\"tensors\":%zu,\"bytes_out\":%" PRIu64 "}%s",
                                 tensors, bytes, k + 1 == j->n_parts ? "]" : "");
@@ -271,7 +302,7 @@ static lc_code put_json(const job *j, const char *out, double secs, FILE *f, lc_
         const qj_row *r = &j->rows[i];
         rc = lc_json_put(&b, i ? ",{\"name\":" : "{\"name\":", i ? 9 : 8, err);
         if (rc == LC_OK)
-            rc = lc_json_put_string(&b, r->in->name, strlen(r->in->name), err);
+            rc = lc_json_put_display(&b, r->in->name, strlen(r->in->name), err);
         if (rc == LC_OK)
             rc = lc_json_put(&b, ",\"shape\":[", 10, err);
         for (uint32_t d = 0; rc == LC_OK && d < r->out->ndim; d++)
@@ -317,7 +348,7 @@ lc_code lc_job_quantize_report(const job *j, const char *out, lc_error *err) {
         const uint32_t files = only || !j->part_paths ? 1 : j->n_parts;
         fprintf(f, "%s %s", o->dry_run ? "would write" : j->kept == files ? "kept (already "
                 "there)" : "wrote",
-                j->part_paths ? j->part_paths[only ? only - 1 : 0] : out);
+                show(j->part_paths ? j->part_paths[only ? only - 1 : 0] : out).s);
         if (only) {
             size_t tensors;
             uint64_t bytes;

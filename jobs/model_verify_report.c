@@ -17,19 +17,29 @@
 #include <string.h>
 
 #include "libconvert/alloc.h"
+#include "libconvert/escape.h"
 #include "libconvert/outfile.h"
 
 #define BAR_TENSORS 400     /* tensors drawn (the failing ones first); the rest counted */
 
-/* HTML text: the five special characters escaped, control bytes dropped. */
+/* HTML text: the five special characters as entities, and what libconvert/escape.c
+ * escapes (controls, C1, bidi controls, bytes that are not UTF-8) as its escapes. */
 static lc_code esc(lc_json_buf *b, const char *s, lc_error *err) {
-    for (; *s; s++) {
-        const char *e = *s == '<' ? "&lt;" : *s == '>' ? "&gt;" : *s == '&' ? "&amp;"
-                      : *s == '"' ? "&quot;" : *s == '\'' ? "&#39;" : NULL;
+    const uint8_t *u = (const uint8_t *)s;
+    const size_t n = strlen(s);
+    for (size_t i = 0; i < n;) {
+        const char c = s[i];
+        const char *e = c == '<' ? "&lt;" : c == '>' ? "&gt;" : c == '&' ? "&amp;"
+                      : c == '"' ? "&quot;" : c == '\'' ? "&#39;" : NULL;
+        char x[8];
+        size_t step = 1, k = 0;
         if (e)
             LC_TRY(lc_json_put(b, e, strlen(e), err));
-        else if ((unsigned char)*s >= 0x20 && *s != 0x7f)
-            LC_TRY(lc_json_put(b, s, 1, err));
+        else if ((k = lc_escape_one(u + i, n - i, false, &step, x)) != 0)
+            LC_TRY(lc_json_put(b, x, k, err));
+        else
+            LC_TRY(lc_json_put(b, s + i, step, err));
+        i += step;
     }
     return LC_OK;
 }
@@ -52,6 +62,20 @@ static lc_code head(lc_json_buf *b, const lc_vf_run *r, lc_error *err) {
         LC_TRY(esc(b, r->why, err));
         LC_TRY(lc_json_printf(b, err, "</p>\n"));
     }
+    const lc_vf_tensors *ts = &r->tensors;
+    LC_TRY(lc_json_printf(b, err, "<p>Reproduced from SRC by our own conversion: %zu of %zu "
+                          "tensors identical (proven), %zu differing, %zu of types we cannot "
+                          "write. ", ts->n_proven, ts->n, ts->n_repro_diff, ts->n_proxied));
+    if (r->judge == LC_VF_JUDGE_PROVEN)
+        LC_TRY(lc_json_printf(b, err, "Every tensor proven: the logits are reported, not "
+                              "judged.</p>\n"));
+    else if (r->judge == LC_VF_JUDGE_RELATIVE)
+        LC_TRY(lc_json_printf(b, err, "The logits are judged against the reproduction's own: "
+                              "KL mean %.4g, p99 %.4g (limits: %.1fx those plus a margin).</p>\n",
+                              r->logits.repro_kl_mean, r->logits.repro_kl_p99,
+                              LC_VF_REPRO_FACTOR));
+    else
+        LC_TRY(lc_json_printf(b, err, "The logits are held to the class's fixed limits.</p>\n"));
     LC_TRY(lc_json_printf(b, err, "<table>"));
     const lc_vf_side *s[2] = { &r->src, &r->dst };
     for (int i = 0; i < 2; i++) {

@@ -1,17 +1,17 @@
 /* quant/mix.c: llama-quantize's per-tensor type rules as one table (see mix.h).
  *
  * Ported from src/llama-quant.cpp of the llama.cpp that llama-cpp-python 0.3.36 vendors;
- * the names in comments are that file's. Nothing here depends on an importance matrix:
- * libconvert takes none, so every "has_imatrix" test in llama.cpp is false here. */
+ * the names in comments are that file's. llama.cpp's "has_imatrix" tests read
+ * lc_mix_opts.has_imatrix (a rule's `im`). */
 #include "quant/mix.h"
 
-#include <regex.h>
 #include <ctype.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "libconvert/alloc.h"
+#include "libconvert/regex.h"
 #include "quant/quant.h"
 
 /* llama.h's enum llama_ftype; quant/ftype.c holds the names, tests/unit/test_mix.c
@@ -86,12 +86,17 @@ static bool special(when w) {
 #define KEEP LC_DT_INVALID      /* a row's type: the type the tensor has so far */
 enum { R_V_AFTER = 1 };         /* then attn_v's adjustments (see pick_rules) */
 
+/* A rule that holds only with (IM_WITH) or only without (IM_WITHOUT) an importance
+ * matrix; 0 (the rows that say nothing): either way. */
+enum { IM_WITH = 1, IM_WITHOUT = 2 };
+
 typedef struct rule {
     uint8_t  group;     /* group */
     uint8_t  when;      /* when */
     uint8_t  flags;     /* R_* */
     lc_dtype type;      /* the type it gives, or KEEP */
     uint64_t ftypes;    /* F(...) of the file types it applies to */
+    uint8_t  im;        /* IM_*, or 0 */
 } rule;
 
 #define Q(T) LC_DT_##T
@@ -137,7 +142,7 @@ static const rule RULES[] = {
     { G_ATTN_V, W_ALWAYS, R_V_AFTER, Q(Q3_K), F(Q2_K) },
     { G_ATTN_V, W_GQA4, R_V_AFTER, Q(Q4_K), F(Q2_K_S) },
     { G_ATTN_V, W_GQA4, R_V_AFTER, Q(Q4_K), F(IQ3_XXS) },
-    { G_ATTN_V, W_ALWAYS, R_V_AFTER, Q(IQ3_S), F(IQ3_XXS) },   /* IQ3_XXS with an imatrix */
+    { G_ATTN_V, W_ALWAYS, R_V_AFTER, Q(IQ3_S), F(IQ3_XXS), IM_WITHOUT },
     { G_ATTN_V, W_GQA4, R_V_AFTER, Q(Q4_K), F(IQ3_XS) | F(IQ3_S) },
     { G_ATTN_V, W_ALWAYS, R_V_AFTER, Q(Q4_K), F(IQ3_M) },
     { G_ATTN_V, W_I_LT_2, R_V_AFTER, Q(Q5_K), F(Q3_K_M) },
@@ -161,8 +166,8 @@ static const rule RULES[] = {
     { G_FFN_DOWN, W_ALWAYS, 0, Q(Q3_K), F(Q2_K) },
     { G_FFN_DOWN, W_I_LT_N8, 0, Q(Q4_K), F(Q2_K_S) },
     { G_FFN_DOWN, W_ALWAYS, 0, KEEP, F(Q2_K_S) },
-    { G_FFN_DOWN, W_I_LT_N8, 0, Q(Q4_K), F(IQ3_XXS) },      /* IQ3_XXS without an imatrix */
-    { G_FFN_DOWN, W_ALWAYS, 0, Q(Q3_K), F(IQ3_XXS) },
+    { G_FFN_DOWN, W_I_LT_N8, 0, Q(Q4_K), F(IQ3_XXS), IM_WITHOUT },
+    { G_FFN_DOWN, W_ALWAYS, 0, Q(Q3_K), F(IQ3_XXS), IM_WITHOUT },
     { G_FFN_DOWN, W_I_LT_N16, 0, Q(Q5_K), F(Q3_K_M) },
     { G_FFN_DOWN, W_NOT_FALCON_OR_MORE_BITS, 0, Q(Q4_K), F(Q3_K_M) },
     { G_FFN_DOWN, W_ALWAYS, 0, Q(Q3_K), F(Q3_K_M) },
@@ -174,10 +179,12 @@ static const rule RULES[] = {
     { G_FFN_DOWN, W_FALCON, 0, Q(Q4_K), F(Q4_K_M) },
     { G_FFN_DOWN, W_MORE_BITS, 0, Q(Q6_K), F(Q4_K_M) },
     { G_FFN_DOWN, W_ALWAYS, 0, KEEP, F(Q4_K_M) },
-    { G_FFN_DOWN, W_I_LT_N8, 0, Q(Q5_K), F(IQ4_NL) | F(IQ4_XS) },   /* without an imatrix */
+    { G_FFN_DOWN, W_I_LT_N8, 0, Q(Q5_K), F(IQ4_NL) | F(IQ4_XS), IM_WITHOUT },
     { G_FFN_DOWN, W_MORE_BITS, 0, Q(Q6_K), F(Q5_K_M) },
     { G_FFN_DOWN, W_NOT_FALCON_I_LT_N8, 0, Q(Q5_K), F(Q4_K_S) },
-    /* (Q4_0 and Q5_0 bump the first layers only with an imatrix) */
+    /* Q4_0 and Q5_0 bump the first layers only with an imatrix */
+    { G_FFN_DOWN, W_I_LT_N8, 0, Q(Q4_1), F(Q4_0), IM_WITH },
+    { G_FFN_DOWN, W_I_LT_N8, 0, Q(Q5_1), F(Q5_0), IM_WITH },
 
     /* attn_output */
     { G_ATTN_OUT, W_NOT_FALCON_EXP8, 0, Q(Q5_K), F(Q2_K) | F(IQ3_XS) | F(IQ3_XXS) |
@@ -224,7 +231,7 @@ static const struct { const char *arch; uint32_t n_layer; bool needs_gqa; } TYPE
 struct lc_mix {
     lc_mix_opts o;
     lc_mix_model mm;
-    regex_t *re;            /* o.n_patterns compiled patterns */
+    lc_re **re;             /* o.n_patterns compiled patterns (libconvert/regex.h) */
     size_t n_re;
     bool tied;              /* no output.weight: token_embd.weight is the output too */
     bool falcon, is_70b;
@@ -324,7 +331,7 @@ static group group_of(cat c, bool tied) {
 /* ---- types ---- */
 
 static bool writable(lc_dtype t) {
-    return t == LC_DT_F32 || t == LC_DT_F16 || t == LC_DT_BF16 || lc_quant_supported(t);
+    return t == LC_DT_F32 || t == LC_DT_F16 || t == LC_DT_BF16 || lc_quant_writable(t);
 }
 
 /* tensor_type_fallback's switch: the type a row that is not whole blocks of t tries
@@ -419,7 +426,8 @@ static lc_dtype apply_rules(const lc_mix *m, group g, const pos *p, lc_dtype t) 
     for (size_t k = 0; k < NRULES; k++) {
         const rule *r = &RULES[k];
         if ((r->group != G_ANY && r->group != g) || !(r->ftypes & bit) ||
-            !holds(m, (when)r->when, p))
+            (r->im == IM_WITH && !m->o.has_imatrix) ||
+            (r->im == IM_WITHOUT && m->o.has_imatrix) || !holds(m, (when)r->when, p))
             continue;
         lc_dtype out = r->type != KEEP ? r->type : t;
         if (r->flags & R_V_AFTER) {
@@ -449,8 +457,8 @@ static lc_code position(lc_mix *m, group g, const char *name, uint32_t layer, po
     } else if (m->mm.n_expert > 1) {
         /* layer_info: experts are not in layer order, so the layer comes from the name */
         if (layer == UINT32_MAX || layer >= (uint32_t)m->n_ffn)
-            return lc_fail(err, LC_E_MALFORMED, LC_NO_OFFSET, "cannot tell the layer of "
-                           "tensor %.80s in a %d-layer model", name, m->n_ffn);
+            return lc_fail_in(err, LC_E_MALFORMED, LC_NO_OFFSET, name, "cannot tell the "
+                              "layer of tensor %.80s in a %d-layer model", name, m->n_ffn);
         p->i = (int)layer, p->n = m->n_ffn;
     } else {
         p->i = *counter, p->n = m->n_ffn;
@@ -487,9 +495,12 @@ lc_code lc_mix_pick(lc_mix *m, const lc_tensor *t, lc_mix_choice *c, lc_error *e
     } else if (m->o.output_type != LC_DT_INVALID && p.c == CAT_OUTPUT) {
         want = m->o.output_type, asked = "--output-tensor-type";
     } else if (lc_dtype_is_quant(m->o.base)) {
-        for (size_t k = 0; k < m->n_re && !asked; k++)
-            if (regexec(&m->re[k], t->name, 0, NULL, 0) == 0)
+        for (size_t k = 0; k < m->n_re && !asked; k++) {
+            bool hit;
+            LC_TRY(lc_re_search(m->re[k], t->name, strlen(t->name), &hit, err));
+            if (hit)
                 want = m->o.patterns[k].type, asked = "--tensor-type";
+        }
         const group g = group_of(p.c, m->tied);
         if (!asked && !m->o.pure && g == G_OUTPUT && m->o.output_type != LC_DT_INVALID) {
             want = m->o.output_type, asked = "--output-tensor-type";   /* tied embedding */
@@ -536,38 +547,29 @@ lc_code lc_mix_pick(lc_mix *m, const lc_tensor *t, lc_mix_choice *c, lc_error *e
 
 /* ---- the plan ---- */
 
-/* A pattern for regcomp: lower-cased as llama-quantize does (all of it, escapes too),
- * then `\d` spelled [0-9]. */
-static char *pattern_text(const char *s) {
-    const size_t n = strlen(s);
-    char *out = lc_malloc(n * 3 + 1);       /* "\d" (2 bytes) -> "[0-9]" (5) */
-    if (!out)
-        return NULL;
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++) {
-        const char ch = (char)tolower((unsigned char)s[i]);
-        if (ch == '\\' && i + 1 < n) {
-            const char next = (char)tolower((unsigned char)s[++i]);
-            if (next == 'd') {
-                memcpy(out + k, "[0-9]", 5);
-                k += 5;
-            } else {
-                out[k++] = ch;
-                out[k++] = next;
-            }
-        } else {
-            out[k++] = ch;
-        }
-    }
-    out[k] = '\0';
-    return out;
+lc_code lc_mix_pattern_compile(const char *p, size_t n, lc_re **out, lc_error *err) {
+    *out = NULL;
+    char *text = lc_malloc(n + 1);
+    if (!text)
+        return lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory");
+    /* All of it, escapes too ("\\D" becomes "\\d"), as llama-quantize's parse_tensor_type
+     * does before std::regex sees it. */
+    for (size_t i = 0; i < n; i++)
+        text[i] = (char)tolower((unsigned char)p[i]);
+    lc_error why = { 0 };
+    const lc_code rc = lc_re_compile(text, n, out, &why);
+    lc_free(text);
+    if (rc != LC_OK)
+        return lc_fail(err, rc, LC_NO_OFFSET, "--tensor-type pattern '%.*s%s': %s",
+                       n > 80 ? 80 : (int)n, p, n > 80 ? "..." : "", why.msg);
+    return LC_OK;
 }
 
 void lc_mix_free(lc_mix *m) {
     if (!m)
         return;
     for (size_t i = 0; i < m->n_re; i++)
-        regfree(&m->re[i]);
+        lc_re_free(m->re[i]);
     lc_free(m->re);
     lc_free(m);
 }
@@ -586,14 +588,11 @@ lc_code lc_mix_new(const lc_mix_opts *o, const lc_mix_model *mm, const char *con
     m->o = *o;
     m->mm = *mm;
     for (size_t i = 0; i < o->n_patterns; i++) {
-        char *text = pattern_text(o->patterns[i].pattern);
-        const int rc = text ? regcomp(&m->re[i], text, REG_EXTENDED | REG_NOSUB) : -1;
-        lc_free(text);
-        if (rc != 0) {
+        const char *pat = o->patterns[i].pattern;
+        const lc_code rc = lc_mix_pattern_compile(pat, strlen(pat), &m->re[i], err);
+        if (rc != LC_OK) {
             lc_mix_free(m);
-            return lc_fail(err, rc < 0 ? LC_E_NOMEM : LC_E_ARG, LC_NO_OFFSET,
-                           "--tensor-type pattern '%.80s' is not a regular expression",
-                           o->patterns[i].pattern);
+            return rc;
         }
         m->n_re++;
     }
@@ -619,22 +618,32 @@ lc_code lc_mix_new(const lc_mix_opts *o, const lc_mix_model *mm, const char *con
 
 /* ---- what can be written ---- */
 
-/* t, and the type its rows fall back to, are written by libconvert. */
-static bool type_ok(uint32_t ftype, lc_dtype t) {
+/* t, and the type its rows fall back to, are written by libconvert (with an importance
+ * matrix when `im`). */
+static bool type_ok(uint32_t ftype, lc_dtype t, bool im) {
     if (t == LC_DT_INVALID)
         return true;                /* KEEP */
     const lc_dtype fb = fallback_of(t);
-    return writable(t) && !needs_imatrix(ftype, t) && (fb == LC_DT_INVALID || writable(fb));
+    return writable(t) && (im || !needs_imatrix(ftype, t)) &&
+           (fb == LC_DT_INVALID || writable(fb));
 }
 
-bool lc_mix_ftype_writable(uint32_t ftype, lc_dtype base) {
-    if (ftype >= 64 || base == LC_DT_INVALID || !type_ok(ftype, base))
+static bool ftype_writable(uint32_t ftype, lc_dtype base, bool im) {
+    if (ftype >= 64 || base == LC_DT_INVALID || !type_ok(ftype, base, im))
         return false;
     if (!lc_dtype_is_quant(base))
         return true;                /* F32, F16, BF16: no rules apply */
     for (size_t k = 0; k < NRULES; k++)
         if ((RULES[k].ftypes & (UINT64_C(1) << ftype)) && !special((when)RULES[k].when) &&
-            !type_ok(ftype, RULES[k].type))
+            RULES[k].im != (im ? IM_WITHOUT : IM_WITH) && !type_ok(ftype, RULES[k].type, im))
             return false;
     return true;
+}
+
+bool lc_mix_ftype_writable(uint32_t ftype, lc_dtype base) {
+    return ftype_writable(ftype, base, false);
+}
+
+bool lc_mix_ftype_writable_imatrix(uint32_t ftype, lc_dtype base) {
+    return ftype_writable(ftype, base, true);
 }

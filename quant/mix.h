@@ -21,8 +21,10 @@
  *  - A type asked for explicitly (output_type, token_embd_type, a pattern) that a
  *    tensor's rows cannot hold is refused (LC_E_ARG naming the tensor): llama-quantize
  *    falls back silently for a pattern and aborts for the two options.
- *  - Patterns are POSIX extended regular expressions (llama-quantize: C++ std::regex,
- *    ECMAScript); `\d` is accepted for [0-9]. Both search anywhere in the name. */
+ *  - Patterns are llama-quantize's ECMAScript language without back-references and
+ *    lookaround, matched in time linear in the name (libconvert/regex.h); both search
+ *    anywhere in the name.
+ */
 #ifndef LC_QUANT_MIX_H
 #define LC_QUANT_MIX_H
 
@@ -61,6 +63,8 @@ typedef struct lc_mix_opts {
     lc_dtype token_embd_type;     /* --token-embedding-type; LC_DT_INVALID: the rules' */
     const lc_mix_pattern *patterns;   /* --tensor-type, in order: the first match wins */
     size_t   n_patterns;
+    bool     has_imatrix;         /* an importance matrix is given (llama.cpp's
+                                   * qs.has_imatrix): some rules differ */
 } lc_mix_opts;
 
 /* Why a tensor gets its type. */
@@ -82,11 +86,18 @@ typedef struct lc_mix_choice {
 
 typedef struct lc_mix lc_mix;
 
+/* Compiles a --tensor-type PATTERN (p[0..n)) as the plan does: lower-cased, as
+ * llama-quantize does, then libconvert/regex.h's language. LC_E_ARG or LC_E_OVERFLOW
+ * with a message that quotes the pattern and names the byte; LC_E_NOMEM. *out is the
+ * caller's (lc_re_free), NULL on failure. */
+struct lc_re;
+lc_code lc_mix_pattern_compile(const char *p, size_t n, struct lc_re **out, lc_error *err);
+
 /* Starts a plan for a file whose tensors are NAMES (all of them, in any order: llama.cpp
  * counts the attn_v tensors and looks for output.weight before it picks). Patterns are
- * compiled here: LC_E_ARG naming a pattern that does not compile. LC_E_ARG for a base
- * type that is LC_DT_INVALID or a model without a family; LC_E_UNSUPPORTED for a model
- * with experts (arch/ has no roles for their tensors yet); LC_E_NOMEM. On failure *out
+ * compiled here (lc_mix_pattern_compile): LC_E_ARG or LC_E_OVERFLOW naming a pattern
+ * that does not compile. LC_E_ARG for a base
+ * type that is LC_DT_INVALID or a model without a family; LC_E_NOMEM. On failure *out
  * is NULL. */
 lc_code lc_mix_new(const lc_mix_opts *o, const lc_mix_model *mm, const char *const *names,
                    size_t n, lc_mix **out, lc_error *err);
@@ -97,7 +108,9 @@ void    lc_mix_free(lc_mix *m);
  * go. Codes: LC_E_ARG (where = name) when a type asked for explicitly cannot hold t's
  * rows; LC_E_UNSUPPORTED when llama.cpp defines no fallback for the type a row needs, or
  * when t is a tensor llama-quantize quantizes but the family's table has no row for
- * (llama.cpp would place it by a part of its name: the rules cannot follow).
+ * (llama.cpp would place it by a part of its name: the rules cannot follow);
+ * LC_E_MALFORMED (where = name) in a model with experts when t's layer, which the rules
+ * need there, is not one of the model's (llama.cpp reads it from the name too).
  * Whether libconvert can write c->type (lc_quant_supported) and what to do about
  * c->needs_imatrix are the caller's questions. */
 lc_code lc_mix_pick(lc_mix *m, const lc_tensor *t, lc_mix_choice *c, lc_error *err);
@@ -129,5 +142,9 @@ lc_dtype lc_mix_fallback(lc_dtype t, uint64_t ncols);
  * A 70B model or an expert model may still need a type that is missing: lc_mix_pick
  * names it per tensor and the caller refuses. */
 bool lc_mix_ftype_writable(uint32_t ftype, lc_dtype base);
+
+/* The same when an importance matrix is given: the types that need one count, and the
+ * rules that hold only without one do not. */
+bool lc_mix_ftype_writable_imatrix(uint32_t ftype, lc_dtype base);
 
 #endif

@@ -1,7 +1,7 @@
 """Bench: a mixture-of-experts HF folder -> GGUF, side by side with cp and llama.cpp's
 converter, and the forward pass on it against llama.cpp.
 
-Generates build/bench/hf-qwen3moe-2g/ once: a Qwen3MoeForCausalLM config (hidden 1024,
+Generates build/bench/hf-mixtral-2g/ once: a Qwen3MoeForCausalLM config (hidden 1024,
 10 layers, 16/4 heads of 64, 64 experts of width 512, top-4, vocab 32000: ~1.05 G
 params, ~2.0 GiB in bf16) and its weights in the Hub's layout, one tensor per expert
 (mlp.experts.N.gate_proj ...), in 4 shards with an index, written by the safetensors
@@ -19,28 +19,26 @@ script are there. Then the forward pass over 128 tokens on the f16 GGUF: ours
 at the same thread count. Targets (issue 18): f16 <= 1.5x cp, peak RSS <= 128 MiB for
 f16 and Q4_K_M, >= 20x faster than convert_hf_to_gguf.py; the forward pass ratio is
 reported.
-
 With a third argument "qwen35moe" (scripts/bench/hybrid.sh, issue 21) the folder is
 build/bench/hf-qwen35moe-2g/ instead: a Qwen3_5MoeForCausalLM config (hidden 1024, 8
 layers, three Gated-DeltaNet recurrent layers to one gated full-attention layer, 8/16
 key/value heads of 64 in the recurrent layers, 8/2 heads of 128 in the full ones, 64
 experts of width 512 and a shared expert of 512, top-4, vocab 32000, and the Hub's MTP
-block as mtp.*: ~1.07 G params, ~2.0 GiB in bf16), the tokenizer of
+block as mtp.*: ~1.07 G params, ~1.9 GiB in bf16), the tokenizer of
 fixtures/hf/qwen35moe; llama.cpp's converter runs through scripts/make_llama_ref.py's
 --convert (which names the pre-tokenizer qwen35: the tiny fixture tokenizer matches no
 hash). Targets (issue 21): f16 peak RSS <= 128 MiB, >= 20x convert_hf_to_gguf.py."""
 import json, os, shutil, statistics, subprocess, sys, time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-CFG = {"architectures": ["Qwen3MoeForCausalLM"], "model_type": "qwen3_moe",
-       "hidden_size": 1024, "intermediate_size": 2048, "moe_intermediate_size": 512,
-       "num_hidden_layers": 10, "num_attention_heads": 16, "num_key_value_heads": 4,
-       "head_dim": 64, "num_experts": 64, "num_experts_per_tok": 4, "norm_topk_prob": True,
-       "vocab_size": 32000, "max_position_embeddings": 4096, "rms_norm_eps": 1e-6,
-       "rope_theta": 1000000.0, "tie_word_embeddings": False, "torch_dtype": "bfloat16",
-       "decoder_sparse_step": 1, "mlp_only_layers": [], "bos_token_id": 1, "eos_token_id": 2}
+CFG = {"architectures": ["MixtralForCausalLM"], "model_type": "mixtral",
+       "hidden_size": 1024, "intermediate_size": 512, "num_hidden_layers": 10,
+       "num_attention_heads": 16, "num_key_value_heads": 4, "num_local_experts": 64,
+       "num_experts_per_tok": 4, "vocab_size": 32000, "max_position_embeddings": 4096,
+       "rms_norm_eps": 1e-5, "rope_theta": 1000000.0, "tie_word_embeddings": False,
+       "torch_dtype": "bfloat16", "bos_token_id": 1, "eos_token_id": 2}
 SHARDS = 4
-FAMILY = sys.argv[3] if len(sys.argv) > 3 else "qwen3moe"     # run, or gen FOLDER FAMILY
+FAMILY = sys.argv[3] if len(sys.argv) > 3 else "mixtral"      # run, or gen FOLDER FAMILY
 KINDS35 = ["linear_attention"] * 3 + ["full_attention"]
 CFG35 = {"architectures": ["Qwen3_5MoeForCausalLM"], "model_type": "qwen3_5_moe_text",
          "hidden_size": 1024, "num_hidden_layers": 8, "layer_types": KINDS35 * 2,
@@ -96,22 +94,18 @@ def shapes():
     if FAMILY == "qwen35moe":
         return shapes35()
     h, v, L = CFG["hidden_size"], CFG["vocab_size"], CFG["num_hidden_layers"]
-    f, E = CFG["moe_intermediate_size"], CFG["num_experts"]
-    q = CFG["num_attention_heads"] * CFG["head_dim"]
-    kv = CFG["num_key_value_heads"] * CFG["head_dim"]
+    f, E = CFG["intermediate_size"], CFG["num_local_experts"]
+    kv = h // CFG["num_attention_heads"] * CFG["num_key_value_heads"]
     out = {"model.embed_tokens.weight": (v, h), "model.norm.weight": (h,), "lm_head.weight": (v, h)}
     for i in range(L):
         p = f"model.layers.{i}."
         out.update({p + "input_layernorm.weight": (h,), p + "post_attention_layernorm.weight": (h,),
-                    p + "self_attn.q_proj.weight": (q, h), p + "self_attn.k_proj.weight": (kv, h),
-                    p + "self_attn.v_proj.weight": (kv, h), p + "self_attn.o_proj.weight": (h, q),
-                    p + "self_attn.q_norm.weight": (CFG["head_dim"],),
-                    p + "self_attn.k_norm.weight": (CFG["head_dim"],),
-                    p + "mlp.gate.weight": (E, h)})
+                    p + "self_attn.q_proj.weight": (h, h), p + "self_attn.k_proj.weight": (kv, h),
+                    p + "self_attn.v_proj.weight": (kv, h), p + "self_attn.o_proj.weight": (h, h),
+                    p + "block_sparse_moe.gate.weight": (E, h)})
         for e in range(E):
-            out.update({p + f"mlp.experts.{e}.gate_proj.weight": (f, h),
-                        p + f"mlp.experts.{e}.up_proj.weight": (f, h),
-                        p + f"mlp.experts.{e}.down_proj.weight": (h, f)})
+            q = p + f"block_sparse_moe.experts.{e}."
+            out.update({q + "w1.weight": (f, h), q + "w3.weight": (f, h), q + "w2.weight": (h, f)})
     return out
 
 

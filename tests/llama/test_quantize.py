@@ -88,11 +88,13 @@ def ggml_type(name):
 
 def llama_quantize(inp, out, ftype, *, dry_run=False, pure=False, leave_output=False,
                    allow_requantize=False, output_type=None, token_type=None,
-                   tensor_types=(), overrides=(), keep_split=False):
+                   tensor_types=(), overrides=(), keep_split=False, imatrix=None):
     """llama_model_quantize(inp, out) with these parameters; returns (rc, log text).
     keep_split: out is the prefix of the parts' names (llama-quantize strips ".gguf").
     tensor_types: (pattern, type name) pairs, patterns lower-cased as llama-quantize's
-    parser does; overrides: (key, "int"|"float"|"bool"|"str", value)."""
+    parser does; overrides: (key, "int"|"float"|"bool"|"str", value); imatrix: {tensor
+    name: float32 weights}, what llama-quantize's tool hands it (test_quantize_imatrix.py
+    makes it, and the keys the tool adds, from a file)."""
     llama_cpp.llama_backend_init()
     llama_cpp.llama_log_set(_log_cb, ctypes.c_void_p())
     p = llama_cpp.llama_model_quantize_default_params()
@@ -131,8 +133,19 @@ def llama_quantize(inp, out, ftype, *, dry_run=False, pure=False, leave_output=F
             elif t == "bool":
                 arr[i].value.val_bool = v == "true"
             else:
-                arr[i].value.val_str = v.encode()
+                arr[i].value.val_str = v if isinstance(v, bytes) else v.encode()
         p.kv_overrides = ctypes.cast(arr, ctypes.POINTER(llama_cpp.llama_model_kv_override))
+        keep.append(arr)
+    if imatrix:
+        arr = (llama_cpp.llama_model_imatrix_data * (len(imatrix) + 1))()
+        for i, (name, v) in enumerate(imatrix.items()):
+            v = np.ascontiguousarray(v, dtype=np.float32)
+            keep += [name.encode(), v]
+            arr[i].name = keep[-2]
+            arr[i].data = v.ctypes.data_as(ctypes.POINTER(ctypes.c_float))
+            arr[i].size = v.size
+        arr[len(imatrix)].name = None
+        p.imatrix = ctypes.cast(arr, ctypes.POINTER(llama_cpp.llama_model_imatrix_data))
         keep.append(arr)
     _log.clear()
     _capture[0] = True
@@ -237,6 +250,12 @@ OPTION_CASES = {
     "token-embd-f16-output-q4_0": dict(token_type="f16", output_type="q4_0"),
     "tensor-types": dict(tensor_types=[("attn_v", "q8_0"), (r"blk\.1\.ffn_(up|gate)", "q5_1"),
                                        ("ATTN_Q", "f16")]),
+    # The ECMAScript patterns libconvert/regex.c matches, judged by std::regex in
+    # llama-quantize: anchors, classes, counted repetition, \d and \w, alternation.
+    "tensor-types-ecma": dict(tensor_types=[(r"^blk\.[0-9]\.attn_(q|k)\.weight$", "q8_0"),
+                                            (r"blk\.\d{1,2}\.ffn_[dg]\w+", "q5_0"),
+                                            (r"^(?:output|token_embd)\.w", "q8_0"),
+                                            (r"[^a-z]up\.", "q4_1")]),
     "override-kv": dict(overrides=[("general.name", "str", "Judged"),
                                    ("general.file_type", "int", "-15"),
                                    ("test.flag", "bool", "true"),
@@ -270,7 +289,13 @@ def test_threads_do_not_change_the_file(inputs, tmp_path):
     assert (tmp_path / "a.gguf").read_bytes() == (tmp_path / "b.gguf").read_bytes()
 
 
-@pytest.mark.parametrize("model", HF_INPUTS + ["llama-spm", "qwen2", "qwen35", "qwen35moe"])
+# The families of issues 18 and 21 too: stacks of experts, gemma's + 1, phi3's fused
+# tensors, qwen35's recurrent layers quantized in the same pass as they are made.
+FAMILY_FOLDERS = ["qwen3", "qwen3moe", "qwen3moe-fused", "gemma3", "mixtral", "phi3", "qwen35",
+                  "qwen35moe"]
+
+
+@pytest.mark.parametrize("model", HF_INPUTS + ["llama-spm", "qwen2"] + FAMILY_FOLDERS)
 def test_hf_folder_in_one_pass(inputs, tmp_path, model):
     """HF -> TYPE in one pass == safetensors2gguf (default out type) then llama.cpp."""
     ftype = "Q4_K_M" if "Q4_K_M" in OFFERED else "Q8_0"
@@ -285,7 +310,7 @@ def test_hf_folder_in_one_pass(inputs, tmp_path, model):
 
 
 @pytest.mark.parametrize("ftype", ["Q4_K_M", "Q4_0", "Q5_K_S", "Q6_K"])
-@pytest.mark.parametrize("model", HF_INPUTS + ["llama-spm", "qwen2", "qwen35", "qwen35moe"])
+@pytest.mark.parametrize("model", HF_INPUTS + ["llama-spm", "qwen2"] + FAMILY_FOLDERS)
 def test_safetensors2gguf_outtype_in_one_pass(inputs, tmp_path, model, ftype):
     """Issue 9 item 6: safetensors2gguf --outtype TYPE (one command, one streaming pass,
     no intermediate file) == safetensors2gguf (default out type) then llama.cpp's

@@ -12,6 +12,7 @@
 #include "jobs/model_verify.h"
 #include "jobs/model_verify_impl.h"
 #include "libconvert/alloc.h"
+#include "quant/quant.h"
 
 static const char *fx(const char *rel) {
     static char buf[4][512];
@@ -78,6 +79,27 @@ Test(verify_expect, read_only_types_have_a_tensor_floor) {
     }
 }
 
+Test(verify_repro, types_we_write_and_proxies) {
+    bool proxy;
+    /* writable: itself */
+    const lc_dtype own[] = { LC_DT_Q8_0, LC_DT_Q4_K, LC_DT_Q2_K, LC_DT_F16, LC_DT_BF16, LC_DT_F32 };
+    for (size_t i = 0; i < sizeof own / sizeof *own; i++) {
+        cr_assert_eq(lc_vf_repro_type(own[i], 256, &proxy), own[i]);
+        cr_assert(!proxy);
+    }
+    /* read-only: the nearest writable type whose block divides the row */
+    cr_assert(lc_vf_repro_type(LC_DT_IQ4_NL, 64, &proxy) == LC_DT_Q4_0 && proxy);
+    cr_assert(lc_vf_repro_type(LC_DT_IQ4_XS, 256, &proxy) == LC_DT_Q4_K && proxy);
+    cr_assert(lc_vf_repro_type(LC_DT_IQ2_XXS, 512, &proxy) == LC_DT_Q2_K && proxy);
+    cr_assert(lc_vf_repro_type(LC_DT_Q1_0, 128, &proxy) == LC_DT_Q4_0 && proxy);   /* not 256 */
+    cr_assert(lc_vf_repro_type(LC_DT_Q8_K, 256, &proxy) == LC_DT_Q8_0 && proxy);
+    /* every block type gets one or is written itself */
+    for (int t = 0; t < LC_DT_COUNT; t++)
+        if (lc_dtype_is_quant((lc_dtype)t) && lc_dequant_supported((lc_dtype)t))
+            cr_assert_neq(lc_vf_repro_type((lc_dtype)t, 1024, &proxy), LC_DT_INVALID, "%s",
+                          lc_dtype_name((lc_dtype)t));
+}
+
 Test(verify_expect, classes_order_by_loss) {
     const lc_dtype order[] = { LC_DT_INVALID, LC_DT_F32, LC_DT_F16, LC_DT_BF16, LC_DT_Q8_0,
                                LC_DT_Q6_K, LC_DT_Q5_1, LC_DT_Q5_0, LC_DT_Q4_K, LC_DT_Q4_1,
@@ -105,13 +127,15 @@ Test(verify_figures, percentile_is_perplexity_cpp_s) {
 Test(verify_figures, names_from_files_are_quoted_with_control_bytes_escaped) {
     char buf[64];
     lc_vf_quote("a\nb\x1b[31m\"\\", 10, buf, sizeof buf);
-    cr_assert_str_eq(buf, "\"a\\x0ab\\x1b[31m\\\"\\\\\"");
+    cr_assert_str_eq(buf, "\"a\\nb\\x1b[31m\\\"\\\\\"");     /* libconvert/escape.c's forms */
     lc_vf_quote("\xe2\x96\x81the", 6, buf, sizeof buf);           /* UTF-8 kept */
     cr_assert_str_eq(buf, "\"\xe2\x96\x81the\"");
     lc_vf_quote("ok\xff", 3, buf, sizeof buf);                     /* invalid: escaped */
     cr_assert_str_eq(buf, "\"ok\\xff\"");
     lc_vf_escape("blk.0\r\x1b[2Kall checks passed", buf, sizeof buf);   /* no quotes */
-    cr_assert_str_eq(buf, "blk.0\\x0d\\x1b[2Kall checks passed");
+    cr_assert_str_eq(buf, "blk.0\\r\\x1b[2Kall checks passed");
+    lc_vf_escape("a\xc2\x9b" "2J\xe2\x80\xae" "b", buf, sizeof buf);       /* C1 CSI, RLO */
+    cr_assert_str_eq(buf, "a\\u009b2J\\u202eb");
     lc_vf_quote("0123456789abcdef", 16, buf, 12);                  /* cut to fit */
     cr_assert_str_eq(buf, "\"012345...\"");
     cr_assert_lt(strlen(buf), 12);
