@@ -232,6 +232,7 @@ Test(view, apply_rounds_like_the_source_dtype) {
     cr_assert_float_eq(got[1], -4.5f, 0);
     cr_assert_float_eq(got[2], 2e-3f, 0);
     lc_model_free(m);
+}
 
 /* An importance-weighted view of a stack of experts: expert e's rows use the e-th row of
  * the matrix (llama-quantize's per-expert slice), whatever range is read. */
