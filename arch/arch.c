@@ -10,11 +10,11 @@
 #include "libconvert/alloc.h"
 
 extern const lc_arch lc_arch_llama, lc_arch_qwen2, lc_arch_qwen3, lc_arch_qwen3moe,
-    lc_arch_gemma3, lc_arch_phi3;
+    lc_arch_gemma3, lc_arch_phi3, lc_arch_qwen35, lc_arch_qwen35moe;
 
 static const lc_arch *const FAMILIES[] = { &lc_arch_llama, &lc_arch_qwen2, &lc_arch_qwen3,
                                            &lc_arch_qwen3moe, &lc_arch_gemma3, &lc_arch_phi3,
-                                           NULL };
+                                           &lc_arch_qwen35, &lc_arch_qwen35moe, NULL };
 
 const lc_arch *const *lc_arch_all(void) { return FAMILIES; }
 
@@ -37,8 +37,14 @@ void lc_arch_list_classes(char *buf, size_t cap) {
     size_t o = 0;
     if (cap)
         buf[0] = '\0';
+    static const char MULTIMODAL[] = "ForConditionalGeneration";
     for (const lc_arch *const *a = FAMILIES; *a; a++)
         for (const char *const *c = (*a)->hf_classes; *c; c++) {
+            /* a multimodal class is its CausalLM's text model: the list stays one line */
+            const size_t n = strlen(*c);
+            if (n > sizeof MULTIMODAL - 1 &&
+                strcmp(*c + n - (sizeof MULTIMODAL - 1), MULTIMODAL) == 0)
+                continue;
             int k = snprintf(buf + o, cap - o, "%s%s", o ? ", " : "", *c);
             if (k < 0 || (size_t)k >= cap - o)
                 return;
@@ -203,6 +209,170 @@ lc_code lc_arch_map(const lc_arch *a, lc_spelling from, lc_spelling to, const ch
     return lc_arch_name(*row, to, layer == UINT32_MAX ? 0 : layer, buf, cap, err);
 }
 
+/* ---- the extra layers' spellings ---- */
+
+/* The family's aliases of the extra layers over NAME (already without
+ * "language_model."). */
+static bool family_alias(const lc_arch *a, uint32_t n_own, const char *name, char *buf,
+                         size_t cap) {
+    for (size_t i = 0; i < a->n_aliases; i++) {
+        const char *p = a->aliases[i].prefix, *hole = strstr(p, "%u");
+        const size_t lead = hole ? (size_t)(hole - p) : strlen(p);
+        uint32_t k = 0;
+        if (strncmp(name, p, lead) != 0)
+            continue;
+        const char *rest = name + lead;
+        if (hole) {
+            const size_t d = take_number(rest, &k);
+            if (d == 0 || strncmp(rest + d, hole + 2, strlen(hole + 2)) != 0)
+                continue;
+            rest += d + strlen(hole + 2);
+        }
+        if ((uint64_t)n_own + k > UINT32_MAX)
+            continue;
+        int w = snprintf(buf, cap, "model.layers.%" PRIu32 ".%s%s", n_own + k,
+                         a->aliases[i].instead, rest);
+        return w > 0 && (size_t)w < cap;
+    }
+    return false;
+}
+
+bool lc_arch_alias_in(const lc_arch *a, uint32_t n_own, const char *name, char *buf,
+                      size_t cap) {
+    /* a multimodal checkpoint's text model: "model.language_model.layers.0..." is the
+     * text model's "model.layers.0..." (ModelBase.filter_tensors drops the word) */
+    static const char LM[] = "language_model.";
+    const char *lm = strstr(name, LM);
+    char plain[256];
+    if (lm) {
+        int w = snprintf(plain, sizeof plain, "%.*s%s", (int)(lm - name), name,
+                         lm + sizeof LM - 1);
+        if (w < 0 || (size_t)w >= sizeof plain)
+            return false;
+        name = plain;
+    }
+    if (family_alias(a, n_own, name, buf, cap))
+        return true;
+    if (!lm)
+        return false;
+    int w = snprintf(buf, cap, "%s", name);
+    return w > 0 && (size_t)w < cap;
+}
+
+bool lc_arch_multimodal(const char *name) {
+    /* TextModel.filter_tensors' markers of the vision and audio towers */
+    static const char *const PREFIX[] = { "mlp", "vit.", "vpm.", "siglip2.", "conformer.",
+                                          "merger.", "resampler.", "sound_encoder.",
+                                          "sound_projection.", "speech_embeddings." };
+    static const char *const WITHIN[] = { "visual.", "vision.", "audio.", "talker.", "vision_",
+                                          "audio_", "token2wav.", "code2wav.", "projector.",
+                                          "pre_mm_projector_norm", "image_newline",
+                                          "view_seperator", "patch_embed", "patch_embedding",
+                                          "patch_merger.", "patch_merge_mlp.",
+                                          "model.connector." };
+    for (size_t i = 0; i < sizeof PREFIX / sizeof *PREFIX; i++)
+        if (strncmp(name, PREFIX[i], strlen(PREFIX[i])) == 0)
+            return true;
+    for (size_t i = 0; i < sizeof WITHIN / sizeof *WITHIN; i++)
+        if (strstr(name, WITHIN[i]))
+            return true;
+    return false;
+}
+
+bool lc_arch_alias_out(const lc_arch *a, uint32_t n_own, const char *name, char *buf,
+                       size_t cap) {
+    static const char LAYERS[] = "model.layers.";
+    uint32_t l;
+    if (a->n_aliases == 0 || strncmp(name, LAYERS, sizeof LAYERS - 1) != 0)
+        return false;
+    const char *p = name + sizeof LAYERS - 1;
+    const size_t d = take_number(p, &l);
+    if (d == 0 || p[d] != '.' || l < n_own)
+        return false;
+    const char *rest = p + d + 1;
+    /* the first alias whose `instead` the rest starts with, longest first by table order
+     * ("" last) */
+    for (size_t i = 0; i < a->n_aliases; i++) {
+        const lc_arch_alias *al = &a->aliases[i];
+        const char *hole = strstr(al->prefix, "%u");
+        const size_t n = strlen(al->instead);
+        if (strncmp(rest, al->instead, n) != 0 || (!hole && l != n_own))
+            continue;
+        int w = hole ? snprintf(buf, cap, "%.*s%" PRIu32 "%s%s", (int)(hole - al->prefix),
+                                al->prefix, l - n_own, hole + 2, rest + n)
+                     : snprintf(buf, cap, "%s%s", al->prefix, rest + n);
+        return w > 0 && (size_t)w < cap;
+    }
+    return false;
+}
+
+bool lc_arch_vreorder(const lc_arch_tensor *row, const lc_hparams *hp, const lc_tensor *t,
+                      lc_arch_swap *sw) {
+    const uint64_t nk = hp->ssm_group_count, nv = hp->ssm_time_step_rank;
+    if (row->vreorder == LC_VR_NONE || !nk || !nv || nk == nv || nv % nk || t->ndim == 0 ||
+        t->shape[0] == 0)
+        return false;
+    const uint64_t row_bytes = t->nbytes / t->shape[0];
+    *sw = (lc_arch_swap){ .first = 0, .outer = 1, .a = nk, .b = nv / nk,
+                          .unit = hp->ssm_head_v * row_bytes };
+    switch (row->vreorder) {
+    case LC_VR_ROWS_AFTER_QK:
+        sw->first = 2 * nk * hp->ssm_state_size * row_bytes;
+        break;
+    case LC_VR_HEAD_ROWS:
+        sw->unit = row_bytes;
+        break;
+    case LC_VR_COLS:
+        if (t->ndim < 2)
+            return false;
+        sw->outer = t->shape[0];
+        sw->unit = hp->ssm_head_v * (row_bytes / t->shape[t->ndim - 1]);
+        break;
+    default:
+        break;
+    }
+    return true;
+}
+
+uint32_t lc_arch_own_layers(const lc_hparams *hp) {
+    return hp->nextn_layers < hp->block_count ? hp->block_count - hp->nextn_layers : 0;
+}
+
+lc_code lc_arch_hparams_finish(const lc_arch *a, lc_hparams *hp, lc_error *err) {
+    if (!hp->rope_sections_given)
+        memcpy(hp->rope_sections, a->default_rope_sections, sizeof hp->rope_sections);
+    const uint32_t own = lc_arch_own_layers(hp);
+    if (!hp->full_attn_interval)
+        hp->full_attn_interval = a->default_full_attn_interval;
+    if (!hp->layer_kinds_given && hp->ssm_time_step_rank && hp->full_attn_interval) {
+        if (hp->block_count > LC_ARCH_MAX_LAYERS)
+            return lc_fail(err, LC_E_UNSUPPORTED, LC_NO_OFFSET, "%" PRIu32 " layers: at most %d "
+                           "are supported in a model with recurrent layers", hp->block_count,
+                           LC_ARCH_MAX_LAYERS);
+        for (uint32_t l = 0; l < hp->block_count; l++)
+            hp->recurrent[l] = l < own && (l + 1) % hp->full_attn_interval != 0;
+    }
+    if (hp->ssm_head_v && hp->ssm_time_step_rank && !hp->ssm_inner_size)
+        hp->ssm_inner_size = hp->ssm_head_v * hp->ssm_time_step_rank;
+    if (!hp->ssm_time_step_rank)
+        return LC_OK;
+    if (hp->ssm_inner_size % hp->ssm_time_step_rank != 0)
+        return lc_fail(err, LC_E_MALFORMED, LC_NO_OFFSET, "ssm.inner_size %" PRIu32 " is not a "
+                       "multiple of ssm.time_step_rank %" PRIu32 " (the value heads, "
+                       "linear_num_value_heads)", hp->ssm_inner_size, hp->ssm_time_step_rank);
+    hp->ssm_head_v = hp->ssm_inner_size / hp->ssm_time_step_rank;
+    if (!hp->ssm_group_count || hp->ssm_time_step_rank % hp->ssm_group_count != 0)
+        return lc_fail(err, LC_E_MALFORMED, LC_NO_OFFSET, "the value heads (ssm.time_step_rank, "
+                       "linear_num_value_heads %" PRIu32 ") are not a multiple of the key heads "
+                       "(ssm.group_count, linear_num_key_heads %" PRIu32 ")",
+                       hp->ssm_time_step_rank, hp->ssm_group_count);
+    if (!hp->ssm_state_size || !hp->ssm_conv_kernel || !hp->ssm_head_v)
+        return lc_fail(err, LC_E_MALFORMED, LC_NO_OFFSET, "the recurrent layers need a state "
+                       "size, a convolution kernel and value heads (ssm.state_size, "
+                       "ssm.conv_kernel, ssm.inner_size)");
+    return LC_OK;
+}
+
 uint32_t lc_arch_rope_heads(const lc_arch_tensor *row, const lc_hparams *hp) {
     return row->flags & LC_AT_ROPE_Q ? hp->head_count
          : row->flags & LC_AT_ROPE_K ? hp->head_count_kv : 0;
@@ -227,6 +397,16 @@ static uint64_t dim_value(lc_dim d, const lc_hparams *hp) {
     case LC_DIM_EXPERT: return hp->expert_count;
     case LC_DIM_FF_EXP: return hp->expert_ff_length ? hp->expert_ff_length
                                                     : hp->feed_forward_length;
+    case LC_DIM_Q2: return 2 * q;
+    case LC_DIM_EMBD2: return 2 * (uint64_t)hp->embedding_length;
+    case LC_DIM_SSM_CONV: return 2 * (uint64_t)hp->ssm_group_count * hp->ssm_state_size +
+                                 hp->ssm_inner_size;
+    case LC_DIM_SSM_INNER: return hp->ssm_inner_size;
+    case LC_DIM_SSM_VHEADS: return hp->ssm_time_step_rank;
+    case LC_DIM_SSM_HEAD_V: return hp->ssm_head_v;
+    case LC_DIM_SSM_KERNEL: return hp->ssm_conv_kernel;
+    case LC_DIM_FF_SHEXP: return hp->expert_shared_ff_length;
+    case LC_DIM_ONE: return 1;
     case LC_DIM_NONE: break;
     }
     return 0;
@@ -275,6 +455,16 @@ bool lc_arch_hit_shape_is(const lc_arch_hit *h, const lc_hparams *hp, const lc_t
         nd--;
     } else if (h->fused && nd >= 2) {           /* parts side by side along dimension 1 */
         sh[1] *= h->row->parts ? h->row->parts : 1;
+    }
+    lc_tensor squeezed;
+    if ((h->row->flags & LC_AT_SQUEEZE) && t->ndim > nd) {
+        /* transformers' [channels, 1, kernel]: its dimensions of 1 dropped */
+        squeezed = *t;
+        squeezed.ndim = 0;
+        for (uint32_t i = 0; i < t->ndim; i++)
+            if (t->shape[i] != 1)
+                squeezed.shape[squeezed.ndim++] = t->shape[i];
+        t = &squeezed;
     }
     bool ok = t->ndim == nd;
     for (uint32_t i = 0; ok && i < nd; i++)
@@ -327,10 +517,14 @@ lc_code lc_arch_seen_check(const lc_arch_seen *s, lc_spelling sp, lc_error *err)
         const lc_arch_tensor *row = &a->tensors[i];
         const bool required = (row->flags & LC_AT_REQUIRED) ||
                               (row->flags & (s->moe ? LC_AT_MOE : LC_AT_DENSE));
-        if (!required)
+        const uint16_t kinds = row->flags & (LC_AT_RECURRENT | LC_AT_ATTENTION);
+        if (!required && !kinds)
             continue;
         const bool per_layer = strstr(row->gguf, "%u") != NULL;
         for (uint32_t l = 0; l < (per_layer ? s->n_layers : 1); l++) {
+            const bool rec = s->recurrent && per_layer && s->recurrent[l];
+            if (kinds && !(kinds & (rec ? LC_AT_RECURRENT : LC_AT_ATTENTION)))
+                continue;   /* a row of the other kind of layer */
             const uint64_t have = per_layer ? s->layer[l] : s->top;
             if (have & (1ull << i))
                 continue;
@@ -339,7 +533,9 @@ lc_code lc_arch_seen_check(const lc_arch_seen *s, lc_spelling sp, lc_error *err)
                 snprintf(name, sizeof name, "%s", gguf);
             if (per_layer)
                 return lc_fail(err, LC_E_MISMATCH, LC_NO_OFFSET, "layer %" PRIu32 " of %" PRIu32
-                               " has no %.80s (GGUF %.80s)", l, s->n_layers, name, gguf);
+                               " has no %.80s (GGUF %.80s)%s", l, s->n_layers, name, gguf,
+                               !kinds ? "" : rec ? ", which a recurrent layer needs"
+                                                 : ", which an attention layer needs");
             return lc_fail(err, LC_E_MISMATCH, LC_NO_OFFSET, "the model has no %.80s", name);
         }
     }
@@ -375,7 +571,17 @@ static double hp_get(const lc_hparams *hp, lc_hp f, uint32_t file_type) {
     case LC_HP_ATTN_SCALE: return hp->attn_scale;
     case LC_HP_FINAL_SOFTCAP: return hp->final_softcap;
     case LC_HP_FILE_TYPE: return file_type;
-    case LC_HP_ROPE_SCALING_TYPE: break;
+    case LC_HP_EXPERT_SHARED_FF_LENGTH: return hp->expert_shared_ff_length;
+    case LC_HP_NEXTN_LAYERS: return hp->nextn_layers;
+    case LC_HP_FULL_ATTN_INTERVAL: return hp->full_attn_interval;
+    case LC_HP_SSM_CONV_KERNEL: return hp->ssm_conv_kernel;
+    case LC_HP_SSM_STATE_SIZE: return hp->ssm_state_size;
+    case LC_HP_SSM_GROUP_COUNT: return hp->ssm_group_count;
+    case LC_HP_SSM_TIME_STEP_RANK: return hp->ssm_time_step_rank;
+    case LC_HP_SSM_INNER_SIZE: return hp->ssm_inner_size;
+    case LC_HP_SSM_HEAD_V: return hp->ssm_head_v;
+    case LC_HP_ROPE_SCALING_TYPE: case LC_HP_RECURRENT_LAYERS: case LC_HP_ROPE_SECTIONS:
+    case LC_HP_LAYER_TYPES: break;
     }
     return 0;
 }
@@ -407,7 +613,17 @@ void lc_arch_hparam_set(lc_hparams *hp, lc_hp f, double d) {
     case LC_HP_ATTN_SCALE: hp->attn_scale = d; break;
     case LC_HP_FINAL_SOFTCAP: hp->final_softcap = d; break;
     case LC_HP_TIE_WORD_EMBEDDINGS: hp->tie_word_embeddings = d != 0; break;
-    case LC_HP_FILE_TYPE: case LC_HP_ROPE_SCALING_TYPE: case LC_HP_VALUE_DIM: break;
+    case LC_HP_EXPERT_SHARED_FF_LENGTH: hp->expert_shared_ff_length = u; break;
+    case LC_HP_NEXTN_LAYERS: hp->nextn_layers = u; break;
+    case LC_HP_FULL_ATTN_INTERVAL: hp->full_attn_interval = u; break;
+    case LC_HP_SSM_CONV_KERNEL: hp->ssm_conv_kernel = u; break;
+    case LC_HP_SSM_STATE_SIZE: hp->ssm_state_size = u; break;
+    case LC_HP_SSM_GROUP_COUNT: hp->ssm_group_count = u; break;
+    case LC_HP_SSM_TIME_STEP_RANK: hp->ssm_time_step_rank = u; break;
+    case LC_HP_SSM_INNER_SIZE: hp->ssm_inner_size = u; break;
+    case LC_HP_SSM_HEAD_V: hp->ssm_head_v = u; break;
+    case LC_HP_FILE_TYPE: case LC_HP_ROPE_SCALING_TYPE: case LC_HP_VALUE_DIM:
+    case LC_HP_RECURRENT_LAYERS: case LC_HP_ROPE_SECTIONS: case LC_HP_LAYER_TYPES: break;
     }
 }
 
@@ -422,6 +638,10 @@ static bool key_applies(const lc_arch_key *k, const lc_hparams *hp) {
     case LC_KEY_IF_HEAD_DIM: return hp->head_dim_given;
     case LC_KEY_IF_SET: return hp_get(hp, k->hp, 0) != 0;
     case LC_KEY_IF_LONGROPE: return hp->rope_scaling == LC_ROPE_SCALING_LONGROPE;
+    case LC_KEY_IF_GIVEN: return k->hp == LC_HP_ROPE_SECTIONS ? hp->rope_sections_given
+                                                               : hp->layer_kinds_given;
+    case LC_KEY_IF_NOT_GIVEN: return k->hp == LC_HP_ROPE_SECTIONS ? !hp->rope_sections_given
+                                                                   : !hp->layer_kinds_given;
     default: return true;
     }
 }
@@ -439,6 +659,27 @@ static const char *scaling_name(lc_rope_scaling r) {
                                                                               : "linear";
 }
 
+/* The per-layer list (bools) or the rope sections (four int32), gguf-py's types. */
+static lc_code write_array(lc_model *m, const char *key, lc_hp f, const lc_hparams *hp,
+                           lc_error *err) {
+    const bool layers = f == LC_HP_RECURRENT_LAYERS;
+    const uint64_t n = layers ? hp->block_count : 4;
+    if (layers && n > LC_ARCH_MAX_LAYERS)
+        return lc_fail(err, LC_E_UNSUPPORTED, LC_NO_OFFSET, "%s: %" PRIu64 " layers is more than "
+                       "%d", key, n, LC_ARCH_MAX_LAYERS);
+    lc_value v;
+    LC_TRY(lc_value_array(&v, layers ? LC_VT_BOOL : LC_VT_I32, n, err));
+    lc_code rc = LC_OK;
+    for (uint64_t i = 0; i < n && rc == LC_OK; i++)
+        rc = lc_value_arr_set(&v, i, layers ? lc_value_bool(hp->recurrent[i])
+                                            : lc_value_int(LC_VT_I32, hp->rope_sections[i]),
+                              err);
+    if (rc == LC_OK)
+        rc = lc_model_set_meta(m, key, &v, err);
+    lc_value_clear(&v);
+    return rc;
+}
+
 static lc_code write_key_list(const lc_arch *a, const lc_arch_key *keys, size_t n,
                               const lc_hparams *hp, uint32_t file_type, lc_model *m,
                               lc_error *err) {
@@ -449,6 +690,10 @@ static lc_code write_key_list(const lc_arch *a, const lc_arch_key *keys, size_t 
             continue;
         key_name(a, k, key, sizeof key);
         lc_value v;
+        if (k->type == LC_KEY_ARR) {
+            LC_TRY(write_array(m, key, k->hp, hp, err));
+            continue;
+        }
         if (k->type == LC_KEY_STR) {
             LC_TRY(lc_model_set_meta_str(m, key, scaling_name(hp->rope_scaling), err));
             continue;
@@ -474,6 +719,37 @@ lc_code lc_arch_write_early_keys(const lc_arch *a, const lc_hparams *hp, lc_mode
     return write_key_list(a, a->early_keys, a->n_early_keys, hp, LC_ARCH_NO_FILE_TYPE, m, err);
 }
 
+/* An array key (write_array's) into hp; its length is checked once block_count is known
+ * (lc_arch_read_keys). */
+static lc_code read_array(const lc_value *v, const char *key, lc_hp f, lc_hparams *hp,
+                          lc_error *err) {
+    const bool layers = f == LC_HP_RECURRENT_LAYERS;
+    const bool ok = v->type == LC_VT_ARRAY &&
+                    (layers ? v->arr.elem == LC_VT_BOOL
+                            : v->arr.elem == LC_VT_I32 || v->arr.elem == LC_VT_U32) &&
+                    (layers ? v->arr.count <= LC_ARCH_MAX_LAYERS : v->arr.count <= 4);
+    if (!ok) {
+        lc_fail(err, LC_E_MALFORMED, LC_NO_OFFSET, "%s is not %s", key,
+                layers ? "an array of bools, one per layer" : "an array of 4 integers");
+        lc_err_context(err, NULL, key);
+        return LC_E_MALFORMED;
+    }
+    for (uint64_t i = 0; i < v->arr.count; i++) {
+        const lc_value e = lc_value_arr_get(v, i);
+        if (layers)
+            hp->recurrent[i] = e.b;
+        else
+            hp->rope_sections[i] = e.type == LC_VT_I32 ? (uint32_t)e.i : (uint32_t)e.u;
+    }
+    if (layers) {
+        hp->layer_kinds_given = true;
+        hp->n_layer_kinds = (uint32_t)v->arr.count;
+    } else {
+        hp->rope_sections_given = true;
+    }
+    return LC_OK;
+}
+
 /* Reads key k into hp; absent keys leave hp alone. */
 static lc_code read_key(const lc_model *m, const lc_arch *a, const lc_arch_key *k,
                         lc_hparams *hp, bool *present, lc_error *err) {
@@ -483,6 +759,8 @@ static lc_code read_key(const lc_model *m, const lc_arch *a, const lc_arch_key *
     *present = v != NULL;
     if (!v || k->hp == LC_HP_FILE_TYPE)
         return LC_OK;
+    if (k->type == LC_KEY_ARR)
+        return read_array(v, key, k->hp, hp, err);
     const bool ok = k->type == LC_KEY_STR ? v->type == LC_VT_STRING
                   : k->type == LC_KEY_F32 ? v->type == LC_VT_F32 || v->type == LC_VT_F64
                   : k->type == LC_KEY_BOOL ? v->type == LC_VT_BOOL
@@ -557,6 +835,17 @@ lc_code lc_arch_read_keys(const lc_model *m, const lc_arch **out, lc_hparams *hp
         h.head_dim = h.embedding_length / h.head_count;
     if (!h.rope_dim)
         h.rope_dim = h.head_dim;
+    if (h.layer_kinds_given && h.n_layer_kinds != h.block_count) {
+        char key[96];
+        const lc_arch_key k = { "%s.attention.recurrent_layers", LC_HP_RECURRENT_LAYERS,
+                                LC_KEY_ARR, 0 };
+        key_name(a, &k, key, sizeof key);
+        lc_fail(err, LC_E_MALFORMED, LC_NO_OFFSET, "%s has %" PRIu32 " entries for %" PRIu32
+                " layers (block_count)", key, h.n_layer_kinds, h.block_count);
+        lc_err_context(err, NULL, key);
+        return LC_E_MALFORMED;
+    }
+    LC_TRY(lc_arch_hparams_finish(a, &h, err));
     *out = a;
     *hp = h;
     return LC_OK;

@@ -58,6 +58,29 @@ typedef enum lc_role {
     LC_ROLE_FFN_GATE_EXPS,  /* [expert, ff_exp, embd]: the experts' gates, stacked */
     LC_ROLE_FFN_UP_EXPS,    /* [expert, ff_exp, embd] */
     LC_ROLE_FFN_DOWN_EXPS,  /* [expert, embd, ff_exp] */
+    /* A shared expert beside the routed ones (qwen35moe): out += sigmoid(gate_inp_shexp
+     * . x) * SwiGLU(x) */
+    LC_ROLE_FFN_GATE_INP_SHEXP, /* [1, embd] */
+    LC_ROLE_FFN_GATE_SHEXP, LC_ROLE_FFN_UP_SHEXP,   /* [ff_shexp, embd] */
+    LC_ROLE_FFN_DOWN_SHEXP,     /* [embd, ff_shexp] */
+    /* The gated full-attention layer (qwen35): ATTN_Q holds each head's query and its
+     * output gate side by side, [n_head x (q, gate) x head_dim, embd]. */
+    /* The Gated-DeltaNet recurrent layer (qwen35), ssm_* in llama.cpp's words: */
+    LC_ROLE_SSM_QKV,        /* [2 key + value, embd]: q, k (ssm_group_count heads of
+                             * ssm_state_size), v (time_step_rank heads) rows */
+    LC_ROLE_SSM_Z,          /* [value, embd]: the output gate */
+    LC_ROLE_SSM_BETA,       /* [v_heads, embd]: b, the write strength (sigmoid) */
+    LC_ROLE_SSM_ALPHA,      /* [v_heads, embd]: a, the decay's input */
+    LC_ROLE_SSM_A,          /* [v_heads]: GGUF -exp(A_log); transformers A_log */
+    LC_ROLE_SSM_DT,         /* [v_heads]: the decay's bias (dt_bias) */
+    LC_ROLE_SSM_CONV1D,     /* [2 key + value, conv_kernel]: the causal depthwise
+                             * convolution (transformers [channels, 1, kernel]) */
+    LC_ROLE_SSM_NORM,       /* [head_v]: the gated RMSNorm's weight (no + 1) */
+    LC_ROLE_SSM_OUT,        /* [embd, value] */
+    /* Multi-token prediction layers past the model's own (llama.cpp's nextn): written,
+     * never run by the forward pass. */
+    LC_ROLE_NEXTN_EH_PROJ,  /* [embd, 2 embd] */
+    LC_ROLE_NEXTN_ENORM, LC_ROLE_NEXTN_HNORM, LC_ROLE_NEXTN_HEAD_NORM,  /* [embd] */
     LC_ROLE_COUNT
 } lc_role;
 
@@ -76,6 +99,16 @@ typedef enum lc_dim {
     LC_DIM_HALF_ROPE,   /* rope_dim / 2 */
     LC_DIM_EXPERT,      /* expert_count */
     LC_DIM_FF_EXP,      /* expert_feed_forward_length (feed_forward_length when not given) */
+    LC_DIM_Q2,          /* 2 x head_count * head_dim: queries and their gates */
+    LC_DIM_EMBD2,       /* 2 x embedding_length */
+    LC_DIM_SSM_CONV,    /* the recurrent layer's channels: 2 ssm_group_count
+                         * ssm_state_size + ssm_inner_size */
+    LC_DIM_SSM_INNER,   /* ssm_inner_size: value heads x their size */
+    LC_DIM_SSM_VHEADS,  /* ssm_time_step_rank: value heads */
+    LC_DIM_SSM_HEAD_V,  /* ssm_inner_size / ssm_time_step_rank */
+    LC_DIM_SSM_KERNEL,  /* ssm_conv_kernel */
+    LC_DIM_FF_SHEXP,    /* expert_shared_feed_forward_length */
+    LC_DIM_ONE,         /* 1 */
 } lc_dim;
 
 /* How llama.cpp rotates a head's dimensions, which fixes the row order of Q and K in
@@ -91,6 +124,9 @@ typedef enum lc_rope_scaling {
     LC_ROPE_SCALING_LLAMA3,     /* per-pair factors in rope_freqs.weight, no keys */
     LC_ROPE_SCALING_LONGROPE,   /* phi3: per-pair factors in rope_factors_{long,short} */
 } lc_rope_scaling;
+
+/* The most layers a per-layer list (recurrent layers) may describe. */
+#define LC_ARCH_MAX_LAYERS 1024
 
 /* The longest list of per-pair RoPE factors a config may give (head sizes up to 512). */
 #define LC_ARCH_MAX_ROPE_FACTORS 256
@@ -111,7 +147,27 @@ enum {
     LC_AT_KEEP_F32 = 1u << 7,   /* written in F32 whatever the out type (the router) */
     LC_AT_DENSE    = 1u << 8,   /* required only in a model without experts */
     LC_AT_MOE      = 1u << 9,   /* required only in a model with experts */
+    LC_AT_RECURRENT = 1u << 10, /* required only in recurrent layers (lc_hparams.recurrent) */
+    LC_AT_ATTENTION = 1u << 11, /* required only in attention layers of a model with
+                                 * recurrent ones */
+    LC_AT_NEG_EXP  = 1u << 12,  /* GGUF stores -exp(x) (qwen35's A_log), computed in
+                                 * float32 (float16 for float16 sources) */
+    LC_AT_SQUEEZE  = 1u << 13,  /* transformers' tensor has extra dimensions of 1 that
+                                 * GGUF drops (a conv1d weight [channels, 1, kernel]) */
 };
+
+/* Qwen3.5's value heads: transformers groups them by key head (the value heads of key
+ * head 0, then of key head 1, ...); the converter writes them tiled (value head 0 of
+ * every key head, then value head 1 ...) when there are more value heads than key heads.
+ * A row's reorder says which of its rows or columns are value heads, and how wide one
+ * is. */
+typedef enum lc_vreorder {
+    LC_VR_NONE = 0,
+    LC_VR_ROWS_AFTER_QK,    /* rows after 2 x key rows, ssm_head_v rows a head (qkv, conv1d) */
+    LC_VR_ROWS,             /* every row, ssm_head_v rows a head (z) */
+    LC_VR_HEAD_ROWS,        /* one row or element a head (a, b, A_log, dt_bias) */
+    LC_VR_COLS,             /* columns, ssm_head_v a head (out) */
+} lc_vreorder;
 
 typedef struct lc_arch_tensor {
     lc_role     role;
@@ -126,6 +182,7 @@ typedef struct lc_arch_tensor {
      * is gate then up); this row is part `part`. NULL: none. */
     const char *hf_fused;
     uint8_t     part, parts;
+    lc_vreorder vreorder;
 } lc_arch_tensor;
 
 /* The hyperparameters every family is described by (a family uses what it needs). */
@@ -158,6 +215,7 @@ typedef struct lc_hparams {
     uint32_t expert_used_count;     /* top-k */
     uint32_t expert_ff_length;      /* expert_feed_forward_length; 0: feed_forward_length */
     bool     expert_norm_topk;      /* the top-k weights renormalised to sum to 1 */
+    uint32_t expert_shared_ff_length;   /* the shared expert's width; 0: none */
     uint32_t sliding_window;        /* 0: none */
     uint32_t swa_pattern;           /* every swa_pattern-th layer attends globally, the
                                      * others within sliding_window (gemma3: 6); 0: all
@@ -165,6 +223,20 @@ typedef struct lc_hparams {
     double   attn_scale;            /* query_pre_attn_scalar: scores scaled by its inverse
                                      * square root instead of head_dim's; 0: head_dim */
     double   final_softcap;         /* final_logit_softcapping; 0: none */
+    /* Hybrid models (qwen35): which layers are recurrent, the recurrent layer's sizes,
+     * the multi-token-prediction layers after the model's own. */
+    uint32_t nextn_layers;          /* nextn_predict_layers: the last ones of block_count */
+    bool     layer_kinds_given;     /* recurrent[] came from a per-layer list (and is
+                                     * written as attention.recurrent_layers) */
+    bool     recurrent[LC_ARCH_MAX_LAYERS];     /* [block_count] */
+    uint32_t n_layer_kinds;         /* the entries the list had (checked against
+                                     * block_count) */
+    uint32_t full_attn_interval;    /* every full_attn_interval-th layer attends */
+    uint32_t ssm_conv_kernel, ssm_state_size, ssm_group_count, ssm_time_step_rank,
+             ssm_inner_size;
+    uint32_t ssm_head_v;            /* ssm_inner_size / ssm_time_step_rank */
+    bool     rope_sections_given;   /* rope.dimension_sections from the config */
+    uint32_t rope_sections[4];      /* multi-section RoPE (text: every section alike) */
 } lc_hparams;
 
 /* Which lc_hparams field a key or a config.json entry carries. */
@@ -179,6 +251,14 @@ typedef enum lc_hp {
     LC_HP_SLIDING_WINDOW, LC_HP_SWA_PATTERN, LC_HP_ATTN_SCALE, LC_HP_FINAL_SOFTCAP,
     LC_HP_VALUE_DIM,        /* attention.value_length: written as head_dim; read, it
                              * changes nothing (key_length is the head size) */
+    LC_HP_EXPERT_SHARED_FF_LENGTH,
+    LC_HP_NEXTN_LAYERS, LC_HP_FULL_ATTN_INTERVAL, LC_HP_SSM_CONV_KERNEL,
+    LC_HP_SSM_STATE_SIZE, LC_HP_SSM_GROUP_COUNT, LC_HP_SSM_TIME_STEP_RANK,
+    LC_HP_SSM_INNER_SIZE,
+    LC_HP_SSM_HEAD_V,       /* config only: linear_value_head_dim (inner = it x heads) */
+    LC_HP_RECURRENT_LAYERS, /* an array of bools, one per layer */
+    LC_HP_ROPE_SECTIONS,    /* an array of 4 int32 */
+    LC_HP_LAYER_TYPES,      /* config only: layer_types, "linear_attention" recurrent */
 } lc_hp;
 
 /* When a key is written. */
@@ -189,9 +269,12 @@ enum {
     LC_KEY_IF_HEAD_DIM,     /* the source named head_dim */
     LC_KEY_IF_SET,          /* the hyperparameter is not 0 (given by the source) */
     LC_KEY_IF_LONGROPE,     /* rope scaling longrope */
+    LC_KEY_IF_GIVEN,        /* an array the source gave (layer kinds, rope sections) */
+    LC_KEY_IF_NOT_GIVEN,    /* ... the default, where the source gave none */
 };
 
-typedef enum lc_key_type { LC_KEY_U32, LC_KEY_F32, LC_KEY_STR, LC_KEY_BOOL } lc_key_type;
+typedef enum lc_key_type { LC_KEY_U32, LC_KEY_F32, LC_KEY_STR, LC_KEY_BOOL,
+                           LC_KEY_ARR } lc_key_type;    /* ARR: the lc_hp says which */
 
 typedef struct lc_arch_key {
     const char *key;        /* "%s" is the architecture: "%s.block_count" */
@@ -207,6 +290,7 @@ enum {
     LC_CFG_POSITIVE,        /* an optional positive number */
     LC_CFG_BOOL,            /* an optional bool */
     LC_CFG_NUMBER,          /* an optional number >= 0 (null: absent) */
+    LC_CFG_LIST,            /* a list (layer_types: one entry per layer) */
 };
 typedef struct lc_arch_cfg {
     const char *json;
@@ -234,7 +318,18 @@ typedef struct lc_arch_recipe {
                              * weights renormalised to sum to 1 (llama.cpp always does for
                              * mixtral and qwen3moe; a config's norm_topk_prob says) */
     bool   longrope;        /* takes phi3's longrope scaling (rope_factors_long/short) */
+    bool   attn_gate;       /* full attention's output times sigmoid(gate), the gate rows
+                             * beside each head's query rows (qwen35) */
 } lc_arch_recipe;
+
+/* A spelling of layers after the model's own (qwen35's multi-token prediction block,
+ * "mtp.layers.0." on the Hub) as the converter renames it before mapping: PREFIX (with
+ * "%u" the extra layer's index from 0, or none: the first extra layer) stands for
+ * "model.layers.N." + INSTEAD, N = the model's own layer count + that index. */
+typedef struct lc_arch_alias {
+    const char *prefix;     /* "mtp.layers.%u.", "mtp.fc." */
+    const char *instead;    /* "", "eh_proj." */
+} lc_arch_alias;
 
 /* Hooks: what a table row cannot say. NULL when the family has none. */
 typedef struct lc_arch_hooks {
@@ -271,6 +366,13 @@ struct lc_arch {
     const lc_arch_key *early_keys;
     size_t n_early_keys;
     uint32_t default_swa_pattern;       /* hparams.swa_pattern when the config says none */
+    uint32_t default_full_attn_interval;    /* hparams.full_attn_interval's default */
+    const lc_arch_alias *aliases;       /* the extra layers' spellings (transformers') */
+    size_t n_aliases;
+    bool partial_rotary_of_head;        /* partial_rotary_factor times head_dim (qwen35),
+                                         * not hidden_size / head_count (phi3) */
+    uint32_t default_rope_sections[4];  /* written after the family's keys when the config
+                                         * names none (qwen35: [11, 11, 10, 0]) */
 };
 
 /* ---- finding a family ---- */
@@ -281,7 +383,8 @@ const lc_arch *const *lc_arch_all(void);
  * ("llama") belongs to; NULL when none. */
 const lc_arch *lc_arch_by_hf_class(const char *cls);
 const lc_arch *lc_arch_by_name(const char *name);
-/* "llama, mistral, qwen2"-style list of the class names, for messages. */
+/* "llama, mistral, qwen2"-style list of the class names, for messages (the multimodal
+ * ...ForConditionalGeneration classes, read as their text models, left out). */
 void lc_arch_list_classes(char *buf, size_t cap);
 
 /* ---- names ---- */
@@ -340,6 +443,37 @@ lc_code lc_arch_map(const lc_arch *a, lc_spelling from, lc_spelling to, const ch
  * when RoPE does not rotate them. */
 uint32_t lc_arch_rope_heads(const lc_arch_tensor *row, const lc_hparams *hp);
 
+/* The extra layers' spellings (lc_arch.aliases): NAME rewritten into the spelling the
+ * rows know ("mtp.fc.weight" -> "model.layers.6.eh_proj.weight" with 6 own layers), and
+ * back (a layer >= n_own of a name in the rows' spelling -> the alias). False, buf
+ * untouched, when no alias applies. lc_arch_alias_in also reads a multimodal
+ * checkpoint's text model as the text model ("model.language_model.norm.weight" ->
+ * "model.norm.weight"), as the converter does for every family. */
+bool lc_arch_alias_in(const lc_arch *a, uint32_t n_own, const char *name, char *buf,
+                      size_t cap);
+bool lc_arch_alias_out(const lc_arch *a, uint32_t n_own, const char *name, char *buf,
+                       size_t cap);
+
+/* How row's value heads move between transformers' grouped and GGUF's tiled order for
+ * a tensor t of it (either spelling: the same bytes move), as lc_view_swap's arguments
+ * (libconvert/view.h) from grouped to tiled; swap a and b for the way back. False when
+ * nothing moves (the row has no LC_VR_*, or as many value as key heads). */
+typedef struct lc_arch_swap { uint64_t first, outer, a, b, unit; } lc_arch_swap;
+bool lc_arch_vreorder(const lc_arch_tensor *row, const lc_hparams *hp, const lc_tensor *t,
+                      lc_arch_swap *sw);
+
+/* A multimodal checkpoint's vision or audio tensor ("model.visual.blocks.0..."): the text
+ * model's conversion leaves it out (TextModel.filter_tensors' markers). */
+bool lc_arch_multimodal(const char *name);
+
+/* The layers a forward pass runs: block_count less the prediction layers. */
+uint32_t lc_arch_own_layers(const lc_hparams *hp);
+
+/* Fills what follows from the rest once a source is read: the recurrent layers from the
+ * interval when no list gave them, ssm_inner_size or ssm_head_v from the other.
+ * LC_E_MALFORMED naming the key when the sizes do not divide. */
+lc_code lc_arch_hparams_finish(const lc_arch *a, lc_hparams *hp, lc_error *err);
+
 /* ---- shapes and completeness ---- */
 
 /* The expected shape of row under hp (outermost first) in nd/shape; false when the row
@@ -365,6 +499,9 @@ typedef struct lc_arch_seen {
     uint64_t *layer;        /* per layer, bit i: row i seen */
     bool moe;               /* the model has experts: LC_AT_MOE rows are required, not
                              * LC_AT_DENSE ones (set after init; false by default) */
+    const bool *recurrent;  /* [n_layers] the recurrent layers (LC_AT_RECURRENT rows
+                             * required there, LC_AT_ATTENTION ones elsewhere); NULL:
+                             * none (set after init) */
 } lc_arch_seen;
 
 lc_code lc_arch_seen_init(lc_arch_seen *s, const lc_arch *a, uint32_t n_layers, lc_error *err);

@@ -27,6 +27,10 @@ static const struct {
     { "qwen2",
       "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}|"
       " ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+" },
+    /* Qwen3.5's: letters keep their combining marks (\\p{M}) */
+    { "qwen35",
+      "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?[\\p{L}\\p{M}]+|\\p{N}|"
+      " ?[^\\s\\p{L}\\p{M}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+" },
 };
 
 static bool is_type(const cJSON *o, const char *type) {
@@ -66,7 +70,7 @@ lc_code lc_hf_bpe_pre(const cJSON *tj, const char **name, lc_error *err) {
     }
     return lc_fail(err, LC_E_UNSUPPORTED, LC_NO_OFFSET,
                    "the pre_tokenizer in tokenizer.json is not one we recognise "
-                   "(llama-bpe, qwen2, gpt-2); pass --pre NAME to name it");
+                   "(llama-bpe, qwen2, qwen35, gpt-2); pass --pre NAME to name it");
 }
 
 /* Copies s, writing each space as U+0120 (c4 a0), the byte-level alphabet's space;

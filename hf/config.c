@@ -59,9 +59,39 @@ static void set_hp(lc_hparams *hp, lc_hp f, uint32_t u, double d, bool b) {
     lc_arch_hparam_set(hp, f, u ? (double)u : d > 0 ? d : b ? 1 : 0);
 }
 
+/* layer_types: one entry per layer (num_hidden_layers, read before it), each a string;
+ * "linear_attention" layers are recurrent. */
+static lc_code parse_layer_kinds(const cJSON *j, const char *key, lc_hparams *hp,
+                                 lc_error *err) {
+    if (!cJSON_IsArray(j))
+        return lc_fail(err, LC_E_MALFORMED, LC_NO_OFFSET, "%s must be a list of layer types",
+                       key);
+    const int n = cJSON_GetArraySize(j);
+    if ((uint32_t)n != hp->block_count)
+        return lc_fail(err, LC_E_MALFORMED, LC_NO_OFFSET, "%s has %d entries but "
+                       "num_hidden_layers is %u", key, n, hp->block_count);
+    if (hp->block_count > LC_ARCH_MAX_LAYERS)
+        return lc_fail(err, LC_E_UNSUPPORTED, LC_NO_OFFSET, "%s: %u layers is more than %d",
+                       key, hp->block_count, LC_ARCH_MAX_LAYERS);
+    int i = 0;
+    for (const cJSON *e = j->child; e; e = e->next, i++) {
+        if (!cJSON_IsString(e))
+            return lc_fail(err, LC_E_MALFORMED, LC_NO_OFFSET, "%s[%d] is not a string", key, i);
+        hp->recurrent[i] = strcmp(e->valuestring, "linear_attention") == 0;
+    }
+    hp->layer_kinds_given = true;
+    hp->n_layer_kinds = (uint32_t)n;
+    return LC_OK;
+}
+
 static lc_code parse_field(const cJSON *root, const lc_arch_cfg *f, lc_hparams *hp,
                            lc_error *err) {
     const cJSON *j = cJSON_GetObjectItemCaseSensitive(root, f->json);
+    if (f->kind == LC_CFG_LIST) {
+        if (!j || cJSON_IsNull(j))
+            return LC_OK;
+        return parse_layer_kinds(j, f->json, hp, err);
+    }
     if (f->kind == LC_CFG_U32_REQUIRED || f->kind == LC_CFG_U32) {
         uint32_t u = 0;
         bool present;
@@ -210,11 +240,29 @@ static lc_code parse_rope(const cJSON *root, const lc_arch *a, lc_hparams *hp, l
         if (!(r > 0 && r <= 1))
             return lc_fail(err, LC_E_MALFORMED, LC_NO_OFFSET, "partial_rotary_factor must be "
                            "in (0, 1]");
-        /* as the converter computes it: int(factor * n_embd) // n_head */
-        hp->rope_dim = (uint32_t)((uint64_t)(r * hp->embedding_length) / hp->head_count);
+        /* as the converter computes it: int(factor * n_embd) // n_head (phi3), or
+         * int(head_dim * factor) (Qwen3NextModel) */
+        hp->rope_dim = a->partial_rotary_of_head
+                     ? (uint32_t)(hp->head_dim * r)
+                     : (uint32_t)((uint64_t)(r * hp->embedding_length) / hp->head_count);
         if (hp->rope_dim == 0 || hp->rope_dim % 2 || hp->rope_dim > hp->head_dim)
             return lc_fail(err, LC_E_MALFORMED, LC_NO_OFFSET, "partial_rotary_factor gives "
                            "%u rotated dimensions of a %u-wide head", hp->rope_dim, hp->head_dim);
+    }
+    /* multi-section RoPE's sections (qwen35), padded to four as the converter does */
+    const cJSON *ms = cJSON_GetObjectItemCaseSensitive(rp, "mrope_section");
+    if (ms && !cJSON_IsNull(ms)) {
+        const int n = cJSON_GetArraySize(ms);
+        if (!cJSON_IsArray(ms) || n > 4)
+            return lc_fail(err, LC_E_MALFORMED, LC_NO_OFFSET, "mrope_section must be a list of "
+                           "at most 4 integers");
+        int i = 0;
+        for (const cJSON *e = ms->child; e; e = e->next, i++) {
+            int64_t v;
+            LC_TRY(lc_hf_json_int(e, "mrope_section", 0, INT32_MAX, &v, err));
+            hp->rope_sections[i] = (uint32_t)v;
+        }
+        hp->rope_sections_given = true;
     }
     LC_TRY(opt_u32(root, "original_max_position_embeddings",
                    "original_max_position_embeddings", &hp->rope_scaling_orig_ctx, err));
@@ -270,9 +318,43 @@ static lc_code parse_rope(const cJSON *root, const lc_arch *a, lc_hparams *hp, l
     return LC_OK;
 }
 
+/* A multimodal checkpoint's config keeps the text model's under "text_config": read as
+ * the converter reads it (TextModel.__init__), every text_config entry over the top
+ * level's, into *merged (NULL when there is none). False when out of memory. */
+static bool text_model_view(const cJSON *root, cJSON **merged) {
+    const cJSON *tc = cJSON_GetObjectItemCaseSensitive(root, "text_config");
+    *merged = NULL;
+    if (!cJSON_IsObject(tc))
+        return true;
+    cJSON *m = cJSON_Duplicate(root, true);
+    for (const cJSON *e = tc->child; m && e; e = e->next) {
+        cJSON *v = cJSON_Duplicate(e, true);
+        if (!v || (cJSON_HasObjectItem(m, e->string)
+                       ? !cJSON_ReplaceItemInObjectCaseSensitive(m, e->string, v)
+                       : !cJSON_AddItemToObject(m, e->string, v))) {
+            cJSON_Delete(v);
+            cJSON_Delete(m);
+            return false;
+        }
+    }
+    *merged = m;
+    return m != NULL;
+}
+
+static lc_code parse_text_model(const cJSON *root, lc_hf_config *c, lc_error *err);
+
 static lc_code parse_root(const cJSON *root, lc_hf_config *c, lc_error *err) {
     if (!cJSON_IsObject(root))
         return lc_fail(err, LC_E_MALFORMED, 0, "config.json is not a JSON object");
+    cJSON *m;
+    if (!text_model_view(root, &m))
+        return lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory");
+    lc_code rc = parse_text_model(m ? m : root, c, err);
+    cJSON_Delete(m);
+    return rc;
+}
+
+static lc_code parse_text_model(const cJSON *root, lc_hf_config *c, lc_error *err) {
     LC_TRY(parse_arch(root, c, err));
     lc_hparams *hp = &c->hp;
     hp->rms_eps = c->arch->default_rms_eps;
@@ -299,7 +381,16 @@ static lc_code parse_root(const cJSON *root, lc_hf_config *c, lc_error *err) {
     LC_TRY(parse_rope(root, c->arch, hp, err));
     if (!hp->rope_dim)
         hp->rope_dim = hp->head_dim;
-    return LC_OK;
+    /* the prediction layers come after the model's own (mtp_num_hidden_layers) */
+    if (hp->nextn_layers) {
+        if (hp->nextn_layers > LC_ARCH_MAX_LAYERS ||
+            (uint64_t)hp->block_count + hp->nextn_layers > LC_ARCH_MAX_LAYERS)
+            return lc_fail(err, LC_E_UNSUPPORTED, LC_NO_OFFSET, "num_hidden_layers %u and "
+                           "mtp_num_hidden_layers %u: more than %d layers", hp->block_count,
+                           hp->nextn_layers, LC_ARCH_MAX_LAYERS);
+        hp->block_count += hp->nextn_layers;
+    }
+    return lc_arch_hparams_finish(c->arch, hp, err);
 }
 
 lc_code lc_hf_config_parse(const char *json, size_t len, lc_hf_config *out, lc_error *err) {

@@ -6,10 +6,14 @@
  * dropped; block types are dequantized; stacks of experts are written one tensor per
  * expert (the Hub's layout, which transformers 4 and 5 both load); gemma's norms get
  * their + 1 taken off (in float32, then cast back to the GGUF's dtype or --dtype);
- * fused tensors stay fused (phi3's qkv_proj and gate_up_proj are transformers' own). */
+ * fused tensors stay fused (phi3's qkv_proj and gate_up_proj are transformers' own);
+ * qwen35's recurrent layers get their value heads back in grouped order, A_log back
+ * from -exp(A_log) (log(-x) in float32), the conv1d weight its [channels, 1, kernel]
+ * shape, and the prediction layers their mtp.* names. */
 #include "hf/hf.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 
 #include "arch/arch.h"
@@ -18,11 +22,27 @@
 #include "quant/quant.h"
 #include "quant/view.h"
 
+static float log_neg(float x) { return logf(-x); }
+
+/* What a row undoes besides renaming (see the top). */
+typedef struct back_ops {
+    uint32_t heads;         /* > 0: the Q/K rows' inverse permutation */
+    float shift;            /* gemma's norms: minus it */
+    bool log_neg;           /* A_log = log(-x) */
+    const lc_arch_tensor *row;      /* value heads back to grouped order (LC_VR_*) */
+    const lc_hparams *hp;
+    bool unsqueeze;         /* [rows, cols] -> [rows, 1, cols] */
+} back_ops;
+
 /* One output tensor: s (through a pread view when it is an unchanged file range) ->
- * inverse permutation (heads > 0) -> dequantized -> minus `shift` (gemma's norms) ->
- * cast to dtype. */
+ * inverse permutation (heads > 0) -> dequantized -> value heads grouped -> minus
+ * `shift` (gemma's norms) or log(-x) -> cast to dtype -> its dimension of 1 back. */
 static lc_code back_tensor(lc_model *out, lc_model *work, const lc_tensor *s, const char *hf,
-                           uint32_t heads, float shift, lc_dtype dtype, lc_error *err) {
+                           const back_ops *op, lc_dtype dtype, lc_error *err) {
+    const uint32_t heads = op->heads;
+    const float shift = op->shift;
+    lc_arch_swap sw;
+    const bool swap = op->row && lc_arch_vreorder(op->row, op->hp, s, &sw);
     const bool quant = lc_dtype_is_quant(s->dtype);
     lc_tensor *t;
     /* A tensor of a mapped file is read with pread (and copied in the kernel when
@@ -41,46 +61,73 @@ static lc_code back_tensor(lc_model *out, lc_model *work, const lc_tensor *s, co
     if (quant && !lc_dequant_supported(s->dtype))
         return lc_fail(err, LC_E_UNSUPPORTED, LC_NO_OFFSET, "tensor %.80s: no dequantizer "
                        "for %s", s->name, lc_dtype_name(s->dtype));
-    /* Each stage but the last lives in work under the HF name (the views there have GGUF
-     * names; the two spellings never coincide); the last in out. */
-    const bool more = quant || shift != 0;
-    LC_TRY(lc_model_add_tensor(more ? work : out, hf, s->dtype, s->ndim, s->shape, &t, err));
+    /* Each stage but the last lives in work under the HF name and a stage mark (the views
+     * there have GGUF names; the two spellings never coincide); the last in out. */
+    const bool elementwise = shift != 0 || op->log_neg;
+    const int stages = 1 + quant + swap + elementwise + op->unsqueeze;
+    int stage = 0;
+    char name[220];
+#define NEXT(dt, nd, sh) do {                                                                 \
+        const bool last = ++stage == stages;                                                  \
+        snprintf(name, sizeof name, "%s (%d)", hf, stage);                                    \
+        LC_TRY(lc_model_add_tensor(last ? out : work, last ? hf : name, dt, nd, sh, &t, err)); \
+    } while (0)
+    NEXT(s->dtype, s->ndim, s->shape);
     if (heads)
         LC_TRY(lc_view_heads(t, from, heads, true, err));
     else
         LC_TRY(lc_view_forward(t, from, err));
     if (quant) {
         const lc_tensor *w = t;
-        LC_TRY(lc_model_add_tensor(shift != 0 ? work : out, hf, LC_DT_F32, s->ndim, s->shape,
-                                   &t, err));
+        NEXT(LC_DT_F32, s->ndim, s->shape);
         LC_TRY(lc_quant_view(t, w, s->dtype, false, err));
     }
-    if (shift != 0) {
+    if (swap) {
         const lc_tensor *w = t;
-        LC_TRY(lc_model_add_tensor(out, hf, LC_DT_F32, s->ndim, s->shape, &t, err));
-        LC_TRY(lc_view_offset(t, w, -shift, LC_DT_F32, err));
+        lc_arch_vreorder(op->row, op->hp, w, &sw);      /* units in w's element size */
+        NEXT(w->dtype, s->ndim, s->shape);
+        LC_TRY(lc_view_swap(t, w, sw.first, sw.outer, sw.b, sw.a, sw.unit, err));
     }
-    const lc_dtype to = dtype != LC_DT_INVALID ? dtype : shift != 0 ? s->dtype : t->dtype;
-    return lc_tensor_cast(t, to, err);
+    if (elementwise) {
+        const lc_tensor *w = t;
+        NEXT(LC_DT_F32, s->ndim, s->shape);
+        if (op->log_neg)
+            LC_TRY(lc_view_apply(t, w, log_neg, LC_DT_F32, err));
+        else
+            LC_TRY(lc_view_offset(t, w, -shift, LC_DT_F32, err));
+    }
+    const lc_dtype to = dtype != LC_DT_INVALID ? dtype : elementwise ? s->dtype : t->dtype;
+    LC_TRY(lc_tensor_cast(t, to, err));
+    if (op->unsqueeze && s->ndim == 2) {
+        const lc_tensor *w = t;
+        const uint64_t shape[3] = { s->shape[0], 1, s->shape[1] };
+        NEXT(w->dtype, 3, shape);
+        LC_TRY(lc_view_strided(t, w, 0, t->nbytes, t->nbytes, err));
+    }
+#undef NEXT
+    return LC_OK;
 }
 
 /* A stack of experts [expert, rows, cols] back to one tensor per expert under the row's
  * per-expert transformers spelling. */
 static lc_code back_experts(lc_model *out, lc_model *work, const lc_tensor *s,
-                            const lc_arch_tensor *row, uint32_t layer, lc_dtype dtype,
-                            lc_error *err) {
+                            const lc_arch *a, uint32_t n_own, const lc_arch_tensor *row,
+                            uint32_t layer, lc_dtype dtype, lc_error *err) {
     if (s->ndim != 3 || s->shape[0] == 0 || s->nbytes % s->shape[0] != 0)
         return lc_fail(err, LC_E_MALFORMED, LC_NO_OFFSET, "tensor %.80s is not a stack of "
                        "experts [expert, rows, cols]", s->name);
     const uint64_t piece = s->nbytes / s->shape[0];
     for (uint64_t e = 0; e < s->shape[0]; e++) {
-        char hf[160], name[200];
+        char hf[200], name[200], alias[200];
         LC_TRY(lc_arch_name_expert(row, LC_SPELL_HF, layer, (uint32_t)e, hf, sizeof hf, err));
+        if (lc_arch_alias_out(a, n_own, hf, alias, sizeof alias))   /* mtp.* */
+            snprintf(hf, sizeof hf, "%s", alias);
         snprintf(name, sizeof name, "%s[%" PRIu64 "]", s->name, e);
         lc_tensor *one;
         LC_TRY(lc_model_add_tensor(work, name, s->dtype, 2, s->shape + 1, &one, err));
         LC_TRY(lc_view_strided(one, s, e * piece, piece, piece, err));
-        LC_TRY(back_tensor(out, work, one, hf, 0, 0, dtype, err));
+        const back_ops none = { 0 };
+        LC_TRY(back_tensor(out, work, one, hf, &none, dtype, err));
     }
     return LC_OK;
 }
@@ -109,12 +156,12 @@ lc_code lc_hf_from_gguf(lc_model *in, lc_dtype dtype, lc_model **out, lc_error *
         uint32_t layer;
         const lc_arch_tensor *row = lc_arch_find(a, LC_SPELL_GGUF, s->name, &layer);
         if (row && (row->flags & LC_AT_EXPERTS) && row->hf) {
-            rc = back_experts(m, work, s, row, layer, dtype, err);
+            rc = back_experts(m, work, s, a, lc_arch_own_layers(&hp), row, layer, dtype, err);
             if (rc != LC_OK)
                 lc_err_context(err, NULL, s->name);
             continue;
         }
-        char hf[160];
+        char hf[200], alias[200];
         rc = lc_arch_map(a, LC_SPELL_GGUF, LC_SPELL_HF, s->name, 0, hf, sizeof hf, &row, err);
         if (rc == LC_E_NOTFOUND) {      /* no transformers name: dropped */
             rc = LC_OK;
@@ -122,9 +169,16 @@ lc_code lc_hf_from_gguf(lc_model *in, lc_dtype dtype, lc_model **out, lc_error *
         }
         if (rc != LC_OK)
             break;
-        const uint32_t heads = a->rope == LC_ROPE_NORM ? lc_arch_rope_heads(row, &hp) : 0;
-        const float shift = row->flags & LC_AT_NORM_SHIFT ? 1.0f : 0.0f;
-        rc = back_tensor(m, work, s, hf, heads, shift, dtype, err);
+        /* the prediction layers under the Hub's mtp.* names */
+        if (lc_arch_alias_out(a, lc_arch_own_layers(&hp), hf, alias, sizeof alias))
+            snprintf(hf, sizeof hf, "%s", alias);
+        const back_ops op = {
+            .heads = a->rope == LC_ROPE_NORM ? lc_arch_rope_heads(row, &hp) : 0,
+            .shift = row->flags & LC_AT_NORM_SHIFT ? 1.0f : 0.0f,
+            .log_neg = row->flags & LC_AT_NEG_EXP, .row = row, .hp = &hp,
+            .unsqueeze = row->flags & LC_AT_SQUEEZE,
+        };
+        rc = back_tensor(m, work, s, hf, &op, dtype, err);
         if (rc != LC_OK)
             lc_err_context(err, NULL, s->name);
     }

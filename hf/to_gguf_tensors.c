@@ -13,12 +13,17 @@
  *   - LC_AT_NORM_SHIFT: + 1, added in float32 after widening (the converter widens bf16
  *     to float32 first; float16 stays float16, so that sum is rounded to float16);
  *   - LC_AT_VOCAB_ROWS: rows past vocab_size cut;
- *   - LC_AT_KEEP_F32 (the router) and 1-D tensors and norms: F32.
+ *   - LC_AT_KEEP_F32 (the router) and 1-D tensors and norms: F32;
+ *   - qwen35's recurrent layers: LC_AT_NEG_EXP (-exp, in float32 after widening, as
+ *     Qwen3NextModel.modify_tensors), LC_AT_SQUEEZE (conv1d [channels, 1, kernel] ->
+ *     [channels, kernel]) and LC_VR_* (value heads grouped -> tiled, lc_view_swap);
+ *   - the layers past the model's own (mtp.*) named through the family's aliases.
  * Computed tensors come first: llama3's rope_freqs.weight, phi3's rope_factors_long and
  * _short (generate_extra_tensors runs before the model's own tensors). */
 #include "hf/to_gguf_impl.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -56,6 +61,37 @@ static void plan_line(const lc_tg *c, const char *hf, const char *g, lc_dtype fr
             g, lc_dtype_name(from), lc_dtype_name(to), shape, t->nbytes);
 }
 
+static float neg_exp(float x) { return -expf(x); }
+
+/* s with what its row asks before a cast: value heads reordered (a swap view), its
+ * dimensions of 1 dropped (a whole-tensor strided view), both named g in views. */
+static lc_code reshape_source(lc_tg *c, const lc_tensor *s, const lc_arch_tensor *row,
+                              const char *g, const lc_tensor **from, lc_error *err) {
+    lc_arch_swap sw;
+    lc_tensor *t;
+    char name[200];
+    if (lc_arch_vreorder(row, &c->cfg.hp, s, &sw)) {
+        /* named apart from the squeezed view below (a model's names are unique) */
+        snprintf(name, sizeof name, "%s (value heads tiled)", g);
+        LC_TRY(lc_model_add_tensor(c->views, name, s->dtype, s->ndim, s->shape, &t, err));
+        LC_TRY(lc_view_swap(t, *from, sw.first, sw.outer, sw.a, sw.b, sw.unit, err));
+        *from = t;
+    }
+    if ((row->flags & LC_AT_SQUEEZE) && s->ndim > 1) {
+        uint64_t shape[LC_MAX_DIMS];
+        uint32_t nd = 0;
+        for (uint32_t i = 0; i < s->ndim; i++)
+            if (s->shape[i] != 1)
+                shape[nd++] = s->shape[i];
+        if (nd != s->ndim) {
+            LC_TRY(lc_model_add_tensor(c->views, g, s->dtype, nd, shape, &t, err));
+            LC_TRY(lc_view_strided(t, *from, 0, t->nbytes, t->nbytes, err));
+            *from = t;
+        }
+    }
+    return LC_OK;
+}
+
 /* Adds GGUF tensor g reading source s (its rows permuted when the family's RoPE style
  * differs from the source's), in dtype `to`. */
 static lc_code add_tensor(lc_tg *c, const lc_tensor *s, const lc_arch_tensor *row, const char *g,
@@ -65,18 +101,25 @@ static lc_code add_tensor(lc_tg *c, const lc_tensor *s, const lc_arch_tensor *ro
     const bool permute = c->spelling == LC_SPELL_HF && c->cfg.arch->rope == LC_ROPE_NORM;
     const uint32_t heads = permute ? lc_arch_rope_heads(row, &c->cfg.hp) : 0;
     const bool quant = lc_dtype_is_quant(to);
-    const bool shift = row->flags & LC_AT_NORM_SHIFT;
+    const bool shift = row->flags & LC_AT_NORM_SHIFT, nexp = row->flags & LC_AT_NEG_EXP;
     /* On a device: the same conversion, the same bytes (quant/device.h). */
-    const bool dev = !shift && c->o->device && lc_qdev_supports(c->o->device, s->dtype, to);
+    const bool dev = !shift && !nexp && c->o->device &&
+                     lc_qdev_supports(c->o->device, s->dtype, to);
     lc_tensor *t, *w = NULL;
     const lc_tensor *from = s;
     if (c->weights)
         LC_TRY(lc_hf_weights_view(c->weights, c->views, s, &from, err));
-    if (shift) {
-        /* a norm: F32 out (pick_dtype) */
+    LC_TRY(reshape_source(c, s, row, g, &from, err));
+    s = from->ndim != s->ndim ? from : s;   /* its shape from here on */
+    if (shift || nexp) {
+        /* a norm or A_log: F32 out (pick_dtype), computed in float32 (float16 sources
+         * in float16, as torch does) */
+        const lc_dtype round = s->dtype == LC_DT_F16 ? LC_DT_F16 : LC_DT_F32;
         LC_TRY(lc_model_add_tensor(c->out, g, LC_DT_F32, s->ndim, s->shape, &t, err));
-        LC_TRY(lc_view_offset(t, from, 1.0f, s->dtype == LC_DT_F16 ? LC_DT_F16 : LC_DT_F32,
-                              err));
+        if (shift)
+            LC_TRY(lc_view_offset(t, from, 1.0f, round, err));
+        else
+            LC_TRY(lc_view_apply(t, from, neg_exp, round, err));
         LC_TRY(lc_tensor_cast(t, to, err));
         goto added;
     }
@@ -174,8 +217,15 @@ static lc_code resolve(lc_tg *c, const lc_tensor *s, lc_arch_hit *hits, size_t *
     lc_arch_hit h;
     const lc_arch_tensor *after = NULL;
     bool any = false;
+    char alias[200];
+    /* the prediction layers' spelling ("mtp.fc.weight") as the rows know it */
+    const char *name = c->spelling == LC_SPELL_HF &&
+                       lc_arch_alias_in(a, lc_arch_own_layers(hp), s->name, alias, sizeof alias)
+                     ? alias : s->name;
     *n = 0;
-    while (lc_arch_lookup(a, c->spelling, s->name, after, &h)) {
+    if (c->spelling == LC_SPELL_HF && lc_arch_multimodal(s->name))
+        return LC_OK;                       /* a vision or audio tower's: not the text model */
+    while (lc_arch_lookup(a, c->spelling, name, after, &h)) {
         after = h.row;
         any = true;
         if (h.layer != UINT32_MAX && h.layer >= hp->block_count) {
@@ -346,6 +396,7 @@ lc_code lc_tg_check_tensors(lc_tg *c, lc_error *err) {
                        lc_model_tensor_count(c->in));
     LC_TRY(lc_arch_seen_init(&c->seen, c->cfg.arch, n_layers, err));
     c->seen.moe = c->cfg.hp.expert_count > 0;
+    c->seen.recurrent = c->cfg.hp.ssm_time_step_rank ? c->cfg.hp.recurrent : NULL;
     experts_init(c);
     for (size_t i = 0; i < lc_model_tensor_count(c->in); i++) {
         const lc_tensor *s = lc_model_tensor(c->in, i);

@@ -163,3 +163,69 @@ void lc_infer_attention_ex(float *out, const float *q, const float *k, const flo
         }
     }
 }
+
+/* ---- the Gated-DeltaNet recurrent layer ---- */
+
+void lc_infer_conv_silu(float *x, size_t n, uint32_t channels, const float *w,
+                        uint32_t kernel) {
+    /* from the last position back, so every input a position reads is still unchanged */
+    for (size_t t = n; t-- > 0;) {
+        float *xt = x + t * channels;
+        for (uint32_t ch = 0; ch < channels; ch++) {
+            const float *wc = w + (size_t)ch * kernel;
+            double sum = 0;
+            for (uint32_t j = 0; j < kernel; j++) {
+                const size_t back = kernel - 1 - j;     /* w[j] reads position t - back */
+                if (back <= t)
+                    sum += (double)wc[j] * x[(t - back) * channels + ch];
+            }
+            const float acc = (float)sum;
+            xt[ch] = acc / (1.0f + expf(-acc));
+        }
+    }
+}
+
+void lc_infer_l2norm(float *x, size_t n, float eps) {
+    double ss = 0;
+    for (size_t i = 0; i < n; i++)
+        ss += (double)x[i] * x[i];
+    const float inv = 1.0f / sqrtf((float)ss + eps);
+    for (size_t i = 0; i < n; i++)
+        x[i] *= inv;
+}
+
+float lc_infer_softplus(float x) {
+    /* torch's softplus (beta 1, threshold 20): x itself past the threshold */
+    return x > 20.0f ? x : log1pf(expf(x));
+}
+
+void lc_infer_delta_step(float *state, const float *q, const float *k, const float *v,
+                         float decay, float beta, uint32_t dk, uint32_t dv, float *out,
+                         float *scratch) {
+    /* state [dk, dv]: S *= decay; the value S predicts for k, S^T k, moved toward v by
+     * beta: S += k (beta (v - S^T k))^T; the output S^T q */
+    for (size_t i = 0; i < (size_t)dk * dv; i++)
+        state[i] *= decay;
+    for (uint32_t m = 0; m < dv; m++) {
+        double mem = 0;                     /* sums in double, as the other blocks' */
+        for (uint32_t i = 0; i < dk; i++)
+            mem += (double)state[(size_t)i * dv + m] * k[i];
+        scratch[m] = (v[m] - (float)mem) * beta;
+    }
+    for (uint32_t i = 0; i < dk; i++)
+        for (uint32_t m = 0; m < dv; m++)
+            state[(size_t)i * dv + m] += k[i] * scratch[m];
+    for (uint32_t m = 0; m < dv; m++) {
+        double o = 0;
+        for (uint32_t i = 0; i < dk; i++)
+            o += (double)state[(size_t)i * dv + m] * q[i];
+        out[m] = (float)o;
+    }
+}
+
+void lc_infer_gated_rmsnorm(float *out, const float *x, const float *w, const float *z,
+                            size_t n, float eps) {
+    lc_infer_rmsnorm(out, x, w, n, eps);
+    for (size_t i = 0; i < n; i++)
+        out[i] *= z[i] / (1.0f + expf(-z[i]));
+}

@@ -65,4 +65,30 @@ void lc_infer_attention_ex(float *out, const float *q, const float *k, const flo
                            size_t t, uint32_t n_heads, uint32_t n_kv_heads, uint32_t head_dim,
                            float scale, size_t window, float *scores);
 
+/* ---- the Gated-DeltaNet recurrent layer (qwen35) ---- */
+
+/* x [n, channels] in place: the causal depthwise convolution of each channel over the
+ * sequence (w [channels, kernel], w[kernel - 1] on the position itself, earlier
+ * positions before the first read as 0), then SiLU. */
+void lc_infer_conv_silu(float *x, size_t n, uint32_t channels, const float *w,
+                        uint32_t kernel);
+
+/* x[0..n) in place divided by sqrt(sum(x^2) + eps) (the sum in double). */
+void lc_infer_l2norm(float *x, size_t n, float eps);
+
+/* log(1 + exp(x)), x itself above 20 (torch's threshold). */
+float lc_infer_softplus(float x);
+
+/* One token of one value head through the gated delta rule: state [dk, dv] decays by
+ * `decay`, then learns k -> v with strength beta (state += k (beta (v - state^T k))^T);
+ * out [dv] = state^T q. scratch [dv]. */
+void lc_infer_delta_step(float *state, const float *q, const float *k, const float *v,
+                         float decay, float beta, uint32_t dk, uint32_t dv, float *out,
+                         float *scratch);
+
+/* out = rmsnorm(x) * w * silu(z) over n values (the recurrent layer's gated norm). out
+ * may be x. */
+void lc_infer_gated_rmsnorm(float *out, const float *x, const float *w, const float *z,
+                            size_t n, float eps);
+
 #endif

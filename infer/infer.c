@@ -4,6 +4,7 @@
 #include "infer/infer.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -27,11 +28,20 @@ typedef struct run_state {
     int32_t *chosen;    /* [n, n_expert_used] each token's experts */
     float *weight;      /* [n, n_expert_used] ... and their weights */
     size_t *rows;       /* [n] one expert's tokens */
+    float *qg;          /* [n, 2 q_dim] gated attention: each head's query then its gate */
+    /* the recurrent layer's */
+    float *mix;         /* [n, conv] q, k, v channels, then convolved */
+    float *z;           /* [n, inner] the output gate */
+    float *beta, *decay;    /* [n, v_heads] */
+    float *core;        /* [n, inner] the delta rule's output, then gated-normed */
+    float *state;       /* [v_heads, dk, dv] one layer's recurrent state */
+    float *delta;       /* [dv] scratch */
 } run_state;
 
 static lc_code build_run_state(run_state *s, const lc_infer *c, size_t n, lc_error *err) {
     memset(s, 0, sizeof *s);
-    const size_t ff = c->ff > c->ff_exp ? c->ff : c->ff_exp;
+    size_t ff = c->ff > c->ff_exp ? c->ff : c->ff_exp;
+    ff = ff > c->ff_shexp ? ff : c->ff_shexp;
     const size_t ne = c->n_expert, nu = c->n_expert_used;
     struct { void **p; size_t width, size; } bufs[] = {
         { (void **)&s->x, c->embd, 4 }, { (void **)&s->xb, c->embd, 4 },
@@ -42,6 +52,11 @@ static lc_code build_run_state(run_state *s, const lc_infer *c, size_t n, lc_err
         { (void **)&s->route, ne, 4 }, { (void **)&s->xe, ne ? c->embd : 0, 4 },
         { (void **)&s->ye, ne ? c->embd : 0, 4 }, { (void **)&s->chosen, nu, 4 },
         { (void **)&s->weight, nu, 4 }, { (void **)&s->rows, ne ? 1 : 0, sizeof(size_t) },
+        { (void **)&s->qg, c->attn_gate ? 2 * (size_t)c->q_dim : 0, 4 },
+        { (void **)&s->mix, c->ssm_conv, 4 },
+        { (void **)&s->z, (size_t)c->ssm_nv * c->ssm_dv, 4 },
+        { (void **)&s->beta, c->ssm_nv, 4 }, { (void **)&s->decay, c->ssm_nv, 4 },
+        { (void **)&s->core, (size_t)c->ssm_nv * c->ssm_dv, 4 },
     };
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++) {
         uint64_t count;
@@ -52,12 +67,18 @@ static lc_code build_run_state(run_state *s, const lc_infer *c, size_t n, lc_err
             return lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory for %zu tokens of "
                            "%zu values", n, bufs[i].width);
     }
+    /* not per token: one layer's state, reused layer after layer */
+    if (c->ssm_nv && (!(s->state = lc_malloc_array((size_t)c->ssm_nv * c->ssm_dk,
+                                                   c->ssm_dv * sizeof(float))) ||
+                      !(s->delta = lc_malloc_array(c->ssm_dv, sizeof(float)))))
+        return lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory for the recurrent state");
     return LC_OK;
 }
 
 static void free_run_state(run_state *s) {
     void *all[] = { s->x, s->xb, s->proj, s->q, s->k, s->v, s->att, s->scores, s->hb, s->hb2,
-                    s->route, s->xe, s->ye, s->chosen, s->weight, s->rows };
+                    s->route, s->xe, s->ye, s->chosen, s->weight, s->rows, s->qg, s->mix,
+                    s->z, s->beta, s->decay, s->core, s->state, s->delta };
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
         lc_free(all[i]);
     memset(s, 0, sizeof *s);
@@ -96,14 +117,8 @@ static const lc_infer_rope *rope_of(const lc_infer *c, const lc_infer_layer *L, 
     return n > c->long_after && c->rope_long.inv_freq ? &c->rope_long : &c->rope;
 }
 
-/* x += post(Wo attention(rope(qnorm(Wq h + bq)), rope(knorm(Wk h + bk)), Wv h + bv)),
- * h = rmsnorm(x) */
-static lc_code attention_block(lc_infer *c, const lc_infer_layer *L, run_state *s, size_t n,
-                               lc_error *err) {
-    rmsnorm_rows(s->xb, s->x, L->attn_norm, n, c->embd, c->eps);
-    LC_TRY(lc_infer_matmul(&c->mm, &L->wq, L->bq, s->xb, n, s->q, err));
-    LC_TRY(lc_infer_matmul(&c->mm, &L->wk, L->bk, s->xb, n, s->k, err));
-    LC_TRY(lc_infer_matmul(&c->mm, &L->wv, L->bv, s->xb, n, s->v, err));
+/* att [n, q_dim] = attention(rope(qnorm(q)), rope(knorm(k)), v) over s->q, s->k, s->v */
+static void attend(lc_infer *c, const lc_infer_layer *L, run_state *s, size_t n) {
     if (L->q_norm)                          /* every head of every token */
         rmsnorm_rows(s->q, s->q, L->q_norm, n * c->n_heads, c->head_dim, c->eps);
     if (L->k_norm)
@@ -117,9 +132,102 @@ static lc_code attention_block(lc_infer *c, const lc_infer_layer *L, run_state *
         lc_infer_attention_ex(s->att + t * c->q_dim, s->q + t * c->q_dim, s->k, s->v, t,
                               c->n_heads, c->n_kv_heads, c->head_dim, c->attn_scale,
                               L->sliding ? c->window : 0, s->scores);
+}
+
+/* x += post(Wo attention(rope(qnorm(Wq h + bq)), rope(knorm(Wk h + bk)), Wv h + bv)),
+ * h = rmsnorm(x) */
+static lc_code attention_block(lc_infer *c, const lc_infer_layer *L, run_state *s, size_t n,
+                               lc_error *err) {
+    rmsnorm_rows(s->xb, s->x, L->attn_norm, n, c->embd, c->eps);
+    LC_TRY(lc_infer_matmul(&c->mm, &L->wq, L->bq, s->xb, n, s->q, err));
+    LC_TRY(lc_infer_matmul(&c->mm, &L->wk, L->bk, s->xb, n, s->k, err));
+    LC_TRY(lc_infer_matmul(&c->mm, &L->wv, L->bv, s->xb, n, s->v, err));
+    attend(c, L, s, n);
     LC_TRY(lc_infer_matmul(&c->mm, &L->wo, NULL, s->att, n, s->proj, err));
     if (L->attn_post_norm)
         rmsnorm_rows(s->proj, s->proj, L->attn_post_norm, n, c->embd, c->eps);
+    residual(s->x, s->proj, n * c->embd);
+    return LC_OK;
+}
+
+/* The gated full-attention layer (qwen35): Wq gives each head's query and an output gate
+ * [n, n_heads, (q, gate), head_dim]; x += Wo (attention(...) * sigmoid(gate)). */
+static lc_code gated_attention_block(lc_infer *c, const lc_infer_layer *L, run_state *s,
+                                     size_t n, lc_error *err) {
+    const uint32_t hd = c->head_dim;
+    rmsnorm_rows(s->xb, s->x, L->attn_norm, n, c->embd, c->eps);
+    LC_TRY(lc_infer_matmul(&c->mm, &L->wq, L->bq, s->xb, n, s->qg, err));
+    LC_TRY(lc_infer_matmul(&c->mm, &L->wk, L->bk, s->xb, n, s->k, err));
+    LC_TRY(lc_infer_matmul(&c->mm, &L->wv, L->bv, s->xb, n, s->v, err));
+    for (size_t t = 0; t < n; t++)          /* the queries apart from their gates */
+        for (uint32_t h = 0; h < c->n_heads; h++)
+            memcpy(s->q + t * c->q_dim + (size_t)h * hd,
+                   s->qg + (t * c->n_heads + h) * 2 * hd, hd * sizeof(float));
+    attend(c, L, s, n);
+    for (size_t t = 0; t < n; t++)
+        for (uint32_t h = 0; h < c->n_heads; h++) {
+            float *o = s->att + t * c->q_dim + (size_t)h * hd;
+            const float *g = s->qg + (t * c->n_heads + h) * 2 * hd + hd;
+            for (uint32_t i = 0; i < hd; i++)
+                o[i] *= 1.0f / (1.0f + expf(-g[i]));
+        }
+    LC_TRY(lc_infer_matmul(&c->mm, &L->wo, NULL, s->att, n, s->proj, err));
+    if (L->attn_post_norm)
+        rmsnorm_rows(s->proj, s->proj, L->attn_post_norm, n, c->embd, c->eps);
+    residual(s->x, s->proj, n * c->embd);
+    return LC_OK;
+}
+
+/* The Gated-DeltaNet recurrent layer (qwen35), h = rmsnorm(x):
+ *   mix [n, conv] = silu(causal_conv(Wqkv h)), split into q [nk, dk], k [nk, dk],
+ *   v [nv, dv] per token; q, k L2-normalised, q / sqrt(dk);
+ *   beta = sigmoid(Wb h), decay = exp(A softplus(Wa h + dt)) [n, nv], A = -exp(A_log);
+ *   per value head j (reading key head kh(j)): state [dk, dv] from 0, token by token
+ *   through the gated delta rule, core_j = state^T q;
+ *   x += Wout (rmsnorm(core_j) * w_norm * silu(Wz h)_j). */
+static lc_code recurrent_block(lc_infer *c, const lc_infer_layer *L, run_state *s, size_t n,
+                               lc_error *err) {
+    const uint32_t nk = c->ssm_nk, nv = c->ssm_nv, dk = c->ssm_dk, dv = c->ssm_dv;
+    const size_t inner = (size_t)nv * dv, key = (size_t)nk * dk;
+    rmsnorm_rows(s->xb, s->x, L->attn_norm, n, c->embd, c->eps);
+    LC_TRY(lc_infer_matmul(&c->mm, &L->ssm_qkv, NULL, s->xb, n, s->mix, err));
+    LC_TRY(lc_infer_matmul(&c->mm, &L->ssm_z, NULL, s->xb, n, s->z, err));
+    LC_TRY(lc_infer_matmul(&c->mm, &L->ssm_beta, NULL, s->xb, n, s->beta, err));
+    LC_TRY(lc_infer_matmul(&c->mm, &L->ssm_alpha, NULL, s->xb, n, s->decay, err));
+    lc_infer_conv_silu(s->mix, n, c->ssm_conv, L->ssm_conv, c->ssm_kernel);
+    const float qscale = 1.0f / sqrtf((float)dk);
+    for (size_t t = 0; t < n; t++) {
+        float *m = s->mix + t * c->ssm_conv;
+        /* transformers' l2norm: eps 1e-6 inside the square root, whatever the model's */
+        for (uint32_t h = 0; h < 2 * nk; h++)
+            lc_infer_l2norm(m + (size_t)h * dk, dk, 1e-6f);
+        for (size_t i = 0; i < key; i++)
+            m[i] *= qscale;
+        for (uint32_t j = 0; j < nv; j++) {
+            float *b = s->beta + t * nv + j, *g = s->decay + t * nv + j;
+            *b = 1.0f / (1.0f + expf(-*b));
+            *g = expf(L->ssm_a[j] * lc_infer_softplus(*g + L->ssm_dt[j]));
+        }
+    }
+    for (uint32_t j = 0; j < nv; j++) {
+        const uint32_t kh = c->ssm_tiled ? j % nk : j / (nv / nk);
+        float *state = s->state + (size_t)j * dk * dv;
+        memset(state, 0, (size_t)dk * dv * sizeof *state);
+        for (size_t t = 0; t < n; t++) {
+            const float *m = s->mix + t * c->ssm_conv;
+            lc_infer_delta_step(state, m + (size_t)kh * dk, m + key + (size_t)kh * dk,
+                                m + 2 * key + (size_t)j * dv, s->decay[t * nv + j],
+                                s->beta[t * nv + j], dk, dv, s->core + t * inner + (size_t)j * dv,
+                                s->delta);
+        }
+    }
+    for (size_t t = 0; t < n; t++)
+        for (uint32_t j = 0; j < nv; j++) {
+            float *o = s->core + t * inner + (size_t)j * dv;
+            lc_infer_gated_rmsnorm(o, o, L->ssm_norm, s->z + t * inner + (size_t)j * dv, dv,
+                                   c->eps);
+        }
+    LC_TRY(lc_infer_matmul(&c->mm, &L->ssm_out, NULL, s->core, n, s->proj, err));
     residual(s->x, s->proj, n * c->embd);
     return LC_OK;
 }
@@ -189,6 +297,16 @@ static lc_code moe_ffn(lc_infer *c, const lc_infer_layer *L, run_state *s, size_
                 s->proj[t * c->embd + d] += s->ye[i * c->embd + d] * w;
         }
     }
+    if (!L->shexp)
+        return LC_OK;
+    /* qwen35moe: proj += sigmoid(sgate_inp . h) * shared(h) for every token */
+    LC_TRY(gated_ffn(c, &L->sgate, &L->sup, &L->sdown, s->xb, n, s->hb, s->hb2, s->xe, err));
+    LC_TRY(lc_infer_matmul(&c->mm, &L->sgate_inp, NULL, s->xb, n, s->route, err));
+    for (size_t t = 0; t < n; t++) {
+        const float g = 1.0f / (1.0f + expf(-s->route[t]));
+        for (uint32_t d = 0; d < c->embd; d++)
+            s->proj[t * c->embd + d] += g * s->xe[t * c->embd + d];
+    }
     return LC_OK;
 }
 
@@ -221,8 +339,11 @@ lc_code lc_infer_hidden(lc_infer *c, const int32_t *tokens, size_t n, float *hid
     if (rc == LC_OK)
         rc = embed(c, tokens, n, s.x, err);
     for (uint32_t l = 0; l < c->n_layers && rc == LC_OK; l++) {
-        if ((rc = attention_block(c, &c->layers[l], &s, n, err)) != LC_OK ||
-            (rc = ffn_block(c, &c->layers[l], &s, n, err)) != LC_OK)
+        const lc_infer_layer *L = &c->layers[l];
+        rc = L->recurrent ? recurrent_block(c, L, &s, n, err)
+           : c->attn_gate ? gated_attention_block(c, L, &s, n, err)
+                          : attention_block(c, L, &s, n, err);
+        if (rc != LC_OK || (rc = ffn_block(c, L, &s, n, err)) != LC_OK)
             break;
         if (hook && hook->fn)
             rc = hook->fn(hook->user, l, s.x, n, c->embd, err);

@@ -109,11 +109,17 @@ static lc_code find_tensors(const lc_model *m, const lc_arch *a, const lc_hparam
     lc_arch_seen seen;
     LC_TRY(lc_arch_seen_init(&seen, a, L, err));
     lc_code rc = LC_OK;
+    seen.recurrent = hp->ssm_time_step_rank ? hp->recurrent : NULL;
     for (size_t i = 0; i < lc_model_tensor_count(m) && rc == LC_OK; i++) {
         const lc_tensor *t = lc_model_tensor(m, i);
         lc_arch_hit h;
         const lc_arch_tensor *after = NULL;
-        while (rc == LC_OK && lc_arch_lookup(a, sp, t->name, after, &h)) {
+        char alias[200];
+        /* the prediction layers' transformers spelling (mtp.*), as the rows know it */
+        const char *name = sp == LC_SPELL_HF && lc_arch_alias_in(a, lc_arch_own_layers(hp),
+                                                                 t->name, alias, sizeof alias)
+                         ? alias : t->name;
+        while (rc == LC_OK && lc_arch_lookup(a, sp, name, after, &h)) {
             after = h.row;
             if ((h.row->flags & LC_AT_EXPERTS) && E == 0)
                 rc = lc_fail_in(err, LC_E_MISMATCH, LC_NO_OFFSET, t->name, "tensor %.100s "
@@ -235,12 +241,64 @@ static lc_code open_experts(lc_infer *c, const found *f, uint32_t l, lc_infer_la
         return lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory for %" PRIu32 " experts",
                        c->n_expert);
     LC_TRY(lc_infer_mat_init(&L->router, f->layer[l][LC_ROLE_FFN_GATE_INP], err));
+    const lc_tensor *const *t = f->layer[l];
+    if (t[LC_ROLE_FFN_GATE_INP_SHEXP]) {    /* qwen35moe: the shared expert */
+        L->shexp = true;
+        LC_TRY(lc_infer_mat_init(&L->sgate, t[LC_ROLE_FFN_GATE_SHEXP], err));
+        LC_TRY(lc_infer_mat_init(&L->sup, t[LC_ROLE_FFN_UP_SHEXP], err));
+        LC_TRY(lc_infer_mat_init(&L->sdown, t[LC_ROLE_FFN_DOWN_SHEXP], err));
+        LC_TRY(lc_infer_mat_init(&L->sgate_inp, t[LC_ROLE_FFN_GATE_INP_SHEXP], err));
+    }
     for (uint32_t e = 0; e < c->n_expert; e++) {
         LC_TRY(expert_mat(f, l, 0, e, c->ff_exp, &L->egate[e], err));
         LC_TRY(expert_mat(f, l, 1, e, c->ff_exp, &L->eup[e], err));
         LC_TRY(expert_mat(f, l, 2, e, c->embd, &L->edown[e], err));
     }
     L->moe = true;
+    return LC_OK;
+}
+
+/* A matrix of `rows` x `cols` (any rank: its leading dimensions are rows) into a new
+ * float32 array. */
+static lc_code read_matrix(const lc_tensor *t, uint64_t rows, uint64_t cols, float **out,
+                           lc_error *err) {
+    lc_infer_mat w;
+    *out = NULL;
+    LC_TRY(lc_infer_mat_init(&w, t, err));
+    if (w.rows != rows || w.cols != cols)
+        return lc_fail_in(err, LC_E_MISMATCH, LC_NO_OFFSET, t->name, "tensor %.100s is not %"
+                          PRIu64 " x %" PRIu64, t->name, rows, cols);
+    float *buf = lc_malloc_array((size_t)(rows * cols), sizeof(float));
+    uint8_t *raw = lc_malloc_array((size_t)rows, (size_t)w.row_bytes ? (size_t)w.row_bytes : 1);
+    lc_code rc = !buf || !raw ? lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory")
+                              : lc_infer_mat_rows(&w, 0, (size_t)rows, buf, raw, err);
+    lc_free(raw);
+    if (rc != LC_OK)
+        lc_free(buf);
+    else
+        *out = buf;
+    return rc;
+}
+
+/* A Gated-DeltaNet layer's weights: transformers' A_log becomes -exp(A_log), GGUF's
+ * ssm_a is that already. */
+static lc_code open_recurrent(lc_infer *c, const found *f, uint32_t l, lc_spelling sp,
+                              lc_infer_layer *L, lc_error *err) {
+    const lc_tensor *const *t = f->layer[l];
+    L->recurrent = true;
+    LC_TRY(lc_infer_mat_init(&L->ssm_qkv, t[LC_ROLE_SSM_QKV], err));
+    LC_TRY(lc_infer_mat_init(&L->ssm_z, t[LC_ROLE_SSM_Z], err));
+    LC_TRY(lc_infer_mat_init(&L->ssm_beta, t[LC_ROLE_SSM_BETA], err));
+    LC_TRY(lc_infer_mat_init(&L->ssm_alpha, t[LC_ROLE_SSM_ALPHA], err));
+    LC_TRY(lc_infer_mat_init(&L->ssm_out, t[LC_ROLE_SSM_OUT], err));
+    LC_TRY(read_vector(t[LC_ROLE_SSM_A], c->ssm_nv, 0, &L->ssm_a, err));
+    LC_TRY(read_vector(t[LC_ROLE_SSM_DT], c->ssm_nv, 0, &L->ssm_dt, err));
+    LC_TRY(read_vector(t[LC_ROLE_SSM_NORM], c->ssm_dv, 0, &L->ssm_norm, err));
+    LC_TRY(read_matrix(t[LC_ROLE_SSM_CONV1D], c->ssm_conv, c->ssm_kernel, &L->ssm_conv, err));
+    const lc_arch_tensor *row = f->row[l][LC_ROLE_SSM_A];
+    for (uint32_t j = 0; sp != LC_SPELL_GGUF && row && (row->flags & LC_AT_NEG_EXP) &&
+                         j < c->ssm_nv; j++)
+        L->ssm_a[j] = -expf(L->ssm_a[j]);
     return LC_OK;
 }
 
@@ -260,7 +318,9 @@ static lc_code open_layer(lc_infer *c, const found *f, uint32_t l, lc_spelling s
     for (size_t i = 0; i < sizeof vec / sizeof *vec; i++)
         LC_TRY(read_vector(t[vec[i].role], vec[i].n, shift_of(row[vec[i].role], sp),
                            vec[i].out, err));
-    if (t[LC_ROLE_ATTN_QKV]) {              /* phi3: Q, K, V rows of one matrix */
+    if (c->ssm_nv && c->recurrent_layers[l])
+        LC_TRY(open_recurrent(c, f, l, sp, L, err));
+    else if (t[LC_ROLE_ATTN_QKV]) {              /* phi3: Q, K, V rows of one matrix */
         lc_infer_mat qkv;
         LC_TRY(lc_infer_mat_init(&qkv, t[LC_ROLE_ATTN_QKV], err));
         LC_TRY(lc_infer_mat_slice(&L->wq, &qkv, 0, c->q_dim, err));
@@ -271,7 +331,8 @@ static lc_code open_layer(lc_infer *c, const found *f, uint32_t l, lc_spelling s
         LC_TRY(lc_infer_mat_init(&L->wk, t[LC_ROLE_ATTN_K], err));
         LC_TRY(lc_infer_mat_init(&L->wv, t[LC_ROLE_ATTN_V], err));
     }
-    LC_TRY(lc_infer_mat_init(&L->wo, t[LC_ROLE_ATTN_OUT], err));
+    if (!L->recurrent)
+        LC_TRY(lc_infer_mat_init(&L->wo, t[LC_ROLE_ATTN_OUT], err));
     if (t[LC_ROLE_FFN_GATE_INP])
         return open_experts(c, f, l, L, err);
     if (t[LC_ROLE_FFN_GATE]) {
@@ -297,7 +358,9 @@ static void widest(const lc_infer_mat *w, size_t *cols, size_t *bytes) {
 static void layer_widest(const lc_infer *c, const lc_infer_layer *L, size_t *cols,
                          size_t *bytes) {
     const lc_infer_mat *ms[] = { &L->wq, &L->wk, &L->wv, &L->wo, &L->gate, &L->up, &L->down,
-                                 &L->router };
+                                 &L->router, &L->ssm_qkv, &L->ssm_z, &L->ssm_beta,
+                                 &L->ssm_alpha, &L->ssm_out, &L->sgate, &L->sup, &L->sdown,
+                                 &L->sgate_inp };
     for (size_t i = 0; i < sizeof ms / sizeof *ms; i++)
         widest(ms[i], cols, bytes);
     for (uint32_t e = 0; L->moe && e < c->n_expert; e++) {
@@ -430,6 +493,19 @@ lc_code lc_infer_open(const lc_model *m, const lc_arch *a, const lc_hparams *hp_
     c->n_layers = hp.block_count;   /* before anything can fail: close() walks the layers */
     if ((rc = find_tensors(m, a, &hp, sp, &f, err)) != LC_OK)
         goto done;
+    /* the prediction layers past the model's own are written, never run */
+    c->n_layers = lc_arch_own_layers(&hp);
+    c->attn_gate = a->recipe.attn_gate;
+    if (hp.ssm_time_step_rank) {
+        c->ssm_nk = hp.ssm_group_count;
+        c->ssm_nv = hp.ssm_time_step_rank;
+        c->ssm_dk = hp.ssm_state_size;
+        c->ssm_dv = hp.ssm_head_v;
+        c->ssm_kernel = hp.ssm_conv_kernel;
+        c->ssm_conv = 2 * c->ssm_nk * c->ssm_dk + c->ssm_nv * c->ssm_dv;
+        c->ssm_tiled = sp == LC_SPELL_GGUF;
+        memcpy(c->recurrent_layers, hp.recurrent, sizeof c->recurrent_layers);
+    }
     c->embd = hp.embedding_length;
     c->n_heads = hp.head_count;
     c->n_kv_heads = hp.head_count_kv;
@@ -441,6 +517,7 @@ lc_code lc_infer_open(const lc_model *m, const lc_arch *a, const lc_hparams *hp_
     c->n_expert = hp.expert_count;
     c->n_expert_used = hp.expert_used_count;
     c->ff_exp = hp.expert_ff_length ? hp.expert_ff_length : hp.feed_forward_length;
+    c->ff_shexp = hp.expert_shared_ff_length;
     c->norm_topk = hp.expert_norm_topk;
     c->eps = (float)hp.rms_eps;
     /* transformers scales by query_pre_attn_scalar^-1/2 where a config names it; a GGUF
@@ -493,7 +570,8 @@ void lc_infer_close(lc_infer *c) {
     for (uint32_t l = 0; c->layers && l < c->n_layers; l++) {
         lc_infer_layer *L = &c->layers[l];
         float *v[] = { L->attn_norm, L->ffn_norm, L->attn_post_norm, L->ffn_post_norm,
-                       L->q_norm, L->k_norm, L->bq, L->bk, L->bv };
+                       L->q_norm, L->k_norm, L->bq, L->bk, L->bv, L->ssm_a, L->ssm_dt,
+                       L->ssm_conv, L->ssm_norm };
         for (size_t i = 0; i < sizeof v / sizeof *v; i++)
             lc_free(v[i]);
         lc_free(L->egate);

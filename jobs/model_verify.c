@@ -95,6 +95,8 @@ static void verdict(lc_vf_run *r) {
         because(r, "DST has tensors SRC lacks (%s)", t->extra);
     if (g->tok_differ)
         because(r, "tokenizer: DST's ids differ from SRC's at position %zu", g->tok_at);
+    if (g->unrunnable)
+        because(r, "%s", g->note);
     if (g->ran && judged) {
         const char *rel = r->judge == LC_VF_JUDGE_RELATIVE ? " (from the reproduction's)" : "";
         if (!(g->kl_mean <= l->kl_mean))

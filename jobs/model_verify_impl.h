@@ -230,6 +230,9 @@ lc_code lc_vf_diagnose(const lc_vf_side *src, const lc_vf_side *dst, const lc_vf
 
 typedef struct lc_vf_logits {
     bool     ran;
+    bool     unrunnable;        /* a side's tensors disagree with its own keys (a layer
+                                 * its per-layer list calls attention has no attention
+                                 * tensors): the note says which; the verdict fails */
     char     note[200];         /* why not, or what was cut */
     char     source[64];        /* "the bundled text", "--tokens", "--file F", "--text" */
     int32_t *tokens;            /* [n] */

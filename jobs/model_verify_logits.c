@@ -471,8 +471,20 @@ lc_code lc_vf_logits_run(const lc_job_verify_opts *o, const lc_vf_side *src,
     if (rc == LC_OK) {
         rc = pass_hidden(&ps[1], r->tokens, r->n, o->threads, &r->vocab,
                          r->layers ? &hook : NULL, err);
-        if (rc != LC_OK)
+        if (rc == LC_E_MISMATCH && !ps[1].ctx) {
+            /* DST's own keys and tensors disagree: a finding, not a failure to run */
+            snprintf(r->note, sizeof r->note, "no forward pass: DST %.150s", err->msg);
+            r->unrunnable = true;
+            *err = (lc_error){ 0 };
+        } else if (rc != LC_OK) {
             lc_err_context(err, dst->path, NULL);
+        }
+    }
+    if (r->unrunnable) {
+        lc_free(lc.h);
+        pass_free(&ps[0]);
+        pass_free(&ps[1]);
+        return LC_OK;
     }
     lc_progress_end(p);
     lc.mode = 2;

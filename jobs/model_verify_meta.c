@@ -186,6 +186,11 @@ static void compare_hkey(lc_vf_meta *r, const char *key, lc_key_type kt, bool in
     r->n_keys++;
     const lc_value *va = ra ? ra : in_table ? lc_model_find_meta(da, key) : NULL;
     const lc_value *vb = rb ? rb : in_table ? lc_model_find_meta(db, key) : NULL;
+    if (va && vb && va->type == LC_VT_ARRAY && vb->type == LC_VT_ARRAY) {
+        r->n_keys--;                    /* counted there: a per-layer list, item by item */
+        compare_key(r, key, va, vb);
+        return;
+    }
     if (va && vb && same_as(kt, va, vb))
         return;
     char sa[96], sb[96], v[64];
@@ -246,6 +251,12 @@ static lc_code compare_hparams(const lc_vf_side *src, const lc_vf_side *dst, lc_
             const lc_arch_key *k = &a->keys[i];
             if (k->hp == LC_HP_FILE_TYPE)
                 continue;               /* the file's, not the model's */
+            bool seen = false;          /* a key listed twice (written in one place or
+                                         * the other: qwen35's rope sections) */
+            for (size_t j = 0; j < i; j++)
+                seen |= strcmp(a->keys[j].key, k->key) == 0;
+            if (seen)
+                continue;
             key_name(a, k, key, sizeof key);
             compare_hkey(r, key, k->type, true, src, dst, da, db);
         }

@@ -15,11 +15,16 @@
  *     the diagnosis names;
  *   - gemma's norms, stored + 1 in GGUF: the side in transformers' spelling gets its + 1
  *     (in float32, rounded as the converter rounds it), so an intact conversion compares
- *     exact and a skipped shift is off by 1 everywhere.
+ *     exact and a skipped shift is off by 1 everywhere;
+ *   - qwen35's recurrent layers: the side in transformers' spelling gets what the
+ *     converter does (value heads grouped -> tiled, A_log -> -exp(A_log), the conv1d
+ *     weight squeezed), so a skipped reorder or a copied A_log fails on those tensors;
+ *     the prediction layers (mtp.*) pair through the family's aliases.
  * The views live in r->derived. */
 #include "jobs/model_verify_impl.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -152,10 +157,13 @@ static lc_code piece(pairing *pg, const lc_vf_side *side, const lc_tensor *t, ui
         return LC_E_MISMATCH;
     }
     char name[200];
+    /* both sides' stacks may have one name (two GGUFs): SRC's pieces are told apart */
+    const char *mark = side == pg->src && lc_model_find_tensor(pg->dst->views, t->name)
+                     ? " (SRC)" : "";
     if (parts > 1)
-        snprintf(name, sizeof name, "%s[%" PRIu32 "].%" PRIu32, t->name, e, part);
+        snprintf(name, sizeof name, "%s[%" PRIu32 "].%" PRIu32 "%s", t->name, e, part, mark);
     else
-        snprintf(name, sizeof name, "%s[%" PRIu32 "]", t->name, e);
+        snprintf(name, sizeof name, "%s[%" PRIu32 "]%s", t->name, e, mark);
     const uint64_t each = t->nbytes / t->shape[0] / parts;
     const uint64_t shape[2] = { t->shape[1] / parts, t->shape[2] };
     lc_tensor *v;
@@ -174,6 +182,47 @@ static lc_code plus_one(pairing *pg, const lc_tensor *t, const lc_tensor **out, 
     LC_TRY(lc_model_add_tensor(pg->r->derived, name, LC_DT_F32, t->ndim, t->shape, &v, err));
     LC_TRY(lc_view_offset(v, t, 1.0f, t->dtype == LC_DT_F16 ? LC_DT_F16 : LC_DT_F32, err));
     *out = v;
+    return LC_OK;
+}
+
+static float neg_exp(float x) { return -expf(x); }
+
+/* t (in transformers' spelling) as the converter writes it in GGUF: value heads tiled,
+ * dimensions of 1 dropped, + 1 (gemma's norms) or -exp (A_log). */
+static lc_code gguf_form(pairing *pg, const lc_tensor *t, const lc_arch_tensor *row,
+                         const lc_tensor **out, lc_error *err) {
+    const lc_hparams *hp = pg->src->have_hp ? &pg->src->hp : &pg->dst->hp;
+    char name[220];
+    lc_tensor *v;
+    lc_arch_swap sw;
+    *out = t;
+    if (lc_arch_vreorder(row, hp, t, &sw)) {
+        snprintf(name, sizeof name, "%s (value heads tiled)", t->name);
+        LC_TRY(lc_model_add_tensor(pg->r->derived, name, t->dtype, t->ndim, t->shape, &v, err));
+        LC_TRY(lc_view_swap(v, *out, sw.first, sw.outer, sw.a, sw.b, sw.unit, err));
+        *out = v;
+    }
+    if ((row->flags & LC_AT_SQUEEZE) && t->ndim > 2) {
+        uint64_t shape[LC_MAX_DIMS];
+        uint32_t nd = 0;
+        for (uint32_t i = 0; i < t->ndim; i++)
+            if (t->shape[i] != 1)
+                shape[nd++] = t->shape[i];
+        snprintf(name, sizeof name, "%s (squeezed)", t->name);
+        LC_TRY(lc_model_add_tensor(pg->r->derived, name, t->dtype, nd, shape, &v, err));
+        LC_TRY(lc_view_strided(v, *out, 0, v->nbytes, v->nbytes, err));
+        *out = v;
+    }
+    if (row->flags & LC_AT_NORM_SHIFT)
+        return plus_one(pg, *out, out, err);
+    if (row->flags & LC_AT_NEG_EXP) {
+        const lc_tensor *w = *out;
+        snprintf(name, sizeof name, "-exp(%s)", t->name);
+        LC_TRY(lc_model_add_tensor(pg->r->derived, name, LC_DT_F32, w->ndim, w->shape, &v, err));
+        LC_TRY(lc_view_apply(v, w, neg_exp, w->dtype == LC_DT_F16 ? LC_DT_F16 : LC_DT_F32,
+                             err));
+        *out = v;
+    }
     return LC_OK;
 }
 
@@ -244,22 +293,26 @@ static lc_code pair_experts(pairing *pg, const lc_tensor *t, const lc_arch_hit *
 static lc_code pair_one(pairing *pg, const lc_tensor *t, const lc_arch_hit *h, lc_error *err) {
     const lc_vf_side *src = pg->src, *dst = pg->dst;
     const lc_arch_tensor *row = h->row;
-    char name[256];
+    char name[256], alias[256];
     snprintf(name, sizeof name, "%s", t->name);
     if (row && lc_arch_name(row, dst->spelling, h->layer, name, sizeof name, NULL) != LC_OK)
         snprintf(name, sizeof name, "%s", t->name);
+    /* the prediction layers under transformers' mtp.* names */
+    if (row && dst->spelling == LC_SPELL_HF && dst->arch &&
+        lc_arch_alias_out(dst->arch, lc_arch_own_layers(&dst->hp), name, alias, sizeof alias))
+        snprintf(name, sizeof name, "%s", alias);
     const lc_tensor *u = lc_model_find_tensor(dst->views, name);
     if (!u)
         return missing(dst, name, t->name, err);
     LC_TRY(mark_used(pg, u, err));
     const lc_tensor *a = t, *b = u;
-    /* gemma: the side in transformers' (or Meta's) spelling gets the + 1 GGUF stores */
-    if (row && (row->flags & LC_AT_NORM_SHIFT) &&
-        (src->spelling == LC_SPELL_GGUF) != (dst->spelling == LC_SPELL_GGUF)) {
+    /* the side in transformers' (or Meta's) spelling gets what the converter does to it:
+     * gemma's + 1, qwen35's reorder, -exp and squeeze */
+    if (row && (src->spelling == LC_SPELL_GGUF) != (dst->spelling == LC_SPELL_GGUF)) {
         if (src->spelling != LC_SPELL_GGUF)
-            LC_TRY(plus_one(pg, t, &a, err));
+            LC_TRY(gguf_form(pg, t, row, &a, err));
         else
-            LC_TRY(plus_one(pg, u, &b, err));
+            LC_TRY(gguf_form(pg, u, row, &b, err));
     }
     return add_pair(pg, a, b, t, u, row, h->layer, UINT32_MAX, err);
 }
@@ -282,7 +335,16 @@ lc_code lc_vf_pair_up(const lc_vf_side *src, const lc_vf_side *dst, lc_vf_tensor
         lc_arch_hit h = { .row = NULL, .layer = UINT32_MAX, .expert = UINT32_MAX };
         const lc_arch_tensor *after = NULL;
         bool any = false;
-        while (rc == LC_OK && a && lc_arch_lookup(a, src->spelling, t->name, after, &h)) {
+        char alias[256];
+        const char *name = a && src->spelling == LC_SPELL_HF &&
+                           lc_arch_alias_in(a, lc_arch_own_layers(&src->hp), t->name, alias,
+                                            sizeof alias) ? alias : t->name;
+        if (a && src->spelling == LC_SPELL_HF && lc_arch_multimodal(t->name)) {
+            r->n_skipped++;                 /* a vision or audio tower's */
+            append(r->skipped, sizeof r->skipped, t->name);
+            continue;
+        }
+        while (rc == LC_OK && a && lc_arch_lookup(a, src->spelling, name, after, &h)) {
             after = h.row;
             any = true;
             if ((h.row->flags & LC_AT_COMPUTED) || !h.row->gguf) {
@@ -307,7 +369,13 @@ lc_code lc_vf_pair_up(const lc_vf_side *src, const lc_vf_side *dst, lc_vf_tensor
     for (size_t i = 0; rc == LC_OK && i < lc_model_tensor_count(dst->views); i++) {
         const lc_tensor *u = lc_model_tensor(dst->views, i);
         lc_arch_hit h;
-        if (a && lc_arch_lookup(a, dst->spelling, u->name, NULL, &h) &&
+        char alias[256];
+        const char *name = a && dst->spelling == LC_SPELL_HF &&
+                           lc_arch_alias_in(a, lc_arch_own_layers(&dst->hp), u->name, alias,
+                                            sizeof alias) ? alias : u->name;
+        if (a && dst->spelling == LC_SPELL_HF && lc_arch_multimodal(u->name))
+            continue;
+        if (a && lc_arch_lookup(a, dst->spelling, name, NULL, &h) &&
             ((h.row->flags & LC_AT_COMPUTED) || !h.row->gguf))
             continue;
         if (pg.n_used && bsearch(&u, pg.used, pg.n_used, sizeof *pg.used, by_ptr))

@@ -13,7 +13,8 @@
  *     past a range, gives those pages back (MADV_DONTNEED), so a whole-model pass does
  *     not grow the process's RSS to the model size.
  *  5. stack, strided (view_stack.c): tensors one after another (experts), pieces of one
- *     (a part of a fused tensor, the first rows); offset (view_offset.c): plus a constant.
+ *     (a part of a fused tensor, the first rows); offset (view_offset.c): plus a constant,
+ *     or a function of each element; swap (view_swap.c): a block's units transposed.
  * Sources are borrowed: they must outlive dst's model. Reads are thread-safe. */
 #ifndef LC_LIBCONVERT_VIEW_H
 #define LC_LIBCONVERT_VIEW_H
@@ -64,5 +65,19 @@ lc_code lc_view_strided(lc_tensor *dst, const lc_tensor *src, uint64_t first, ui
  * the shapes differ or src's dtype does not convert. */
 lc_code lc_view_offset(lc_tensor *dst, const lc_tensor *src, float c, lc_dtype round,
                        lc_error *err);
+
+/* The same with fn applied instead of c added: dst[i] = round(fn(float32(src[i]))).
+ * (qwen35's A_log is stored as -exp(A_log).) */
+lc_code lc_view_apply(lc_tensor *dst, const lc_tensor *src, float (*fn)(float),
+                      lc_dtype round, lc_error *err);
+
+/* dst's bytes are src's with a block of it transposed (view_swap.c): the first `first`
+ * bytes as they are, then `outer` runs of a x b units of `unit` bytes each, read as
+ * [a][b] and written as [b][a] (unit (i, j) of a run becomes unit (j, i)); the rest as it
+ * is. Qwen3.5's value heads from grouped [key head][value head of it] to tiled order is
+ * a = key heads, b = value heads per key head; swapping a and b undoes it. dst must have
+ * src's dtype and size (LC_E_ARG), and the block must fit. */
+lc_code lc_view_swap(lc_tensor *dst, const lc_tensor *src, uint64_t first, uint64_t outer,
+                     uint64_t a, uint64_t b, uint64_t unit, lc_error *err);
 
 #endif

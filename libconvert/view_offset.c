@@ -1,4 +1,5 @@
-/* libconvert/view_offset.c: a float tensor plus a constant, as float32 (see view.h). */
+/* libconvert/view_offset.c: a float tensor plus a constant, or a function of each element,
+ * as float32 (see view.h). */
 #include "libconvert/view.h"
 
 #include <string.h>
@@ -10,6 +11,7 @@ typedef struct offset_view {
     const lc_tensor *src;
     size_t in_size;             /* bytes of one source element */
     float c;
+    float (*fn)(float);         /* NULL: plus c */
     lc_dtype round;
 } offset_view;
 
@@ -31,7 +33,7 @@ static lc_code offset_read(void *ctx, const lc_tensor *t, uint64_t off, void *ds
         LC_TRY(lc_tensor_read(v->src, e * v->in_size, raw, n * v->in_size, err));
         LC_TRY(lc_convert(v->src->dtype, raw, LC_DT_F32, f, n, err));
         for (size_t i = 0; i < n; i++) {
-            f[i] += v->c;
+            f[i] = v->fn ? v->fn(f[i]) : f[i] + v->c;
             if (v->round != LC_DT_F32) {
                 uint16_t h;
                 LC_TRY(lc_convert(LC_DT_F32, &f[i], v->round, &h, 1, err));
@@ -51,8 +53,8 @@ static void ctx_free(void *ctx) { lc_free(ctx); }
 
 static const lc_source_ops OFFSET_OPS = { offset_read, ctx_free, NULL };
 
-lc_code lc_view_offset(lc_tensor *dst, const lc_tensor *src, float c, lc_dtype round,
-                       lc_error *err) {
+static lc_code attach(lc_tensor *dst, const lc_tensor *src, float c, float (*fn)(float),
+                      lc_dtype round, lc_error *err) {
     const lc_dtype_info *in = lc_dtype_get(src->dtype);
     if (dst->dtype != LC_DT_F32 || dst->ndim != src->ndim || !in || in->block_size != 1 ||
         in->type_size > 8 || !lc_convert_supported(src->dtype, LC_DT_F32) ||
@@ -63,9 +65,19 @@ lc_code lc_view_offset(lc_tensor *dst, const lc_tensor *src, float c, lc_dtype r
     offset_view *v = lc_calloc(1, sizeof *v);
     if (!v)
         return lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory");
-    *v = (offset_view){ src, in->type_size, c, round };
+    *v = (offset_view){ src, in->type_size, c, fn, round };
     dst->data = NULL;
     dst->ops = &OFFSET_OPS;
     dst->ctx = v;
     return LC_OK;
+}
+
+lc_code lc_view_offset(lc_tensor *dst, const lc_tensor *src, float c, lc_dtype round,
+                       lc_error *err) {
+    return attach(dst, src, c, NULL, round, err);
+}
+
+lc_code lc_view_apply(lc_tensor *dst, const lc_tensor *src, float (*fn)(float),
+                      lc_dtype round, lc_error *err) {
+    return attach(dst, src, 0, fn, round, err);
 }

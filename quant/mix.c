@@ -299,12 +299,16 @@ static cat category(const lc_mix *m, const char *name, uint32_t *layer) {
     case LC_ROLE_ATTN_K: return CAT_ATTN_K;
     case LC_ROLE_ATTN_V: return CAT_ATTN_V;
     case LC_ROLE_ATTN_OUT: return CAT_ATTN_OUT;
-    case LC_ROLE_ATTN_QKV: return CAT_ATTN_QKV;
+    /* qwen35's recurrent q, k, v rows are GGUF's attn_qkv.weight too */
+    case LC_ROLE_ATTN_QKV: case LC_ROLE_SSM_QKV: return CAT_ATTN_QKV;
     /* llama.cpp's categories are substrings: "ffn_up" is ffn_up_exps too */
-    case LC_ROLE_FFN_UP: case LC_ROLE_FFN_UP_EXPS: return CAT_FFN_UP;
+    case LC_ROLE_FFN_UP: case LC_ROLE_FFN_UP_EXPS: case LC_ROLE_FFN_UP_SHEXP:
+        return CAT_FFN_UP;
     case LC_ROLE_FFN_GATE: case LC_ROLE_FFN_GATE_EXPS: case LC_ROLE_FFN_GATE_INP:
+    case LC_ROLE_FFN_GATE_SHEXP: case LC_ROLE_FFN_GATE_INP_SHEXP:
         return CAT_FFN_GATE;
-    case LC_ROLE_FFN_DOWN: case LC_ROLE_FFN_DOWN_EXPS: return CAT_FFN_DOWN;
+    case LC_ROLE_FFN_DOWN: case LC_ROLE_FFN_DOWN_EXPS: case LC_ROLE_FFN_DOWN_SHEXP:
+        return CAT_FFN_DOWN;
     default: return CAT_OTHER;
     }
 }

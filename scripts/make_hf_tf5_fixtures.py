@@ -72,6 +72,7 @@ Per family, what is exercised (and why the value):
             as Phi-3-mini's (llama.cpp disables Phi SWA; it never bites on 24 tokens);
             SentencePiece plus 4 added special tokens and a padded vocabulary.
 """
+import copy
 import hashlib
 import json
 import os
@@ -90,14 +91,23 @@ from tokenizers import Regex, Tokenizer, models, normalizers, pre_tokenizers, tr
 from transformers import (AutoModelForCausalLM, Gemma3ForCausalLM, Gemma3TextConfig,
                           GemmaTokenizer, LlamaTokenizer, MixtralConfig, MixtralForCausalLM,
                           Phi3Config, Phi3ForCausalLM, Qwen2Tokenizer, Qwen3Config,
-                          Qwen3ForCausalLM, Qwen3MoeConfig, Qwen3MoeForCausalLM)
+                          Qwen3ForCausalLM, Qwen3MoeConfig, Qwen3MoeForCausalLM,
+                          Qwen3_5ForCausalLM, Qwen3_5TextConfig, Qwen3_5MoeForCausalLM,
+                          Qwen3_5MoeTextConfig)
 from transformers.models.qwen2.tokenization_qwen2 import PRETOKENIZE_REGEX
+from transformers.models.qwen3_5.tokenization_qwen3_5 import (
+    PRETOKENIZE_REGEX as QWEN35_REGEX, Qwen3_5Tokenizer)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIX = os.path.join(ROOT, "fixtures")
 CORPUS = os.path.join(ROOT, "scripts", "hf", "corpus.txt")
 TOKENS = [int(x) for x in open(os.path.join(FIX, "infer", "tokens.txt")).read().split(",")]
+# The hybrid families' longer sequence (make_infer_ref.py writes it): the recurrent state
+# and transformers' 64-token chunks of the delta rule both matter past 64 tokens.
+TOKENS_LONG = [int(x) for x in
+               open(os.path.join(FIX, "infer", "tokens-long.txt")).read().split(",")]
 ROUTER_GAP = 0.1
+FLOAT32_ERROR = 1e-5
 CHAT_TEMPLATE = ("{% for m in messages %}{{ '<|im_start|>' + m['role'] + '\\n' + m['content'] + "
                  "'<|im_end|>\\n' }}{% endfor %}"
                  "{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}")
@@ -118,13 +128,13 @@ def spread(model, seed, zero_norms=False, router=None):
                 p.copy_(torch.randn_like(p) * 0.1)
 
 
-def router_gap(model):
+def router_gap(model, tokens=None):
     """The smallest logit gap between the k-th and (k+1)-th expert of any token and layer,
     with the model's weights as bfloat16 widened to float32 (what the references hold)."""
     m = model.to(torch.bfloat16).to(torch.float32).eval()
     k = m.config.num_experts_per_tok
     with torch.no_grad():
-        out = m(torch.tensor([TOKENS]), output_router_logits=True, use_cache=False)
+        out = m(torch.tensor([tokens or TOKENS]), output_router_logits=True, use_cache=False)
     gaps = []
     for r in out.router_logits:
         top = torch.topk(r.reshape(-1, r.shape[-1]).float(), k + 1, dim=-1).values
@@ -132,13 +142,32 @@ def router_gap(model):
     return min(gaps)
 
 
-def build_moe(cls, cfg, seed, router):
-    """cls(cfg) spread under the first seed from `seed` whose routing is clear."""
+def float32_error(model, tokens):
+    """max |float32 logits - float64 logits| / max |float64 logits| of the model (its
+    bfloat16 weights), eager experts: how far float32 arithmetic alone moves them."""
+    m = copy.deepcopy(model).to(torch.bfloat16).to(torch.float64).eval()
+    m.set_experts_implementation("eager")
+    with torch.no_grad():
+        exact = m(torch.tensor([tokens]), use_cache=False).logits[0]
+        m = m.to(torch.float32)
+        f32 = m(torch.tensor([tokens]), use_cache=False).logits[0].double()
+    return float((f32 - exact).abs().max() / exact.abs().max())
+
+
+def build_moe(cls, cfg, seed, router, spread_fn=None, tokens=None, conditioned=False):
+    """cls(cfg) spread under the first seed from `seed` whose routing is clear (and, when
+    `conditioned`, whose float32 logits are within FLOAT32_ERROR of float64's: a model
+    float32 itself moves further cannot be held to 1e-5 of transformers' float32)."""
     for s in range(seed, seed + 100):
         torch.manual_seed(s)
         model = cls(cfg)
-        spread(model, s, router=router)
-        gap = router_gap(model)
+        if spread_fn:
+            spread_fn(model, s, router=router)
+        else:
+            spread(model, s, router=router)
+        gap = router_gap(model, tokens)
+        if gap >= ROUTER_GAP and conditioned and float32_error(model, tokens) > FLOAT32_ERROR:
+            continue
         if gap >= ROUTER_GAP:
             print(f"make_hf_tf5_fixtures: {cfg.model_type} seed {s}, router gap {gap:.3f}")
             return model
@@ -183,14 +212,15 @@ def spm_tokenizer(cls, tmp, out, **kw):
     return tok
 
 
-def qwen_tokenizer(out, vocab_size):
+def qwen_tokenizer(out, vocab_size, cls=Qwen2Tokenizer, regex=PRETOKENIZE_REGEX):
     """Byte-level BPE trained with Qwen2Tokenizer's own pre-tokenizer and normalizer,
     then made a Qwen2Tokenizer from its vocab and merges (as Qwen3's tokenizer_config
-    names it), with Qwen's specials and two non-special added tokens."""
+    names it), with Qwen's specials and two non-special added tokens. Qwen3.5's: its own
+    class and split regex (letters with their combining marks, \\p{M})."""
     tok = Tokenizer(models.BPE())
     tok.normalizer = normalizers.NFC()
     tok.pre_tokenizer = pre_tokenizers.Sequence([
-        pre_tokenizers.Split(Regex(PRETOKENIZE_REGEX), behavior="isolated", invert=False),
+        pre_tokenizers.Split(Regex(regex), behavior="isolated", invert=False),
         pre_tokenizers.ByteLevel(add_prefix_space=False, trim_offsets=False, use_regex=False)])
     trainer = trainers.BpeTrainer(vocab_size=vocab_size, min_frequency=1, show_progress=False,
                                   initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
@@ -199,7 +229,7 @@ def qwen_tokenizer(out, vocab_size):
     merges = [tuple(m) if isinstance(m, list) else tuple(m.split(" "))
               for m in tj["model"]["merges"]]
     # <|endoftext|> first (the constructor adds it), then the chat markers: Qwen's order.
-    q = Qwen2Tokenizer(vocab=tj["model"]["vocab"], merges=merges, unk_token=None,
+    q = cls(vocab=tj["model"]["vocab"], merges=merges, unk_token=None,
                        bos_token=None, eos_token="<|endoftext|>", pad_token="<|endoftext|>",
                        model_max_length=512)
     q.add_special_tokens({"additional_special_tokens": ["<|im_start|>", "<|im_end|>"]})
@@ -215,13 +245,18 @@ def save_tokenizer(tok, out):
     transformers 5 writes "extra_special_tokens" as a list, which transformers 4.57.6
     (the converter's, through AutoTokenizer) takes for a dict and fails on
     ("'list' object has no attribute 'keys'"). The list is renamed to
-    "additional_special_tokens", the key the Hub's 4.x-era files carry and both read."""
+    "additional_special_tokens", the key the Hub's 4.x-era files carry and both read.
+    Qwen3.5's class, Qwen3_5Tokenizer, is unknown to 4.57.6: it is named Qwen2Tokenizer
+    (4.57.6's fast class reads tokenizer.json, Qwen3.5's regex included, as written)."""
     tok.save_pretrained(out)
     path = os.path.join(out, "tokenizer_config.json")
     with open(path, encoding="utf-8") as f:
         tc = json.load(f)
     if isinstance(tc.get("extra_special_tokens"), list):
         tc["additional_special_tokens"] = tc.pop("extra_special_tokens")
+    if tc.get("tokenizer_class") == "Qwen3_5Tokenizer":
+        tc["tokenizer_class"] = "Qwen2Tokenizer"
+    if tc != json.load(open(path, encoding="utf-8")):
         with open(path, "w", encoding="utf-8") as f:
             json.dump(tc, f, indent=2, sort_keys=True, ensure_ascii=False)
             f.write("\n")
@@ -291,11 +326,11 @@ def make_qwen3moe_fused(out):
     assert torch.equal(a, b), "qwen3moe-fused: transformers' logits differ from qwen3moe's"
 
 
-def logits_of(folder):
+def logits_of(folder, tokens=None):
     m = AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32,
                                              attn_implementation="eager").eval()
     with torch.no_grad():
-        return m(torch.tensor([TOKENS]), use_cache=False).logits
+        return m(torch.tensor([tokens or TOKENS]), use_cache=False).logits
 
 
 def make_gemma3(out):
@@ -324,6 +359,149 @@ def make_gemma3(out):
     model = Gemma3ForCausalLM(cfg)
     spread(model, 8008, zero_norms=True)
     save_model(model, out)
+
+
+def spread_qwen35(model, seed, router=None):
+    """spread() for Qwen3.5: its RMSNorms are zero-centred (1 + w) but the gated norm of
+    the linear-attention layers multiplies by w itself (1 + N(0, 0.1)); A = exp(A_log) is
+    drawn from [0.02, 1) so the state decays by exp(-A softplus(a + dt_bias)), between
+    about 0.5 and 0.99 a token: over 72 tokens the state carries far. Each A_log (as
+    bfloat16) is drawn again until torch's float32 exp of it is the correctly rounded
+    one: the converter computes -exp(A_log) with torch, whose exp (MKL's) is 1 ulp off
+    for about 1% of inputs, and libconvert with the correctly rounded expf; the README
+    lists that difference, and the fixture keeps to the values where both agree."""
+    spread(model, seed, zero_norms=True, router=router)
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if name.endswith("linear_attn.norm.weight"):
+                p.add_(1.0)
+            elif name.endswith(".A_log"):
+                for i in range(p.numel()):
+                    while True:
+                        x = torch.log(torch.rand(1) * 0.98 + 0.02).to(torch.bfloat16).float()
+                        exact = np.float32(np.exp(np.float64(x.item())))
+                        if torch.exp(x).item() == exact:
+                            break
+                    p.view(-1)[i] = x
+
+
+def add_mtp(out, cfg, seed, moe=None):
+    """The Hub's Qwen3.5 checkpoints carry one multi-token-prediction block (mtp.*: a
+    full-attention layer, fc over [embedding; hidden] and three norms), which
+    transformers skips on load and never writes; the converter writes it as layer
+    num_hidden_layers with its nextn tensors. It is added here as the Hub has it, with
+    mtp_num_hidden_layers 1 in config.json; transformers' logits are unchanged."""
+    torch.manual_seed(seed)
+    h, hd, nh, nkv = cfg.hidden_size, cfg.head_dim, cfg.num_attention_heads, \
+        cfg.num_key_value_heads
+    r = lambda *s: (torch.randn(*s) * 0.1).to(torch.bfloat16)
+    p = "mtp.layers.0."
+    t = {"mtp.fc.weight": r(h, 2 * h), "mtp.norm.weight": r(h),
+         "mtp.pre_fc_norm_embedding.weight": r(h), "mtp.pre_fc_norm_hidden.weight": r(h),
+         p + "input_layernorm.weight": r(h), p + "post_attention_layernorm.weight": r(h),
+         p + "self_attn.q_proj.weight": r(2 * nh * hd, h),
+         p + "self_attn.k_proj.weight": r(nkv * hd, h),
+         p + "self_attn.v_proj.weight": r(nkv * hd, h),
+         p + "self_attn.o_proj.weight": r(h, nh * hd),
+         p + "self_attn.q_norm.weight": r(hd), p + "self_attn.k_norm.weight": r(hd)}
+    if moe is None:
+        ff = cfg.intermediate_size
+        t.update({p + "mlp.gate_proj.weight": r(ff, h), p + "mlp.up_proj.weight": r(ff, h),
+                  p + "mlp.down_proj.weight": r(h, ff)})
+    else:
+        t.update(moe(p, r))
+    path = os.path.join(out, "model.safetensors")
+    w = load_file(path)
+    w.update(t)
+    save_file(w, path, metadata={"format": "pt"})
+    cpath = os.path.join(out, "config.json")
+    with open(cpath) as f:
+        c = json.load(f)
+    c["mtp_num_hidden_layers"] = 1
+    with open(cpath, "w") as f:
+        json.dump(c, f, indent=2, sort_keys=True)
+        f.write("\n")
+
+
+def make_qwen35(out):
+    tok = qwen_tokenizer(out, 340, Qwen3_5Tokenizer, QWEN35_REGEX)
+    kinds = ["linear_attention", "linear_attention", "full_attention", "linear_attention",
+             "full_attention", "linear_attention"]
+    cfg = Qwen3_5TextConfig(
+        vocab_size=pad64(len(tok)), hidden_size=32, intermediate_size=64,
+        num_hidden_layers=len(kinds), layer_types=kinds, num_attention_heads=2,
+        num_key_value_heads=1, head_dim=32, linear_conv_kernel_dim=4,
+        linear_key_head_dim=8, linear_value_head_dim=8, linear_num_key_heads=2,
+        linear_num_value_heads=4, max_position_embeddings=512, rms_norm_eps=1e-6,
+        rope_parameters={"rope_type": "default", "rope_theta": 10000.0,
+                         "partial_rotary_factor": 0.25, "mrope_section": [2, 1, 1],
+                         "mrope_interleaved": True},
+        tie_word_embeddings=True, bos_token_id=None,
+        eos_token_id=tok.convert_tokens_to_ids("<|im_end|>"),
+        pad_token_id=tok.convert_tokens_to_ids("<|endoftext|>"),
+        architectures=["Qwen3_5ForCausalLM"])
+    torch.manual_seed(3535)
+    model = Qwen3_5ForCausalLM(cfg)
+    spread_qwen35(model, 3535)
+    save_model(model, out)
+    before = logits_of(out, TOKENS_LONG)
+    add_mtp(out, cfg, 3536)
+    assert torch.equal(before, logits_of(out, TOKENS_LONG)), "qwen35: the MTP block changed logits"
+
+
+def make_qwen35moe(out):
+    """qwen35's layers with a mixture of experts in every FFN: 8 experts (llama.cpp's
+    n_expert == 8 rules), top-2, a shared expert behind a sigmoid gate, experts of width
+    8 (their down rows fall back to F16 in the Q8_0 reference). Four layers (linear,
+    linear, full, linear) and the MTP block (its FFN a mixture too) keep the folder and
+    its four references under 1 MiB. The seed is also one whose float32 logits
+    stay within 1e-5 of float64's (build_moe's `conditioned`): the first with a clear
+    routing moved 2.4e-5 under float32 alone."""
+    tok = qwen_tokenizer(out, 340, Qwen3_5Tokenizer, QWEN35_REGEX)
+    kinds = ["linear_attention", "linear_attention", "full_attention", "linear_attention"]
+    cfg = Qwen3_5MoeTextConfig(
+        vocab_size=pad64(len(tok)), hidden_size=32, num_hidden_layers=len(kinds),
+        layer_types=kinds, num_attention_heads=2, num_key_value_heads=1, head_dim=32,
+        linear_conv_kernel_dim=4, linear_key_head_dim=8, linear_value_head_dim=8,
+        linear_num_key_heads=2, linear_num_value_heads=4, moe_intermediate_size=8,
+        shared_expert_intermediate_size=8, num_experts=8, num_experts_per_tok=2,
+        max_position_embeddings=512, rms_norm_eps=1e-6,
+        rope_parameters={"rope_type": "default", "rope_theta": 10000.0,
+                         "partial_rotary_factor": 0.25, "mrope_section": [2, 1, 1],
+                         "mrope_interleaved": True},
+        tie_word_embeddings=False, bos_token_id=None,
+        eos_token_id=tok.convert_tokens_to_ids("<|im_end|>"),
+        pad_token_id=tok.convert_tokens_to_ids("<|endoftext|>"),
+        architectures=["Qwen3_5MoeForCausalLM"])
+    def spread_sharp(model, seed, router):
+        """spread_qwen35, the routers 4x sharper: over 72 tokens and 5 layers, N(0, 1)
+        routers leave no seed with the gap ROUTER_GAP asks."""
+        spread_qwen35(model, seed, router=router)
+        with torch.no_grad():
+            for name, p in model.named_parameters():
+                if name.endswith(router):
+                    p.mul_(4.0)
+    model = build_moe(Qwen3_5MoeForCausalLM, cfg, 3636, "mlp.gate.weight",
+                      spread_fn=spread_sharp, tokens=TOKENS_LONG, conditioned=True)
+    save_model(model, out)
+    before = logits_of(out, TOKENS_LONG)
+
+    def moe(p, r):
+        e, h, ff = cfg.num_experts, cfg.hidden_size, cfg.moe_intermediate_size
+        sf = cfg.shared_expert_intermediate_size
+        t = {p + "mlp.gate.weight": (torch.randn(e, h)).to(torch.bfloat16),
+             p + "mlp.shared_expert.gate_proj.weight": r(sf, h),
+             p + "mlp.shared_expert.up_proj.weight": r(sf, h),
+             p + "mlp.shared_expert.down_proj.weight": r(h, sf),
+             p + "mlp.shared_expert_gate.weight": r(1, h)}
+        for x in range(e):
+            t[f"{p}mlp.experts.{x}.gate_proj.weight"] = r(ff, h)
+            t[f"{p}mlp.experts.{x}.up_proj.weight"] = r(ff, h)
+            t[f"{p}mlp.experts.{x}.down_proj.weight"] = r(h, ff)
+        return t
+    add_mtp(out, cfg, 3637, moe=moe)
+    assert torch.equal(before, logits_of(out, TOKENS_LONG)), \
+        "qwen35moe: the MTP block changed logits"
 
 
 def make_mixtral(out):
@@ -373,7 +551,8 @@ def make_phi3(out):
 
 
 MAKERS = {"qwen3": make_qwen3, "qwen3moe": make_qwen3moe, "qwen3moe-fused": make_qwen3moe_fused,
-          "gemma3": make_gemma3, "mixtral": make_mixtral, "phi3": make_phi3}
+          "gemma3": make_gemma3, "mixtral": make_mixtral, "phi3": make_phi3,
+          "qwen35": make_qwen35, "qwen35moe": make_qwen35moe}
 
 
 def producer_of(name, fn):

@@ -24,6 +24,16 @@ What it writes:
                             pair 0 is kept); its weights are llama-spm's. The test copies
                             llama-spm's files beside this config.
   infer/llama3-rope.npy     the logits of that model.
+  infer/tokens-long.txt     72 ids below 340 (the hybrid families' vocabularies are the
+                            qwen tokenizer's 344, padded): tokens.txt's with 363 -> 323,
+                            then 40 drawn (random.Random(72)) and tokens.txt's first 8
+  infer/<hybrid>.npy        the same over tokens-long.txt for qwen35, qwen35moe: past
+                            64 tokens transformers' delta rule runs two chunks and the
+                            recurrent state carries across them
+  infer/<hybrid>-f64.npy    ... and the same models in float64 (stored as float32): these
+                            recurrent models move under float32 arithmetic alone by 6.0e-6
+                            (qwen35) and 7.5e-6 (qwen35moe) of the largest logit, so the
+                            forward pass is also held to the float64 result
   infer/<family>.npy        the same for qwen3, mixtral, qwen3moe, gemma3, phi3, from
                             transformers 5 (eager attention: gemma3's sliding window and
                             softcap as written, MoE routing per token). gemma3's and
@@ -53,21 +63,28 @@ OUT = os.path.join(FIX, "infer")
 MODELS = ["llama-spm", "llama-bpe", "qwen2", "llama-tf"]
 # The families transformers 5 made (scripts/make_hf_tf5_fixtures.py): their logits come
 # from transformers 5 (build/tf5-venv), the others' from 4.57.6 as before.
-TF5_MODELS = ["qwen3", "mixtral", "qwen3moe", "gemma3", "phi3"]
+TF5_MODELS = ["qwen3", "mixtral", "qwen3moe", "gemma3", "phi3", "qwen35", "qwen35moe"]
+# ... of which these run the longer sequence (tokens-long.txt).
+LONG_MODELS = ["qwen35", "qwen35moe"]
 # 24 ids below 364 (llama-bpe's vocabulary, the smallest), with repeats (1, 7, 300).
 TOKENS = [1, 7, 300, 42, 15, 363, 0, 7, 128, 256, 99, 300, 11, 2, 77, 150,
           7, 333, 64, 5, 210, 1, 180, 45]
+_r = __import__("random").Random(72)
+TOKENS_LONG = ([t if t < 340 else t - 40 for t in TOKENS] +
+               [_r.randrange(0, 340) for _ in range(40)] +
+               [t if t < 340 else t - 40 for t in TOKENS[:8]])
 LLAMA3 = {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
           "high_freq_factor": 4.0, "original_max_position_embeddings": 64}
 
 
-def logits(folder):
+def logits(folder, tokens=None, dtype=torch.float32):
     torch.manual_seed(0)
-    model = AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32,
-                                                 attn_implementation="eager")
+    kw = {"experts_implementation": "eager"} if dtype == torch.float64 else {}
+    model = AutoModelForCausalLM.from_pretrained(folder, dtype=dtype,
+                                                 attn_implementation="eager", **kw)
     model.eval()
     with torch.no_grad():
-        out = model(torch.tensor([TOKENS]), use_cache=False)
+        out = model(torch.tensor([tokens or TOKENS]), use_cache=False)
     return out.logits[0].to(torch.float32).numpy()
 
 
@@ -106,9 +123,16 @@ def main_tf5(ver):
     if bad:
         sys.exit("make_infer_ref: %s need transformers 4.57.6 (build/ref-venv)" % bad)
     made = []
+    with open(os.path.join(OUT, "tokens-long.txt"), "w") as f:
+        f.write(",".join(map(str, TOKENS_LONG)) + "\n")
+    made.append(("tokens-long.txt", "scripts/make_infer_ref.py (by hand)"))
     for m in names:
-        save(m + ".npy", logits(os.path.join(FIX, "hf", m)))
+        save(m + ".npy", logits(os.path.join(FIX, "hf", m),
+                                TOKENS_LONG if m in LONG_MODELS else None))
         made.append((m + ".npy", "transformers AutoModelForCausalLM float32 eager"))
+        if m in LONG_MODELS:
+            save(m + "-f64.npy", logits(os.path.join(FIX, "hf", m), TOKENS_LONG, torch.float64))
+            made.append((m + "-f64.npy", "transformers AutoModelForCausalLM float64 eager"))
     update_manifest(rows_of(made, ver))
 
 

@@ -18,7 +18,16 @@ script are there. Then the forward pass over 128 tokens on the f16 GGUF: ours
 (tests/tools/lc-infer) and llama.cpp's (llama-cpp-python in build/llama-venv, when made)
 at the same thread count. Targets (issue 18): f16 <= 1.5x cp, peak RSS <= 128 MiB for
 f16 and Q4_K_M, >= 20x faster than convert_hf_to_gguf.py; the forward pass ratio is
-reported."""
+reported.
+With a third argument "qwen35moe" (scripts/bench/hybrid.sh, issue 21) the folder is
+build/bench/hf-qwen35moe-2g/ instead: a Qwen3_5MoeForCausalLM config (hidden 1024, 8
+layers, three Gated-DeltaNet recurrent layers to one gated full-attention layer, 8/16
+key/value heads of 64 in the recurrent layers, 8/2 heads of 128 in the full ones, 64
+experts of width 512 and a shared expert of 512, top-4, vocab 32000, and the Hub's MTP
+block as mtp.*: ~1.07 G params, ~1.9 GiB in bf16), the tokenizer of
+fixtures/hf/qwen35moe; llama.cpp's converter runs through scripts/make_llama_ref.py's
+--convert (which names the pre-tokenizer qwen35: the tiny fixture tokenizer matches no
+hash). Targets (issue 21): f16 peak RSS <= 128 MiB, >= 20x convert_hf_to_gguf.py."""
 import json, os, shutil, statistics, subprocess, sys, time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -29,9 +38,61 @@ CFG = {"architectures": ["MixtralForCausalLM"], "model_type": "mixtral",
        "rms_norm_eps": 1e-5, "rope_theta": 1000000.0, "tie_word_embeddings": False,
        "torch_dtype": "bfloat16", "bos_token_id": 1, "eos_token_id": 2}
 SHARDS = 4
+FAMILY = sys.argv[3] if len(sys.argv) > 3 else "mixtral"      # run, or gen FOLDER FAMILY
+KINDS35 = ["linear_attention"] * 3 + ["full_attention"]
+CFG35 = {"architectures": ["Qwen3_5MoeForCausalLM"], "model_type": "qwen3_5_moe_text",
+         "hidden_size": 1024, "num_hidden_layers": 8, "layer_types": KINDS35 * 2,
+         "num_attention_heads": 8, "num_key_value_heads": 2, "head_dim": 128,
+         "linear_conv_kernel_dim": 4, "linear_key_head_dim": 64, "linear_value_head_dim": 64,
+         "linear_num_key_heads": 8, "linear_num_value_heads": 16,
+         "moe_intermediate_size": 512, "shared_expert_intermediate_size": 512,
+         "num_experts": 64, "num_experts_per_tok": 4, "vocab_size": 32000,
+         "max_position_embeddings": 4096, "rms_norm_eps": 1e-6, "mtp_num_hidden_layers": 1,
+         "rope_parameters": {"rope_type": "default", "rope_theta": 10000000.0,
+                             "partial_rotary_factor": 0.25, "mrope_section": [6, 5, 5],
+                             "mrope_interleaved": True},
+         "tie_word_embeddings": False, "dtype": "bfloat16", "hidden_act": "silu"}
+
+
+def shapes35():
+    c = CFG35
+    h, v, E, f, sf = (c["hidden_size"], c["vocab_size"], c["num_experts"],
+                      c["moe_intermediate_size"], c["shared_expert_intermediate_size"])
+    nh, nkv, hd = c["num_attention_heads"], c["num_key_value_heads"], c["head_dim"]
+    nk, nv = c["linear_num_key_heads"], c["linear_num_value_heads"]
+    dk, dv = c["linear_key_head_dim"], c["linear_value_head_dim"]
+    conv = 2 * nk * dk + nv * dv
+    out = {"model.embed_tokens.weight": (v, h), "model.norm.weight": (h,), "lm_head.weight": (v, h),
+           "mtp.fc.weight": (h, 2 * h), "mtp.norm.weight": (h,),
+           "mtp.pre_fc_norm_embedding.weight": (h,), "mtp.pre_fc_norm_hidden.weight": (h,)}
+    layers = [(f"model.layers.{i}.", k) for i, k in enumerate(c["layer_types"])]
+    for p, kind in layers + [("mtp.layers.0.", "full_attention")]:
+        out.update({p + "input_layernorm.weight": (h,), p + "post_attention_layernorm.weight": (h,),
+                    p + "mlp.gate.weight": (E, h), p + "mlp.shared_expert_gate.weight": (1, h),
+                    p + "mlp.shared_expert.gate_proj.weight": (sf, h),
+                    p + "mlp.shared_expert.up_proj.weight": (sf, h),
+                    p + "mlp.shared_expert.down_proj.weight": (h, sf)})
+        for e in range(E):
+            out.update({p + f"mlp.experts.{e}.gate_proj.weight": (f, h),
+                        p + f"mlp.experts.{e}.up_proj.weight": (f, h),
+                        p + f"mlp.experts.{e}.down_proj.weight": (h, f)})
+        if kind == "linear_attention":
+            a = p + "linear_attn."
+            out.update({a + "in_proj_qkv.weight": (conv, h), a + "in_proj_z.weight": (nv * dv, h),
+                        a + "in_proj_b.weight": (nv, h), a + "in_proj_a.weight": (nv, h),
+                        a + "A_log": (nv,), a + "dt_bias": (nv,), a + "conv1d.weight": (conv, 1, 4),
+                        a + "norm.weight": (dv,), a + "out_proj.weight": (h, nv * dv)})
+        else:
+            a = p + "self_attn."
+            out.update({a + "q_proj.weight": (2 * nh * hd, h), a + "k_proj.weight": (nkv * hd, h),
+                        a + "v_proj.weight": (nkv * hd, h), a + "o_proj.weight": (h, nh * hd),
+                        a + "q_norm.weight": (hd,), a + "k_norm.weight": (hd,)})
+    return out
 
 
 def shapes():
+    if FAMILY == "qwen35moe":
+        return shapes35()
     h, v, L = CFG["hidden_size"], CFG["vocab_size"], CFG["num_hidden_layers"]
     f, E = CFG["intermediate_size"], CFG["num_local_experts"]
     kv = h // CFG["num_attention_heads"] * CFG["num_key_value_heads"]
@@ -73,10 +134,15 @@ def generate(folder):
     with open(os.path.join(folder, "model.safetensors.index.json"), "w") as fh:
         json.dump({"metadata": {"total_size": total}, "weight_map": weight_map}, fh, indent=2)
     with open(os.path.join(folder, "config.json"), "w") as fh:
-        json.dump(CFG, fh, indent=2)
-    spm = os.path.join(ROOT, "fixtures", "hf", "llama-spm")
-    for name in ("tokenizer.model", "tokenizer_config.json", "special_tokens_map.json"):
-        shutil.copy(os.path.join(spm, name), folder)
+        json.dump(CFG35 if FAMILY == "qwen35moe" else CFG, fh, indent=2)
+    if FAMILY == "qwen35moe":
+        tok = os.path.join(ROOT, "fixtures", "hf", "qwen35moe")
+        names = ("tokenizer.json", "tokenizer_config.json", "chat_template.jinja")
+    else:
+        tok = os.path.join(ROOT, "fixtures", "hf", "llama-spm")
+        names = ("tokenizer.model", "tokenizer_config.json", "special_tokens_map.json")
+    for name in names:
+        shutil.copy(os.path.join(tok, name), folder)
 
 
 def run(cmd, quiet=False):
@@ -97,11 +163,11 @@ if sys.argv[1] == "gen":
 bin_dir, out_dir = sys.argv[1], sys.argv[2]
 test_bin = os.environ.get("LC_TEST_BIN", os.path.join(ROOT, "build", "test-bin"))
 PEAK = os.path.join(test_bin, "lc-peak")
-folder = os.path.join(out_dir, "hf-mixtral-2g")
-out = os.path.join(out_dir, "hf-mixtral-2g.gguf")
-copy = os.path.join(out_dir, "hf-mixtral-2g.copy")
+folder = os.path.join(out_dir, f"hf-{FAMILY}-2g")
+out = os.path.join(out_dir, f"hf-{FAMILY}-2g.gguf")
+copy = os.path.join(out_dir, f"hf-{FAMILY}-2g.copy")
 if not os.path.exists(os.path.join(folder, "config.json")):
-    subprocess.run([sys.executable, __file__, "gen", folder], check=True)
+    subprocess.run([sys.executable, __file__, "gen", folder, FAMILY], check=True)
 size = sum(os.path.getsize(os.path.join(folder, n)) for n in os.listdir(folder))
 runs = int(os.environ.get("BENCH_RUNS", "3"))
 ref_py = os.environ.get("LC_REF_PY") or os.path.join(ROOT, "build", "ref-venv", "bin", "python")
@@ -138,10 +204,12 @@ for _ in range(runs):
         res[name].append(run(cmd))
 if have_ref:
     fresh()
-    res["convert_hf_to_gguf.py f16"] = [run([ref_py, ref, folder, "--outtype", "f16",
-                                             "--outfile", out], quiet=True)]
+    conv = ([ref_py, ref, folder, "--outtype", "f16", "--outfile", out] if FAMILY != "qwen35moe"
+            else [ref_py, os.path.join(ROOT, "scripts", "make_llama_ref.py"), "--convert",
+                  os.path.abspath(folder), os.path.abspath(out), "f16", "qwen35"])
+    res["convert_hf_to_gguf.py f16"] = [run(conv, quiet=True)]
 fresh()
-print(f"MoE hf2gguf on a {size / (1 << 30):.2f} GiB bf16 mixtral folder, 64 experts as one "
+print(f"MoE hf2gguf on a {size / (1 << 30):.2f} GiB bf16 {FAMILY} folder, 64 experts as one "
       f"tensor each ({os.cpu_count()} cores, median of {runs}, peak RSS the largest):")
 med = {}
 for name, rs in res.items():

@@ -36,7 +36,8 @@ TBIN = Path(os.environ.get("LC_TEST_BIN", ROOT / "build" / "test-bin"))
 MODELS = ["qwen3", "qwen3moe", "gemma3", "mixtral", "phi3"]
 OUTTYPES = ["f32", "f16", "bf16", "q8_0"]
 # The BPE pre-tokenizer the fixture's regex is (scripts/make_llama_ref.py's PRE).
-PRE = {"qwen3": "qwen2", "qwen3moe": "qwen2", "qwen3moe-fused": "qwen2"}
+PRE = {"qwen3": "qwen2", "qwen3moe": "qwen2", "qwen3moe-fused": "qwen2", "qwen35": "qwen35",
+       "qwen35moe": "qwen35"}
 
 
 def run(*args):

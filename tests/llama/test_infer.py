@@ -18,7 +18,13 @@ widens the weights. So, as max|ours - llama.cpp| / max|llama.cpp|:
 and to show the rest is exact: the same file widened to f32 (gguf2safetensors --dtype
 f32, then safetensors2gguf --outtype f32 with the folder's config and tokenizer: every
 weight value kept) makes llama.cpp's arithmetic float32 again, and its logits on that
-equal ours on the original file within 1e-5 (measured <= 7.7e-7)."""
+equal ours on the original file within 1e-5 (measured <= 7.7e-7).
+
+The hybrid families (qwen35, qwen35moe) run fixtures/infer/tokens-long.txt (72 tokens: the
+recurrent state over more than 64) and amplify that activation rounding: measured on the
+reference GGUFs 7.6e-3 / 4.6e-3 (f16), 8.7e-2 / 2.3e-2 (bf16), 0.18 / 8.7e-2 (Q8_0),
+allowed TOL_LONG; the f32 files (4.1e-6, 2.3e-6) and the widened ones (<= 4.1e-6) hold
+the same 1e-5 as every other model."""
 import os
 import shutil
 import subprocess
@@ -33,7 +39,15 @@ from conftest import BIN, HF, MODELS, OUTTYPES, SUBJECTS, ROOT
 TBIN = Path(os.environ.get("LC_TEST_BIN", ROOT / "build" / "test-bin"))
 INFER = ROOT / "fixtures" / "infer"
 TOKENS = [int(x) for x in (INFER / "tokens.txt").read_text().split(",")]
+TOKENS_LONG = [int(x) for x in (INFER / "tokens-long.txt").read_text().split(",")]
+LONG_MODELS = {"qwen35", "qwen35moe"}
 TOL = {"f32": 1e-5, "f16": 4e-3, "bf16": 3e-2, "q8_0": 1e-1}
+TOL_LONG = {"f32": 1e-5, "f16": 1.5e-2, "bf16": 1.5e-1, "q8_0": 3e-1}
+
+
+def tokens_of(model):
+    """The sequence a model's logits are judged on (its fixtures/infer/<model>.npy)."""
+    return TOKENS_LONG if model in LONG_MODELS else TOKENS
 WIDENED = 1e-5
 # gemma3's FFN is GELU, which llama.cpp's CPU back end computes from an f16 table on the
 # input rounded to f16 (ggml-cpu/vec.h, GGML_GELU_FP16) where transformers and we compute
@@ -50,20 +64,22 @@ def run(*args):
     return r
 
 
-def ours(path, tmp_path):
+def ours(path, tmp_path, tokens=TOKENS):
     out = tmp_path / "ours.f32"
-    r = run(TBIN / "lc-infer", "-t", "1", path, ",".join(map(str, TOKENS)), out)
+    r = run(TBIN / "lc-infer", "-t", "1", path, ",".join(map(str, tokens)), out)
     n, vocab = map(int, r.stdout.split()[:2])
     return np.fromfile(out, dtype="<f4").reshape(n, vocab)
 
 
-def llama_cpp_logits(path):
-    m = llama_cpp.Llama(model_path=str(path), n_ctx=64, n_batch=64, logits_all=True,
-                        n_threads=1, n_threads_batch=1, type_k=GGML_TYPE_F32,
-                        type_v=GGML_TYPE_F32, flash_attn=False, verbose=False)
+def llama_cpp_logits(path, tokens=TOKENS):
+    ctx = 64 if len(tokens) <= 64 else 128      # one batch, one micro-batch
+    m = llama_cpp.Llama(model_path=str(path), n_ctx=ctx, n_batch=ctx, n_ubatch=ctx,
+                        logits_all=True, n_threads=1, n_threads_batch=1,
+                        type_k=GGML_TYPE_F32, type_v=GGML_TYPE_F32, flash_attn=False,
+                        verbose=False)
     try:
         m.reset()
-        m.eval(TOKENS)
+        m.eval(tokens)
         return np.array(m.scores[:m.n_tokens], dtype=np.float32)
     finally:
         m.close()
@@ -93,12 +109,15 @@ def widened(path, folder, tmp_path):
 
 
 def judge(path, folder, outtype, tmp_path):
-    extra = GELU if Path(folder).name in GELU_MODELS else 0
-    mine = ours(path, tmp_path)
-    err = rel_err(mine, llama_cpp_logits(path))
-    assert err <= TOL[outtype] + extra, f"{path.name}: {err:.3g} > {TOL[outtype] + extra:g}"
+    name = Path(folder).name
+    extra = GELU if name in GELU_MODELS else 0
+    tokens = tokens_of(name)
+    tol = (TOL_LONG if name in LONG_MODELS else TOL)[outtype]
+    mine = ours(path, tmp_path, tokens)
+    err = rel_err(mine, llama_cpp_logits(path, tokens))
+    assert err <= tol + extra, f"{path.name}: {err:.3g} > {tol + extra:g}"
     if outtype != "f32":
-        err = rel_err(mine, llama_cpp_logits(widened(path, folder, tmp_path)))
+        err = rel_err(mine, llama_cpp_logits(widened(path, folder, tmp_path), tokens))
         assert err <= WIDENED + extra, f"{path.name} widened: {err:.3g} > {WIDENED + extra:g}"
 
 

@@ -42,7 +42,8 @@ FTYPES = {"F32": 0, "F16": 1, "BF16": 32, "Q4_0": 2, "Q4_1": 3, "Q8_0": 7, "Q5_0
           "Q5_1": 9, "Q2_K": 10, "Q3_K_S": 11, "Q3_K_M": 12, "Q3_K_L": 13, "Q4_K_S": 14,
           "Q4_K_M": 15, "Q5_K_S": 16, "Q5_K_M": 17, "Q6_K": 18}
 REF_INPUTS = ["llama-spm-bf16", "llama-bpe-f16", "qwen2-f32", "llama-tf-bf16",
-              "qwen3-bf16", "qwen3moe-bf16", "gemma3-bf16", "mixtral-bf16", "phi3-bf16"]
+              "qwen3-bf16", "qwen3moe-bf16", "gemma3-bf16", "mixtral-bf16", "phi3-bf16",
+              "qwen35-bf16", "qwen35moe-bf16"]
 HF_INPUTS = ["llama-q9", "qwen2-k"]
 INPUTS = REF_INPUTS + HF_INPUTS
 
@@ -288,9 +289,10 @@ def test_threads_do_not_change_the_file(inputs, tmp_path):
     assert (tmp_path / "a.gguf").read_bytes() == (tmp_path / "b.gguf").read_bytes()
 
 
-# The families of issue 18 too: stacks of experts, gemma's + 1 and phi3's fused tensors
-# quantized in the same pass as they are made.
-FAMILY_FOLDERS = ["qwen3", "qwen3moe", "qwen3moe-fused", "gemma3", "mixtral", "phi3"]
+# The families of issues 18 and 21 too: stacks of experts, gemma's + 1, phi3's fused
+# tensors, qwen35's recurrent layers quantized in the same pass as they are made.
+FAMILY_FOLDERS = ["qwen3", "qwen3moe", "qwen3moe-fused", "gemma3", "mixtral", "phi3", "qwen35",
+                  "qwen35moe"]
 
 
 @pytest.mark.parametrize("model", HF_INPUTS + ["llama-spm", "qwen2"] + FAMILY_FOLDERS)

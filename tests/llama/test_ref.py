@@ -23,15 +23,21 @@ import numpy as np
 import pytest
 
 from conftest import HF, OUTTYPES, REF_MODELS, llama, logits, ref_path, tokenize
-from test_infer import INFER, TOKENS, llama_cpp_logits, rel_err
+from test_infer import INFER, TOKENS, llama_cpp_logits, rel_err, tokens_of
 
 ARCH = {"qwen2": "qwen2", "qwen3": "qwen3", "qwen3moe": "qwen3moe", "gemma3": "gemma3",
-        "phi3": "phi3"}          # the rest, mixtral included, are "llama"
+        "phi3": "phi3", "qwen35": "qwen35",
+        "qwen35moe": "qwen35moe"}     # the rest, mixtral included, are "llama"
 TOL = {"f32": 1e-5, "f16": 6e-3, "bf16": 4e-2, "q8_0": 1.5e-1}
 # llama.cpp's CPU GELU (gemma3's FFN) rounds its input to f16 and reads the result from an
 # f16 table (ggml-cpu/vec.h, GGML_GELU_FP16): 9.4e-4 on the f32 reference; with that
 # rounding emulated in transformers the difference falls to 3.3e-5.
 TOL_MODEL = {("gemma3", "f32"): 3e-3}
+# qwen35 and qwen35moe over their 72 tokens amplify llama.cpp's activation rounding
+# (tests/llama/test_infer.py): measured 6.5e-6 / 6.3e-6 (f32), 7.6e-3 / 4.6e-3 (f16),
+# 8.7e-2 / 2.3e-2 (bf16), 0.31 / 0.17 (Q8_0).
+TOL_MODEL.update({("qwen35", "f16"): 1.5e-2, ("qwen35", "bf16"): 1.5e-1,
+                  ("qwen35", "q8_0"): 5e-1, ("qwen35moe", "q8_0"): 3e-1})
 
 
 @pytest.mark.parametrize("outtype", OUTTYPES)
@@ -69,7 +75,7 @@ def test_reference_is_what_the_name_says(model, outtype):
 @pytest.mark.parametrize("model", REF_MODELS)
 def test_reference_equals_transformers(model, outtype):
     want = np.load(INFER / f"{model}.npy")
-    got = llama_cpp_logits(ref_path(model, outtype))
+    got = llama_cpp_logits(ref_path(model, outtype), tokens_of(model))
     err = rel_err(got, want)
     tol = TOL_MODEL.get((model, outtype), TOL[outtype])
     print(f"{model}-{outtype}: {err:.3g}")

@@ -173,7 +173,10 @@ Test(arch, families_by_class_and_name) {
     lc_arch_list_classes(list, sizeof list);
     cr_assert_str_eq(list, "LlamaForCausalLM, MistralForCausalLM, MixtralForCausalLM, "
                      "Qwen2ForCausalLM, Qwen3ForCausalLM, Qwen3MoeForCausalLM, "
-                     "Gemma3ForCausalLM, Phi3ForCausalLM");
+                     "Gemma3ForCausalLM, Phi3ForCausalLM, Qwen3_5ForCausalLM, "
+                     "Qwen3_5MoeForCausalLM");
+    cr_assert_eq(lc_arch_by_hf_class("Qwen3_5ForConditionalGeneration"),
+                 lc_arch_by_name("qwen35"));
 }
 
 Test(arch, one_layer_parser) {
@@ -387,4 +390,46 @@ Test(arch, experts_and_fused_parts) {
     uint64_t sh[3];
     cr_assert(lc_arch_shape(lc_arch_role(a, LC_ROLE_FFN_DOWN_EXPS), &hp, &nd, sh));
     cr_assert(nd == 3 && sh[0] == 8 && sh[1] == 64 && sh[2] == 32);
+}
+
+/* qwen35: the prediction block's Hub names through the aliases both ways, and the value
+ * heads' reorder plan for each kind of row. */
+Test(arch, qwen35_aliases_and_value_head_plans) {
+    const lc_arch *a = lc_arch_by_name("qwen35");
+    cr_assert_not_null(a);
+    char buf[200];
+    cr_assert(lc_arch_alias_in(a, 6, "mtp.fc.weight", buf, sizeof buf));
+    cr_assert_str_eq(buf, "model.layers.6.eh_proj.weight");
+    cr_assert(lc_arch_alias_in(a, 6, "mtp.layers.0.self_attn.q_proj.weight", buf, sizeof buf));
+    cr_assert_str_eq(buf, "model.layers.6.self_attn.q_proj.weight");
+    cr_assert(!lc_arch_alias_in(a, 6, "model.layers.0.mlp.up_proj.weight", buf, sizeof buf));
+    cr_assert(lc_arch_alias_out(a, 6, "model.layers.6.shared_head.norm.weight", buf, sizeof buf));
+    cr_assert_str_eq(buf, "mtp.norm.weight");
+    cr_assert(lc_arch_alias_out(a, 6, "model.layers.6.mlp.down_proj.weight", buf, sizeof buf));
+    cr_assert_str_eq(buf, "mtp.layers.0.mlp.down_proj.weight");
+    cr_assert(!lc_arch_alias_out(a, 6, "model.layers.5.mlp.down_proj.weight", buf, sizeof buf));
+
+    lc_hparams hp = { .ssm_group_count = 2, .ssm_time_step_rank = 4, .ssm_state_size = 8,
+                      .ssm_inner_size = 32, .ssm_head_v = 8, .embedding_length = 32 };
+    const lc_arch_tensor *qkv = lc_arch_role(a, LC_ROLE_SSM_QKV);
+    const lc_arch_tensor *out = lc_arch_role(a, LC_ROLE_SSM_OUT);
+    const lc_arch_tensor *dt = lc_arch_role(a, LC_ROLE_SSM_DT);
+    lc_tensor t = { .ndim = 2, .shape = { 64, 32 }, .nbytes = 64 * 32 * 2 };
+    lc_arch_swap sw;
+    cr_assert(lc_arch_vreorder(qkv, &hp, &t, &sw));
+    /* V rows after the 2 x 16 q and k rows, heads of 8 rows of 64 bytes */
+    cr_assert_eq(sw.first, 32 * 64);
+    cr_assert_eq(sw.outer, 1);
+    cr_assert_eq(sw.a, 2);
+    cr_assert_eq(sw.b, 2);
+    cr_assert_eq(sw.unit, 8 * 64);
+    lc_tensor o = { .ndim = 2, .shape = { 32, 32 }, .nbytes = 32 * 32 * 4 };
+    cr_assert(lc_arch_vreorder(out, &hp, &o, &sw));
+    cr_assert_eq(sw.outer, 32);         /* every row's columns */
+    cr_assert_eq(sw.unit, 8 * 4);
+    lc_tensor v = { .ndim = 1, .shape = { 4 }, .nbytes = 16 };
+    cr_assert(lc_arch_vreorder(dt, &hp, &v, &sw));
+    cr_assert_eq(sw.unit, 4);
+    hp.ssm_time_step_rank = 2;          /* as many value as key heads: nothing moves */
+    cr_assert(!lc_arch_vreorder(dt, &hp, &v, &sw));
 }

@@ -58,6 +58,53 @@ Test(infer_blocks, swiglu_by_hand) {
     near(out[2], -2 / (1 + exp(2.0)), 1e-6, "silu(-2) * 1");
 }
 
+/* ---- the Gated-DeltaNet recurrent layer's blocks ---- */
+
+Test(infer_blocks, causal_conv_by_hand) {
+    /* 2 channels, kernel 2 (w[1] on the position itself, w[0] on the one before) */
+    float x[3 * 2] = { 1, 10, 2, 20, 3, 30 };
+    const float w[2 * 2] = { 0.5f, 1, -1, 2 };
+    lc_infer_conv_silu(x, 3, 2, w, 2);
+    /* channel 0: 1, 2 + 0.5, 3 + 1; channel 1: 20, 40 - 10, 60 - 20 */
+    const float pre[6] = { 1, 20, 2.5f, 30, 4, 40 };
+    for (int i = 0; i < 6; i++)
+        near(x[i], pre[i] / (1 + exp(-(double)pre[i])), 1e-5, "conv+silu[%d] = %.7f", i, x[i]);
+}
+
+Test(infer_blocks, l2norm_and_softplus) {
+    float x[2] = { 3, 4 };
+    lc_infer_l2norm(x, 2, 0.0f);
+    near(x[0], 0.6, 1e-7, "3/5");
+    near(x[1], 0.8, 1e-7, "4/5");
+    near(lc_infer_softplus(0), log(2.0), 1e-7, "softplus(0) = ln 2");
+    near(lc_infer_softplus(25), 25, 0, "past torch's threshold: x itself");
+}
+
+Test(infer_blocks, delta_rule_by_hand) {
+    /* dk = dv = 2; k = e0: the state learns e0 -> v */
+    float S[4] = { 0 }, out[2], scratch[2];
+    const float q[2] = { 1, 0 }, k[2] = { 1, 0 }, v[2] = { 2, 4 };
+    lc_infer_delta_step(S, q, k, v, 0.5f, 0.5f, 2, 2, out, scratch);
+    /* S = 0 + k (0.5 (v - 0))^T = [[1, 2], [0, 0]]; out = S^T q = (1, 2) */
+    near(out[0], 1, 1e-7, "first step o0");
+    near(out[1], 2, 1e-7, "first step o1");
+    lc_infer_delta_step(S, q, k, v, 0.5f, 0.5f, 2, 2, out, scratch);
+    /* S *= 0.5 -> [[0.5, 1]]; S^T k = (0.5, 1); delta = 0.5 ((2, 4) - (0.5, 1)) =
+     * (0.75, 1.5); S = [[1.25, 2.5]]; out = (1.25, 2.5) */
+    near(out[0], 1.25, 1e-6, "second step o0");
+    near(out[1], 2.5, 1e-6, "second step o1");
+    near(S[2], 0, 0, "rows of other keys untouched");
+}
+
+Test(infer_blocks, gated_rmsnorm_by_hand) {
+    const float x[2] = { 3, 4 }, w[2] = { 1, 2 }, z[2] = { 0, 1 };
+    float out[2];
+    lc_infer_gated_rmsnorm(out, x, w, z, 2, 0.0f);
+    /* rms = sqrt(12.5); silu(0) = 0, silu(1) = 0.7310586 */
+    near(out[0], 0, 1e-7, "silu(0) gates off");
+    near(out[1], 2 * 4 / sqrt(12.5) * 0.7310585786, 1e-6, "norm * w * silu(z)");
+}
+
 static lc_hparams rope_hp(uint32_t head_dim, double theta) {
     return (lc_hparams){ .head_dim = head_dim, .rope_theta = theta, .context_length = 256 };
 }

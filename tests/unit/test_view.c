@@ -170,6 +170,70 @@ Test(view, quant_reads_only_the_blocks_a_range_touches) {
     lc_model_free(m);
 }
 
+/* swap: Qwen3.5's value heads, grouped [key head][value head] -> tiled, and back; the
+ * bytes before the block stay, reads of any range agree with the whole. */
+Test(view, swap_tiles_units_and_swapping_back_undoes_it) {
+    lc_error err = { 0 };
+    lc_model *m = lc_model_new();
+    /* 2 leading bytes, then 2 runs of a = 2 x b = 3 units of 2 bytes */
+    uint8_t src[2 + 2 * 12];
+    for (size_t i = 0; i < sizeof src; i++)
+        src[i] = (uint8_t)i;
+    const uint64_t shape[1] = { sizeof src };
+    lc_tensor *s, *t, *back;
+    cr_assert_eq(lc_model_add_tensor(m, "s", LC_DT_U8, 1, shape, &s, &err), LC_OK);
+    s->data = src;
+    cr_assert_eq(lc_model_add_tensor(m, "t", LC_DT_U8, 1, shape, &t, &err), LC_OK);
+    cr_assert_eq(lc_view_swap(t, s, 2, 2, 2, 3, 2, &err), LC_OK, "%s", err.msg);
+    uint8_t got[sizeof src];
+    cr_assert_eq(lc_tensor_read(t, 0, got, sizeof got, &err), LC_OK, "%s", err.msg);
+    cr_assert_eq(got[0], 0);
+    cr_assert_eq(got[1], 1);
+    /* run 0: source units (i, j) at 2 + (3i + j) * 2; destination unit (j, i) at j * 2 + i */
+    for (int o = 0; o < 2; o++)
+        for (int i = 0; i < 2; i++)
+            for (int j = 0; j < 3; j++)
+                for (int b = 0; b < 2; b++)
+                    cr_assert_eq(got[2 + o * 12 + (j * 2 + i) * 2 + b],
+                                 src[2 + o * 12 + (i * 3 + j) * 2 + b], "run %d unit (%d, %d)",
+                                 o, i, j);
+    /* a read from the middle of a unit */
+    uint8_t mid[5];
+    cr_assert_eq(lc_tensor_read(t, 7, mid, 5, &err), LC_OK);
+    cr_assert_eq(memcmp(mid, got + 7, 5), 0);
+    /* swapping a and b back gives the source */
+    cr_assert_eq(lc_model_add_tensor(m, "back", LC_DT_U8, 1, shape, &back, &err), LC_OK);
+    cr_assert_eq(lc_view_swap(back, t, 2, 2, 3, 2, 2, &err), LC_OK);
+    uint8_t again[sizeof src];
+    cr_assert_eq(lc_tensor_read(back, 0, again, sizeof again, &err), LC_OK);
+    cr_assert_eq(memcmp(again, src, sizeof src), 0);
+    /* a block past the end is refused */
+    lc_tensor *bad;
+    cr_assert_eq(lc_model_add_tensor(m, "bad", LC_DT_U8, 1, shape, &bad, &err), LC_OK);
+    cr_assert_eq(lc_view_swap(bad, s, 4, 2, 2, 3, 2, &err), LC_E_ARG);
+    lc_model_free(m);
+}
+
+static float twice(float x) { return 2 * x; }
+
+Test(view, apply_rounds_like_the_source_dtype) {
+    lc_error err = { 0 };
+    lc_model *m = lc_model_new();
+    const float src[3] = { 1.5f, -2.25f, 1e-3f };
+    const uint64_t shape[1] = { 3 };
+    lc_tensor *s, *t;
+    cr_assert_eq(lc_model_add_tensor(m, "s", LC_DT_F32, 1, shape, &s, &err), LC_OK);
+    s->data = (const uint8_t *)src;
+    cr_assert_eq(lc_model_add_tensor(m, "t", LC_DT_F32, 1, shape, &t, &err), LC_OK);
+    cr_assert_eq(lc_view_apply(t, s, twice, LC_DT_F32, &err), LC_OK);
+    float got[3];
+    cr_assert_eq(lc_tensor_read(t, 0, got, sizeof got, &err), LC_OK);
+    cr_assert_float_eq(got[0], 3.0f, 0);
+    cr_assert_float_eq(got[1], -4.5f, 0);
+    cr_assert_float_eq(got[2], 2e-3f, 0);
+    lc_model_free(m);
+}
+
 /* An importance-weighted view of a stack of experts: expert e's rows use the e-th row of
  * the matrix (llama-quantize's per-expert slice), whatever range is read. */
 static float im_rows[3 * 512];
