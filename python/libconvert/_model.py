@@ -1,6 +1,7 @@
 """open(): any model file the library reads, as numpy arrays."""
 from __future__ import annotations
 
+import builtins
 import ctypes as C
 import json
 import os
@@ -64,12 +65,14 @@ class Model:
     read when asked for. Use it as a context manager or call close()."""
 
     def __init__(self, path, *, key: Optional[str] = None):
+        self._h: Optional[_Handle] = None
+        self.tensors: Dict[str, TensorInfo] = {}
         self.path = os.fspath(path)
         p = Path(self.path)
         target = self._weights_path(p)
         self.config: Optional[Dict[str, Any]] = None
         if p.is_dir() and (p / "config.json").is_file():
-            with open(p / "config.json", encoding="utf-8") as f:
+            with builtins.open(p / "config.json", encoding="utf-8") as f:
                 self.config = json.load(f)
         err = lc_error()
         out = C.c_void_p()
@@ -78,7 +81,7 @@ class Model:
         po = lc_pth_opts(key=opt_bytes(key))
         check(lib.lc_ffi_open(fspath(target), C.byref(po), C.byref(out), C.byref(fmt),
                               C.byref(hdr), C.byref(err)), err)
-        self._h: Optional[_Handle] = _Handle(out.value)
+        self._h = _Handle(out.value)
         self.format: str = fmt.value.decode()
         self.header_size: int = hdr.value
         self._meta: Optional[Tuple[Dict[str, Any], Dict[str, str]]] = None
