@@ -9,6 +9,7 @@
 
 #include "formats/any.h"
 #include "formats/gguf.h"
+#include "formats/gguf_split.h"
 #include "formats/safetensors.h"
 #include "jobs/gguf2safetensors.h"
 #include "jobs/gguf_quantize.h"
@@ -64,16 +65,55 @@ static void new_job(void) { lc_input_forget_all(); }
 
 /* ---- reading ---- */
 
-lc_code lc_ffi_open(const char *path, const lc_pth_opts *pth, lc_model **out,
-                    const char **format, uint64_t *header_size, lc_error *err) {
+/* The one reader FORMAT names, as a tool of that format opens any file. */
+static lc_code open_as(const char *path, const char *format, const lc_pth_opts *po,
+                       lc_model **out, lc_any_info *info, lc_error *err) {
+    lc_code rc;
+    if (strcmp(format, "pth") == 0) {
+        info->format = lc_pth_is_index(path) ? "pth-sharded" : "pth";
+        return lc_pth_load(path, po, out, err);
+    }
+    if (strcmp(format, "safetensors") == 0) {
+        if (lc_job_st_is_sharded(path)) {
+            info->format = "safetensors-sharded";
+            return lc_safetensors_load_index(path, out, err);
+        }
+        info->format = "safetensors";
+        return lc_safetensors_load_hdr(path, out, &info->header_size, err);
+    }
+    if (strcmp(format, "gguf") != 0)
+        return lc_fail(err, LC_E_ARG, LC_NO_OFFSET,
+                       "unknown format '%s' (safetensors, gguf or pth)", format);
+    lc_gguf_info gi;
+    lc_gguf_split *split = NULL;
+    info->format = "gguf";
+    if ((rc = lc_gguf_open(path, 0, out, &gi, err)) != LC_OK)
+        return rc;
+    info->header_size = gi.data_offset;
+    if ((rc = lc_gguf_split_extend(*out, path, &split, err)) == LC_OK && split->count > 1)
+        info->format = "gguf-split";
+    lc_gguf_split_free(split);
+    if (rc != LC_OK) {
+        lc_model_free(*out);
+        *out = NULL;
+    }
+    return rc;
+}
+
+lc_code lc_ffi_open(const char *path, const char *format, const lc_pth_opts *pth,
+                    lc_model **out, const char **format_out, uint64_t *header_size,
+                    lc_error *err) {
     lc_pth_opts po = { 0 };
     if (pth)
         po = *pth;
     po.zero_copy = true;    /* numpy views of the mapped file, as for the other formats */
     lc_any_info info = { 0 };
-    lc_code rc = lc_model_open_any_pth(path, &po, out, &info, err);
-    if (format)
-        *format = info.format ? info.format : "";
+    lc_code rc = format && *format ? open_as(path, format, &po, out, &info, err)
+                                   : lc_model_open_any_pth(path, &po, out, &info, err);
+    if (rc != LC_OK)
+        lc_err_context(err, path, NULL);
+    if (format_out)
+        *format_out = info.format ? info.format : "";
     if (header_size)
         *header_size = info.header_size;
     return rc;

@@ -35,12 +35,15 @@ void lc_ffi_free(void *p);
 /* ---- reading ---- */
 
 /* Opens PATH as formats/any.h does (format chosen by its bytes; a folder or an index is
- * a sharded checkpoint; a split GGUF is read whole from its first part), except that a
- * PyTorch checkpoint's contiguous stored tensors are views of the mapped file
- * (lc_pth_opts.zero_copy) and `pth` (may be NULL) chooses its state dict. *format gets
- * the format's static name. Codes as lc_model_open_any. */
-lc_code lc_ffi_open(const char *path, const lc_pth_opts *pth, lc_model **out,
-                    const char **format, uint64_t *header_size, lc_error *err);
+ * a sharded checkpoint; a split GGUF is read whole from its first part), or with the
+ * reader FORMAT names ("safetensors", "gguf", "pth"; NULL or "": chosen by the bytes),
+ * as a tool that takes one format reads any file. A PyTorch checkpoint's contiguous
+ * stored tensors are views of the mapped file (lc_pth_opts.zero_copy) and `pth` (may be
+ * NULL) chooses its state dict. *format gets the format's static name. Codes as
+ * lc_model_open_any; LC_E_ARG for an unknown FORMAT. */
+lc_code lc_ffi_open(const char *path, const char *format, const lc_pth_opts *pth,
+                    lc_model **out, const char **format_out, uint64_t *header_size,
+                    lc_error *err);
 
 /* One tensor as a foreign caller sees it. Borrowed: valid until lc_model_free. */
 typedef struct lc_ffi_tensor {

@@ -118,7 +118,7 @@ _sig("lc_err_format", None, E, C.c_char_p, C.c_size_t)
 _sig("lc_code_name", C.c_char_p, C.c_int)
 _sig("lc_dtype_get", C.POINTER(lc_dtype_info), C.c_int)
 _sig("lc_model_free", None, VP)
-_sig("lc_ffi_open", C.c_int, C.c_char_p, C.POINTER(lc_pth_opts), C.POINTER(VP),
+_sig("lc_ffi_open", C.c_int, C.c_char_p, C.c_char_p, C.POINTER(lc_pth_opts), C.POINTER(VP),
      C.POINTER(C.c_char_p), C.POINTER(C.c_uint64), E)
 _sig("lc_model_tensor_count", C.c_size_t, VP)
 _sig("lc_ffi_tensors", None, VP, C.POINTER(lc_ffi_tensor), C.c_size_t,

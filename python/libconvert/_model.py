@@ -64,7 +64,7 @@ class Model:
     """A model file opened by `libconvert.open`: the header is read, tensor bytes are
     read when asked for. Use it as a context manager or call close()."""
 
-    def __init__(self, path, *, key: Optional[str] = None):
+    def __init__(self, path, *, key: Optional[str] = None, format: Optional[str] = None):
         self._h: Optional[_Handle] = None
         self.tensors: Dict[str, TensorInfo] = {}
         self.path = os.fspath(path)
@@ -79,7 +79,7 @@ class Model:
         fmt = C.c_char_p()
         hdr = C.c_uint64()
         po = lc_pth_opts(key=opt_bytes(key))
-        check(lib.lc_ffi_open(fspath(target), C.byref(po), C.byref(out), C.byref(fmt),
+        check(lib.lc_ffi_open(fspath(target), opt_bytes(format), C.byref(po), C.byref(out), C.byref(fmt),
                               C.byref(hdr), C.byref(err)), err)
         self._h = _Handle(out.value)
         self.format: str = fmt.value.decode()
@@ -268,7 +268,8 @@ def _widen(raw: np.ndarray, name: str) -> np.ndarray:
     raise TypeError(f"{name} tensors need ml_dtypes (pip install ml-dtypes)")
 
 
-def open(path, *, key: Optional[str] = None) -> Model:  # noqa: A001 - the package's verb
+def open(path, *, key: Optional[str] = None,  # noqa: A001 - the package's verb
+         format: Optional[str] = None) -> Model:
     """Opens a model file of any format the library reads, chosen by its bytes: a
     safetensors file or sharded folder (model.safetensors.index.json), a GGUF (the first
     part of a split one reads every part), a PyTorch checkpoint (.pth/.pt/.bin, zip or
@@ -277,5 +278,7 @@ def open(path, *, key: Optional[str] = None) -> Model:  # noqa: A001 - the packa
     raises ForbiddenError naming it), or a Hugging Face folder (its index, or its one
     weights file; `config` holds its config.json). `key` picks a checkpoint's state
     dict ("model", "state_dict.module"; default: chosen as pth2safetensors does).
-    Raises libconvert.Error (with path, offset and entry) for anything it refuses."""
-    return Model(path, key=key)
+    `format` ("safetensors", "gguf", "pth") skips the detection and reads PATH with that
+    format's reader, as the tool of that format would (a protocol 0 or 1 pickle has no
+    magic to be told by). Raises libconvert.Error (with path, offset and entry) for anything it refuses."""
+    return Model(path, key=key, format=format)
