@@ -119,6 +119,18 @@ lc_code lc_ffi_open(const char *path, const char *format, const lc_pth_opts *pth
     return rc;
 }
 
+void lc_ffi_names(const lc_model *m, char *buf, size_t cap, size_t *need) {
+    size_t at = 0, count = lc_model_tensor_count(m);
+    for (size_t i = 0; i < count; i++) {
+        const char *name = lc_model_tensor(m, i)->name;
+        size_t len = strlen(name) + 1;
+        if (at + len <= cap)
+            memcpy(buf + at, name, len);
+        at += len;
+    }
+    *need = at;
+}
+
 void lc_ffi_tensors(const lc_model *m, lc_ffi_tensor *out, size_t cap, size_t *n) {
     size_t count = lc_model_tensor_count(m);
     for (size_t i = 0; i < count && i < cap; i++) {

@@ -59,6 +59,10 @@ typedef struct lc_ffi_tensor {
     const lc_tensor *t;                  /* for lc_tensor_read */
 } lc_ffi_tensor;
 
+/* Every tensor name in order, each followed by a NUL, into buf (cap bytes); *need =
+ * the bytes they take (call again with that much room when cap is smaller). */
+void lc_ffi_names(const lc_model *m, char *buf, size_t cap, size_t *need);
+
 /* Fills out[0..min(n, cap)) with the model's tensors in order; *n = their count. */
 void lc_ffi_tensors(const lc_model *m, lc_ffi_tensor *out, size_t cap, size_t *n);
 

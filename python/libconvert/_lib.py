@@ -123,6 +123,7 @@ _sig("lc_ffi_open", C.c_int, C.c_char_p, C.c_char_p, C.POINTER(lc_pth_opts), C.P
 _sig("lc_model_tensor_count", C.c_size_t, VP)
 _sig("lc_ffi_tensors", None, VP, C.POINTER(lc_ffi_tensor), C.c_size_t,
      C.POINTER(C.c_size_t))
+_sig("lc_ffi_names", None, VP, C.c_char_p, C.c_size_t, C.POINTER(C.c_size_t))
 _sig("lc_ffi_meta_encode", C.c_int, VP, C.POINTER(VP), C.POINTER(C.c_size_t),
      C.POINTER(C.c_uint64), E)
 _sig("lc_tensor_read", C.c_int, VP, C.c_uint64, VP, C.c_size_t, E)

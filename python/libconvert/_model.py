@@ -66,7 +66,9 @@ class Model:
 
     def __init__(self, path, *, key: Optional[str] = None, format: Optional[str] = None):
         self._h: Optional[_Handle] = None
-        self.tensors: Dict[str, TensorInfo] = {}
+        self._names: list = []
+        self._rows: Dict[str, int] = {}
+        self._tensors: Optional[Dict[str, TensorInfo]] = None
         self.path = os.fspath(path)
         p = Path(self.path)
         target = self._weights_path(p)
@@ -106,13 +108,17 @@ class Model:
         arr = (lc_ffi_tensor * max(n, 1))()
         got = C.c_size_t()
         lib.lc_ffi_tensors(h.ptr, arr, n, C.byref(got))
+        need = C.c_size_t()
+        lib.lc_ffi_names(h.ptr, None, 0, C.byref(need))
+        buf = C.create_string_buffer(need.value + 1)
+        lib.lc_ffi_names(h.ptr, buf, need.value, C.byref(need))
+        names = buf.raw[:need.value].decode("utf-8", "surrogateescape").split("\0")[:n]
         fields = ["name", "dtype", "ndim", "shape", "nbytes", "data", "file_offset", "t"]
         raw = np.frombuffer(arr, dtype=np.dtype({
             "names": fields,
             "formats": ["<u8", "<i4", "<u4", ("<u8", (MAX_DIMS,)), "<u8", "<u8", "<u8", "<u8"],
             "offsets": [getattr(lc_ffi_tensor, f).offset for f in fields],
             "itemsize": C.sizeof(lc_ffi_tensor)}), count=n)
-        names = [C.string_at(int(p)).decode("utf-8", "surrogateescape") for p in raw["name"]]
         # Tensors viewing one mapped file share one read-only uint8 array of it (data -
         # file_offset is the map's start), so a tensor is a slice of it: a few hundred
         # nanoseconds, where an array made per tensor costs microseconds.
@@ -121,29 +127,29 @@ class Model:
         mapped = (data != 0) & (foff != NO_OFFSET)
         base = np.where(mapped, data - np.where(mapped, foff, 0), 0)
         ends = foff + raw["nbytes"]
-        spans: Dict[int, np.ndarray] = {}
+        spans: Dict[int, np.ndarray] = {0: None}
         for b in np.unique(base[mapped]).tolist():
-            size = int(ends[mapped & (base == b)].max())
-            spans[b] = _span_array(h, b, size)
-        codes = raw["dtype"].tolist()
+            spans[b] = _span_array(h, b, int(ends[mapped & (base == b)].max()))
         ndims = raw["ndim"].tolist()
-        shapes = raw["shape"].tolist()
-        nbytes = raw["nbytes"].tolist()
-        datas = data.tolist()
-        bases = base.tolist()
-        offs = foff.tolist()
-        ts = raw["t"].tolist()
-        self.tensors: Dict[str, TensorInfo] = {}
-        # name -> (TensorInfo, DType, numpy dtype or None, span, start, data address, tensor)
-        self._index: Dict[str, tuple] = {}
-        for i, name in enumerate(names):
-            d = _dtypes.BY_CODE[codes[i]]
-            shape = tuple(shapes[i][:ndims[i]])
-            info = TensorInfo(name, d.name, shape, nbytes[i])
-            self.tensors[name] = info
-            span = spans.get(bases[i]) if datas[i] and offs[i] != NO_OFFSET else None
-            self._index[name] = (info, d, _dtypes.numpy_dtype(d.name), span,
-                                 offs[i] if span is not None else 0, datas[i], ts[i])
+        self._names = names
+        self._rows = dict(zip(names, range(n)))
+        self._dtype = [_dtypes.BY_CODE[c] for c in raw["dtype"].tolist()]
+        self._npdt = [_dtypes.numpy_dtype(d.name) for d in self._dtype]
+        self._shape = [tuple(s[:k]) for s, k in zip(raw["shape"].tolist(), ndims)]
+        self._nbytes = raw["nbytes"].tolist()
+        self._span = [spans[b] for b in base.tolist()]
+        self._start = np.where(mapped, foff, 0).tolist()
+        self._addr = data.tolist()
+        self._t = raw["t"].tolist()
+        self._tensors: Optional[Dict[str, TensorInfo]] = None
+
+    @property
+    def tensors(self) -> Dict[str, TensorInfo]:
+        """name -> TensorInfo(name, dtype, shape, nbytes), in the file's order."""
+        if self._tensors is None:
+            self._tensors = {k: TensorInfo(k, d.name, s, b) for k, d, s, b in
+                             zip(self._names, self._dtype, self._shape, self._nbytes)}
+        return self._tensors
 
     def _handle(self) -> _Handle:
         if self._h is None:
@@ -181,13 +187,13 @@ class Model:
     # ---- tensors ----
 
     def __len__(self) -> int:
-        return len(self.tensors)
+        return len(self._names)
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self.tensors)
+        return iter(self._names)
 
     def __contains__(self, name: object) -> bool:
-        return name in self.tensors
+        return name in self._rows
 
     def keys(self):
         return self.tensors.keys()
@@ -207,18 +213,20 @@ class Model:
         or with dequantize=True as float32 of its shape (ggml's own dequantizers, bit
         for bit)."""
         try:
-            info, d, npdt, span, start, addr, tptr = self._index[name]
+            i = self._rows[name]
         except KeyError:
             raise KeyError(f"{self.path}: no tensor {name!r}") from None
-        shape = info.shape
+        span, npdt, shape = self._span[i], self._npdt[i], self._shape[i]
         if span is not None:
-            raw = span[start:start + info.nbytes]
+            start = self._start[i]
+            raw = span[start:start + self._nbytes[i]]
             if npdt is not None:            # the common case: a view of the file
                 return raw.view(npdt).reshape(shape)
         else:
-            raw = self._bytes(self._handle(), info, addr, tptr)
+            raw = self._bytes(self._handle(), self._nbytes[i], self._addr[i], self._t[i])
+        d = self._dtype[i]
         if d.quantized:
-            raw_shape = shape[:-1] + (d.row_bytes(shape[-1]),) if shape else (info.nbytes,)
+            raw_shape = shape[:-1] + (d.row_bytes(shape[-1]),) if shape else (raw.size,)
             if not dequantize:
                 return raw.reshape(raw_shape)
             from ._quant import dequantize_array
@@ -227,13 +235,13 @@ class Model:
             return _widen(raw, d.name).reshape(shape)
         return raw.view(npdt).reshape(shape)
 
-    def _bytes(self, h: _Handle, info: TensorInfo, addr: int, tptr: int) -> np.ndarray:
-        if addr and info.nbytes:
-            return _span_array(h, addr, info.nbytes)
-        out = np.empty(info.nbytes, np.uint8)
-        if info.nbytes:
+    def _bytes(self, h: _Handle, nbytes: int, addr: int, tptr: int) -> np.ndarray:
+        if addr and nbytes:
+            return _span_array(h, addr, nbytes)
+        out = np.empty(nbytes, np.uint8)
+        if nbytes:
             err = lc_error()
-            check(lib.lc_tensor_read(tptr, 0, out.ctypes.data, info.nbytes, C.byref(err)), err)
+            check(lib.lc_tensor_read(tptr, 0, out.ctypes.data, nbytes, C.byref(err)), err)
         return out
 
     def info(self, name: str) -> TensorInfo:
@@ -245,7 +253,7 @@ class Model:
         """Releases the model. Arrays already handed out stay valid: the files they view
         are unmapped when the last of them is gone."""
         self._h = None
-        self._index = {}
+        self._rows = {}
 
     @property
     def closed(self) -> bool:
@@ -258,7 +266,7 @@ class Model:
         self.close()
 
     def __repr__(self) -> str:
-        state = "closed" if self.closed else f"{len(self.tensors)} tensors"
+        state = "closed" if self.closed else f"{len(self._names)} tensors"
         return f"<libconvert.Model {self.format} {self.path!r} {state}>"
 
 
