@@ -81,8 +81,8 @@ class Model:
         fmt = C.c_char_p()
         hdr = C.c_uint64()
         po = lc_pth_opts(key=opt_bytes(key))
-        check(lib.lc_ffi_open(fspath(target), opt_bytes(format), C.byref(po), C.byref(out), C.byref(fmt),
-                              C.byref(hdr), C.byref(err)), err)
+        check(lib.lc_ffi_open(fspath(target), opt_bytes(format), C.byref(po), C.byref(out),
+                              C.byref(fmt), C.byref(hdr), C.byref(err)), err)
         self._h = _Handle(out.value)
         self.format: str = fmt.value.decode()
         self.header_size: int = hdr.value
@@ -288,5 +288,6 @@ def open(path, *, key: Optional[str] = None,  # noqa: A001 - the package's verb
     dict ("model", "state_dict.module"; default: chosen as pth2safetensors does).
     `format` ("safetensors", "gguf", "pth") skips the detection and reads PATH with that
     format's reader, as the tool of that format would (a protocol 0 or 1 pickle has no
-    magic to be told by). Raises libconvert.Error (with path, offset and entry) for anything it refuses."""
+    magic to be told by). Raises libconvert.Error (with path, offset and entry) for
+    anything it refuses."""
     return Model(path, key=key, format=format)

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import ctypes as C
-from typing import Any, Dict, Mapping, Optional
+from typing import Any, Mapping, Optional
 
 import numpy as np
 
@@ -109,5 +109,3 @@ def save_safetensors(path, tensors: Mapping[str, Any],
             check(lib.lc_ffi_write_safetensors(m.ptr, fspath(path), False, threads, p,
                                                C.byref(err)), err)
 
-
-Metadata = Dict[str, Any]

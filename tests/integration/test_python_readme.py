@@ -8,8 +8,6 @@ import subprocess
 import sys
 import venv
 
-import pytest
-
 from pylc import ROOT
 
 
