@@ -15,6 +15,7 @@ from ._lib import check, lc_error, lib
 # more than it saves).
 _PARALLEL_MIN = 1 << 20
 _pool: Optional[ThreadPoolExecutor] = None
+_CORES = min(os.cpu_count() or 1, 8)     # asked once: it reads /proc each time
 
 
 def _threads(threads: Optional[int]) -> int:
@@ -22,17 +23,23 @@ def _threads(threads: Optional[int]) -> int:
         if threads < 1:
             raise ValueError("threads must be at least 1")
         return threads
-    return min(os.cpu_count() or 1, 8)
+    return _CORES
+
+
+def _address(a: np.ndarray) -> int:
+    return a.__array_interface__["data"][0]    # cheaper than a.ctypes.data
 
 
 def _run_rows(fn, code: int, src: np.ndarray, dst: np.ndarray, nrows: int, ncols: int,
               src_row: int, dst_row: int, threads: int) -> None:
     """fn(code, src + r * src_row, dst + r * dst_row, rows, ncols) over row ranges, in
     parallel: ctypes releases the GIL, so the threads run the C kernels at once."""
+    s0, d0 = _address(src), _address(dst)
+
     def one(r0: int, r1: int) -> None:
         err = lc_error()
-        check(fn(code, src.ctypes.data + r0 * src_row, dst.ctypes.data + r0 * dst_row,
-                 r1 - r0, ncols, C.byref(err)), err)
+        check(fn(code, s0 + r0 * src_row, d0 + r0 * dst_row, r1 - r0, ncols, C.byref(err)),
+              err)
 
     n = min(threads, max(1, nrows * ncols // _PARALLEL_MIN), nrows) if nrows else 1
     if n <= 1:
