@@ -31,8 +31,11 @@ int main(int argc, char **argv) {
                  "id), every tensor pair (RMSE, max error, cosine, SNR against what DST's "
                  "type may change; the worst first) and both models' logits on the same "
                  "tokens (the bundled text unless --tokens, --text or --file): NMSE, KL "
-                 "divergence, delta-p, same top-1/top-5, perplexity.\n"
-                 "Exit status: 0 the models agree within DST's type's thresholds, 1 they do "
+                 "divergence, delta-p, same top-1/top-5, perplexity. SRC is also converted "
+                 "to DST's types by our own quantizers (llama-quantize's bytes): a DST equal "
+                 "to that byte for byte is proven, whatever its KL; otherwise its KL is held "
+                 "to 1.5x the reproduction's own plus a margin.\n"
+                 "Exit status: 0 DST is what a correct conversion of SRC gives, 1 it is "
                  "not (the tensor, layer or key is named), 2 an error (unreadable or "
                  "incomparable input, bad usage).",
         .opts = opts, .common = LC_CLI_QUIET | LC_CLI_THREADS | LC_CLI_JSON | LC_CLI_NO_FSYNC,

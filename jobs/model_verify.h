@@ -19,8 +19,11 @@
  *      each; with `layers`, the hidden state after every layer, and the first layer
  *      where the two part ways;
  *   4. a verdict: pass when every metadata key agrees, every tensor is within its type's
- *      bound and the logits are within the thresholds of DST's type (README "model-verify"
- *      tells how they were chosen).
+ *      bound and the logits are what a correct conversion gives: SRC is converted to
+ *      DST's types by our own quantizers (byte-identical to llama-quantize's); when every
+ *      tensor of DST is that byte for byte, it is proven and the logits are reported,
+ *      not judged; otherwise DST's KL is held to 1.5x the reproduction's own plus a
+ *      margin (README "model-verify", "How the verdict is reached").
  * Memory: no model is ever held in float32; tensors are read with pread (or through a
  * view that gives mapped pages back) a chunk of rows at a time; the forward pass holds
  * one layer's activations and each model's final hidden states [n, embd]; the logits are

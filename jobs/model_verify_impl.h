@@ -7,6 +7,8 @@
  *   model_verify_tensors.c  tensor pairs through arch/, streamed statistics
  *   model_verify_rows.c     a tensor's rows as float32, in either RoPE row order
  *   model_verify_diagnose.c what a tensor outside its bound looks like instead
+ *   model_verify_repro.c    the reproduction: SRC converted to DST's types by our own
+ *                           quantizer, the model the KL of DST is judged against
  *   model_verify_logits.c   tokens, both forward passes, logits and hidden-state figures
  *   model_verify_text.c     the text report; escaping names from the files
  *   model_verify_json.c     the JSON object
@@ -118,6 +120,14 @@ void lc_vf_meta_add(lc_vf_meta *r, const char *key, const char *src, const char 
 
 /* ---- tensors ---- */
 
+typedef enum lc_vf_repro {
+    LC_VF_REPRO_NONE = 0,       /* DST's type is one we cannot write: not reproduced */
+    LC_VF_REPRO_SAME,           /* DST's bytes (or, for a type holding every SRC value,
+                                 * its values) are the reproduction's: proven */
+    LC_VF_REPRO_DIFF,           /* reproduced, and DST differs (an importance matrix,
+                                 * another quantizer, or a defect) */
+} lc_vf_repro;
+
 typedef struct lc_vf_tensor {
     char         name[96];      /* DST's name, escaped (lc_vf_escape) */
     char         src_name[96];  /* SRC's, escaped */
@@ -143,6 +153,14 @@ typedef struct lc_vf_tensor {
     uint64_t     worst_row, worst_col;    /* where (col: the block's first element) */
     uint64_t     nonfinite;     /* elements where exactly one side is NaN/inf, or both
                                  * are but differ */
+    /* The reproduction: SRC's values (in DST's row order) converted to DST's type by
+     * our own code (quant/'s quantizers, byte-identical to llama-quantize's without an
+     * importance matrix; libconvert's float rounding), DST's bytes compared with it. */
+    lc_vf_repro  repro;
+    lc_dtype     repro_dt;      /* the type the reproduction uses: DST's, or for a type we
+                                 * cannot write the nearest one we can (the proxy) */
+    uint64_t     repro_rows;    /* rows whose bytes differ from the reproduction's */
+    uint64_t     repro_first;   /* the first of them */
     bool         ok;            /* within the bound */
     bool         snr_low;       /* below the type's expected SNR range (a mark only) */
     char         diagnosis[160];
@@ -158,6 +176,9 @@ typedef struct lc_vf_tensors {
     char          extra[256];   /* DST tensors SRC lacks ("" when none) */
     size_t        n_extra;
     lc_dtype      cls;          /* the lossiest class of the pairs of matrices */
+    size_t        n_proven;     /* LC_VF_REPRO_SAME */
+    size_t        n_repro_diff; /* LC_VF_REPRO_DIFF */
+    size_t        n_proxied;    /* LC_VF_REPRO_NONE: reproduced in a proxy type */
     lc_model     *derived;      /* views the pairing made (experts' pieces, gemma's + 1) */
 } lc_vf_tensors;
 
@@ -165,6 +186,26 @@ typedef struct lc_vf_tensors {
  * SRC tensor DST lacks. */
 lc_code lc_vf_pair_up(const lc_vf_side *src, const lc_vf_side *dst, lc_vf_tensors *r,
                       lc_error *err);
+
+/* Every tensor of DST proven (its bytes are SRC's reproduced) and none extra. */
+bool lc_vf_tensors_proven(const lc_vf_tensors *r);
+
+/* ---- the reproduction ---- */
+
+/* The type a reproduction of a tensor of type dt with rows of `cols` elements uses: dt
+ * itself when we can write it (a plain float type, or quant/ has its quantizer), else
+ * the writable type nearest in bits per weight whose block divides cols (IQ4_NL, MXFP4
+ * -> Q4_0, IQ4_XS -> Q4_K, IQ3_* -> Q3_K, IQ2_*, IQ1_*, TQ*, Q1_0, Q2_0 -> Q2_K,
+ * Q8_1, Q8_K -> Q8_0); LC_DT_INVALID when none fits. *proxy tells which. */
+lc_dtype lc_vf_repro_type(lc_dtype dt, uint64_t cols, bool *proxy);
+
+/* A model with DST's tensor names, shapes and (where we can write them) types, read
+ * lazily from SRC: a proven tensor is DST's own (the same bytes), any other paired one
+ * SRC's converted to t->repro_dt (through the RoPE row order DST keeps), an unpaired
+ * one DST's. What a correct conversion of SRC gives; its forward pass is what DST's
+ * KL is judged against. *out owns everything it reads through, except the sides. */
+lc_code lc_vf_repro_build(const lc_vf_side *src, const lc_vf_side *dst,
+                          const lc_vf_tensors *t, lc_model **out, lc_error *err);
 
 /* Pairs the tensors (LC_E_MISMATCH naming the first SRC tensor DST lacks), then
  * computes every pair's figures with `threads` threads. */
@@ -213,6 +254,10 @@ typedef struct lc_vf_logits {
                                  * class's limit, or growing LC_VF_JUMP x at once), -1 */
     int      first_over;        /* first layer past the class's limit, -1: none */
     double   jump;              /* rel[first_bad] / rel[first_bad - 1] (0 for layer 0) */
+    /* the reproduction's own figures against SRC (repro_ran: it ran) */
+    bool     repro_ran;
+    double   repro_kl_mean, repro_kl_p99, repro_nmse, repro_same_top1;
+    double  *repro_layer_rel;   /* [n_layers] */
 } lc_vf_logits;
 
 /* A layer "parts ways" when its hidden-state difference passes the class's limit, or
@@ -222,17 +267,29 @@ typedef struct lc_vf_logits {
 #define LC_VF_JUMP 2.5
 
 /* Tokenizes (SRC's tokenizer; DST's must agree), runs both forward passes and fills
- * *r. Skips (r->ran false, a note saying why) when a side has no hyperparameters or no
+ * *r; with repro (NULL: none), a third pass on it (DST's names, SRC's hyperparameters)
+ * whose figures against SRC go to r->repro_*. Skips (r->ran false, a note saying why) when a side has no hyperparameters or no
  * tokenizer and no --tokens was given. */
 lc_code lc_vf_logits_run(const lc_job_verify_opts *o, const lc_vf_side *src,
-                         const lc_vf_side *dst, lc_dtype cls, lc_progress *p,
-                         lc_vf_logits *r, lc_error *err);
+                         const lc_vf_side *dst, const lc_model *repro, lc_dtype cls,
+                         lc_progress *p, lc_vf_logits *r, lc_error *err);
 void    lc_vf_logits_free(lc_vf_logits *r);
 /* perplexity.cpp's percentile: linear between the order statistics around
  * fraction * (n - 1) of sorted v. */
 double  lc_vf_percentile(const double *sorted, size_t n, double fraction);
 
 /* ---- the whole run ---- */
+
+/* How the logits were judged. */
+typedef enum lc_vf_judge {
+    LC_VF_JUDGE_LIMITS = 0,     /* the class's fixed limits (no reproduction ran) */
+    LC_VF_JUDGE_PROVEN,         /* every tensor proven: reported, not judged */
+    LC_VF_JUDGE_RELATIVE,       /* against the reproduction's own figures */
+} lc_vf_judge;
+
+/* DST's figures may be this many times the reproduction's, plus a small absolute term
+ * (model_verify.c). */
+#define LC_VF_REPRO_FACTOR 1.5
 
 typedef struct lc_vf_run {
     const lc_job_verify_opts *o;
@@ -241,7 +298,8 @@ typedef struct lc_vf_run {
     lc_vf_tensors tensors;
     lc_vf_logits  logits;
     lc_dtype      cls;          /* the model's class (tensors.cls) */
-    lc_vf_limits  limits;
+    lc_vf_limits  limits;       /* what the logits were held to (see verdict()) */
+    lc_vf_judge   judge;
     bool          pass;
     char          why[256];     /* the failing parts, named ("" on pass) */
 } lc_vf_run;

@@ -99,6 +99,12 @@ static lc_code json_tensor(lc_json_buf *b, const lc_vf_tensor *t, lc_error *err)
     LC_TRY(jkey_num(b, "snr_db", t->snr_db, err));
     LC_TRY(jkey_num(b, "rel_rmse", t->rel_rmse, err));
     LC_TRY(lc_json_printf(b, err, ",\"below_floor\":%s", t->floor_miss ? "true" : "false"));
+    LC_TRY(lc_json_printf(b, err, ",\"reproduced\":\"%s\",\"repro_type\":\"%s\","
+                          "\"repro_rows_differ\":%" PRIu64,
+                          t->repro == LC_VF_REPRO_SAME ? "same"
+                          : t->repro == LC_VF_REPRO_DIFF ? "differs" : "no",
+                          t->repro_dt == LC_DT_INVALID ? "none" : lc_dtype_name(t->repro_dt),
+                          t->repro_rows));
     LC_TRY(jkey_num(b, "worst", t->worst, err));
     LC_TRY(lc_json_printf(b, err, ",\"worst_row\":%" PRIu64 ",\"worst_col\":%" PRIu64
                           ",\"nonfinite\":%" PRIu64 ",\"ok\":%s,\"snr_low\":%s,\"diagnosis\":",
@@ -114,7 +120,9 @@ static lc_code json_tensors(lc_json_buf *b, FILE *f, const lc_vf_tensors *r, lc_
     LC_TRY(jstr(b, r->skipped, err));
     LC_TRY(lc_json_printf(b, err, ",\"extra\":"));
     LC_TRY(jstr(b, r->extra, err));
-    LC_TRY(lc_json_printf(b, err, ",\"class\":\"%s\",\"items\":[", lc_vf_class_name(r->cls)));
+    LC_TRY(lc_json_printf(b, err, ",\"class\":\"%s\",\"proven\":%zu,\"repro_differ\":%zu,"
+                          "\"proxied\":%zu,\"items\":[", lc_vf_class_name(r->cls), r->n_proven,
+                          r->n_repro_diff, r->n_proxied));
     for (size_t i = 0; i < r->n; i++) {
         if (i)
             LC_TRY(lc_json_printf(b, err, ","));
@@ -162,7 +170,15 @@ static lc_code json_logits(lc_json_buf *b, const lc_vf_logits *g, lc_error *err)
         LC_TRY(lc_json_printf(b, err, ",\"token_ids\":["));
         for (size_t i = 0; i < g->n; i++)
             LC_TRY(lc_json_printf(b, err, "%s%" PRId32, i ? "," : "", g->tokens[i]));
-        LC_TRY(lc_json_printf(b, err, "],\"kl_per_position\":["));
+        LC_TRY(lc_json_printf(b, err, "],\"reproduction\":{\"ran\":%s",
+                              g->repro_ran ? "true" : "false"));
+        if (g->repro_ran) {
+            LC_TRY(jkey_num(b, "kl_mean", g->repro_kl_mean, err));
+            LC_TRY(jkey_num(b, "kl_p99", g->repro_kl_p99, err));
+            LC_TRY(jkey_num(b, "nmse", g->repro_nmse, err));
+            LC_TRY(jkey_num(b, "same_top1", g->repro_same_top1, err));
+        }
+        LC_TRY(lc_json_printf(b, err, "},\"kl_per_position\":["));
         for (size_t i = 0; i < g->n_scored; i++) {
             if (i)
                 LC_TRY(lc_json_printf(b, err, ","));
@@ -186,6 +202,15 @@ static lc_code json_logits(lc_json_buf *b, const lc_vf_logits *g, lc_error *err)
             LC_TRY(lc_vf_json_num(b, g->layer_cos[l], err));
         }
         LC_TRY(lc_json_printf(b, err, "]"));
+        if (g->repro_layer_rel) {
+            LC_TRY(lc_json_printf(b, err, ",\"reproduction_relative\":["));
+            for (uint32_t l = 0; l < g->n_layers; l++) {
+                if (l)
+                    LC_TRY(lc_json_printf(b, err, ","));
+                LC_TRY(lc_vf_json_num(b, g->repro_layer_rel[l], err));
+            }
+            LC_TRY(lc_json_printf(b, err, "]"));
+        }
         if (g->first_bad >= 0)
             LC_TRY(lc_json_printf(b, err, ",\"first_divergent\":%d", g->first_bad));
         else
@@ -201,7 +226,10 @@ static lc_code json_logits(lc_json_buf *b, const lc_vf_logits *g, lc_error *err)
 lc_code lc_vf_print_json(const lc_vf_run *r, FILE *f, lc_error *err) {
     lc_json_buf b = { 0 };
     const lc_vf_limits *l = &r->limits;
-    lc_code rc = lc_json_printf(&b, err, "{\"verdict\":\"%s\",\"why\":", r->pass ? "pass" : "fail");
+    lc_code rc = lc_json_printf(&b, err, "{\"verdict\":\"%s\",\"judged\":\"%s\",\"why\":",
+                                r->pass ? "pass" : "fail",
+                                r->judge == LC_VF_JUDGE_PROVEN ? "proven"
+                                : r->judge == LC_VF_JUDGE_RELATIVE ? "relative" : "limits");
     if (rc == LC_OK)
         rc = jstr(&b, r->why, err);
     if (rc == LC_OK)

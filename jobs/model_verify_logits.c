@@ -47,6 +47,7 @@ void lc_vf_logits_free(lc_vf_logits *r) {
     lc_free(r->kl_pos);
     lc_free(r->layer_rel);
     lc_free(r->layer_cos);
+    lc_free(r->repro_layer_rel);
     memset(r, 0, sizeof *r);
 }
 
@@ -168,7 +169,8 @@ typedef struct layers_ctx {
     float   *h;             /* [layers, n, embd] SRC's */
     size_t   n, embd;
     uint32_t n_layers;
-    bool     second;        /* false: store (SRC), true: compare (DST) */
+    int      mode;          /* 0: store (SRC); 1: compare (DST); 2: compare (the
+                             * reproduction: into r->repro_layer_rel) */
     lc_vf_logits *r;
 } layers_ctx;
 
@@ -179,7 +181,7 @@ static lc_code on_layer(void *user, uint32_t layer, const float *h, size_t n, si
         return lc_fail(err, LC_E_MISMATCH, LC_NO_OFFSET, "the models' layers differ in shape "
                        "(layer %" PRIu32 ": %zu x %zu)", layer, n, embd);
     float *keep = c->h + (size_t)layer * n * embd;
-    if (!c->second) {
+    if (c->mode == 0) {
         memcpy(keep, h, n * embd * sizeof *h);
         return LC_OK;
     }
@@ -191,10 +193,15 @@ static lc_code on_layer(void *user, uint32_t layer, const float *h, size_t n, si
         b2 += b * b;
         ab += a * b;
     }
-    c->r->layer_rel[layer] = a2 > 0 ? sqrt(d2 / a2) : d2 > 0 ? INFINITY : 0;
+    double rel = a2 > 0 ? sqrt(d2 / a2) : d2 > 0 ? INFINITY : 0;
+    if (!isfinite(rel) && a2 > 0)
+        rel = INFINITY;
+    if (c->mode == 2) {
+        c->r->repro_layer_rel[layer] = rel;
+        return LC_OK;
+    }
+    c->r->layer_rel[layer] = rel;
     c->r->layer_cos[layer] = a2 > 0 && b2 > 0 ? ab / sqrt(a2 * b2) : a2 == b2 ? 1 : 0;
-    if (!isfinite(c->r->layer_rel[layer]) && a2 > 0)
-        c->r->layer_rel[layer] = INFINITY;
     return LC_OK;
 }
 
@@ -204,12 +211,29 @@ static lc_code on_layer(void *user, uint32_t layer, const float *h, size_t n, si
  * [n, embd], kept); the logits are then taken a chunk of positions at a time from every
  * model's hidden rows (lc_infer_head: the same bits as one whole pass), and the figures
  * summed chunk by chunk in position order, so no [n, vocab] array is ever held: memory
- * is a chunk of LOGIT_CHUNK_BYTES per model (at least one position) plus O(n) scalars. */
+ * is a chunk per model (chunk_bytes, at least one position) plus O(n) scalars. */
 
 #define LOGIT_CHUNK_BYTES (4u << 20)
 
+/* Bytes of logits per model and chunk: LOGIT_CHUNK_BYTES, or a quarter of the larger
+ * model's tensors when that is more (a real model's vocabulary head then runs once, not
+ * once per chunk, and the chunks stay within the files' bytes). */
+static size_t chunk_bytes(const lc_vf_side *src, const lc_vf_side *dst) {
+    uint64_t big = 0;
+    const lc_model *ms[2] = { src->views, dst->views };
+    for (int k = 0; k < 2; k++) {
+        uint64_t sum = 0;
+        for (size_t i = 0; i < lc_model_tensor_count(ms[k]); i++)
+            sum += lc_model_tensor(ms[k], i)->nbytes;
+        big = sum > big ? sum : big;
+    }
+    big /= 4;
+    return big > LOGIT_CHUNK_BYTES && big < SIZE_MAX ? (size_t)big : LOGIT_CHUNK_BYTES;
+}
+
 typedef struct pass {
-    const lc_vf_side *side;     /* whose arch, hyperparameters and spelling */
+    const lc_vf_side *side;     /* whose arch and spelling */
+    const lc_hparams *hp;       /* what it runs with */
     const lc_model   *m;        /* the tensors it runs on */
     lc_infer *ctx;
     float    *hidden;           /* [n, embd] */
@@ -220,7 +244,7 @@ static lc_code pass_hidden(pass *ps, const int32_t *tokens, size_t n, int thread
                            uint32_t *vocab, const lc_infer_hook *hook, lc_error *err) {
     const lc_infer_opts io = { .threads = threads };
     const lc_vf_side *s = ps->side;
-    LC_TRY(lc_infer_open(ps->m, s->arch, &s->hp, s->spelling, &io, &ps->ctx, err));
+    LC_TRY(lc_infer_open(ps->m, s->arch, ps->hp, s->spelling, &io, &ps->ctx, err));
     const uint32_t v = lc_infer_vocab(ps->ctx), e = lc_infer_embd(ps->ctx);
     if (*vocab && *vocab != v)
         return lc_fail(err, LC_E_MISMATCH, LC_NO_OFFSET, "the vocabularies differ in size: SRC's "
@@ -346,8 +370,8 @@ static void figs_finish(figs *f) {
 /* Every model's logits a chunk of positions at a time, into each comparison's sums:
  * fs[k] compares ps[0] (SRC) with ps[k + 1]. */
 static lc_code chunked(pass *ps, figs *fs, size_t n_other, size_t n, uint32_t vocab,
-                       lc_error *err) {
-    size_t chunk = LOGIT_CHUNK_BYTES / ((size_t)vocab * sizeof(float));
+                       size_t budget, lc_error *err) {
+    size_t chunk = budget / ((size_t)vocab * sizeof(float));
     chunk = chunk < 1 ? 1 : chunk > n ? n : chunk;
     for (size_t k = 0; k <= n_other; k++)
         if (!(ps[k].logits = lc_malloc_array(chunk, (size_t)vocab * sizeof(float))))
@@ -380,8 +404,8 @@ static void find_divergence(lc_vf_logits *r, double limit) {
 }
 
 lc_code lc_vf_logits_run(const lc_job_verify_opts *o, const lc_vf_side *src,
-                         const lc_vf_side *dst, lc_dtype cls, lc_progress *p,
-                         lc_vf_logits *r, lc_error *err) {
+                         const lc_vf_side *dst, const lc_model *repro, lc_dtype cls,
+                         lc_progress *p, lc_vf_logits *r, lc_error *err) {
     memset(r, 0, sizeof *r);
     r->first_bad = r->first_over = -1;
     if (!src->arch || !src->have_hp || !dst->have_hp) {
@@ -411,15 +435,25 @@ lc_code lc_vf_logits_run(const lc_job_verify_opts *o, const lc_vf_side *src,
     r->layers = o->layers || o->report;
     layers_ctx lc = { .n = r->n, .embd = src->hp.embedding_length,
                       .n_layers = src->hp.block_count, .r = r };
-    pass ps[2] = { { .side = src, .m = src->views }, { .side = dst, .m = dst->views } };
-    figs fs = { 0 };
+    /* The reproduction has DST's names and SRC's hyperparameters: a correct conversion
+     * of SRC, whatever DST's keys say. */
+    pass ps[3] = { { .side = src, .hp = &src->hp, .m = src->views },
+                   { .side = dst, .hp = &dst->hp, .m = dst->views },
+                   { .side = dst, .hp = &src->hp, .m = repro } };
+    const size_t n_other = repro ? 2 : 1;
+    figs fs[2] = { { 0 }, { 0 } };
+    lc_vf_logits rr = { 0 };            /* the reproduction's figures */
     lc_code rc = LC_OK;
     if (r->layers) {
         r->n_layers = lc.n_layers;
         lc.h = lc_malloc_array((size_t)lc.n_layers * r->n, lc.embd * sizeof(float));
         r->layer_rel = lc_calloc(lc.n_layers ? lc.n_layers : 1, sizeof *r->layer_rel);
         r->layer_cos = lc_calloc(lc.n_layers ? lc.n_layers : 1, sizeof *r->layer_cos);
-        if ((!lc.h && lc.n_layers) || !r->layer_rel || !r->layer_cos)
+        if (repro)
+            r->repro_layer_rel = lc_calloc(lc.n_layers ? lc.n_layers : 1,
+                                           sizeof *r->repro_layer_rel);
+        if ((!lc.h && lc.n_layers) || !r->layer_rel || !r->layer_cos ||
+            (repro && !r->repro_layer_rel))
             rc = lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory for the hidden states "
                          "(%" PRIu32 " layers x %zu tokens x %zu)", lc.n_layers, r->n, lc.embd);
     }
@@ -432,7 +466,7 @@ lc_code lc_vf_logits_run(const lc_job_verify_opts *o, const lc_vf_side *src,
             lc_err_context(err, src->path, NULL);
     }
     lc_progress_end(p);
-    lc.second = true;
+    lc.mode = 1;
     lc_progress_begin(p, "forward pass of DST", 0);
     if (rc == LC_OK) {
         rc = pass_hidden(&ps[1], r->tokens, r->n, o->threads, &r->vocab,
@@ -441,22 +475,49 @@ lc_code lc_vf_logits_run(const lc_job_verify_opts *o, const lc_vf_side *src,
             lc_err_context(err, dst->path, NULL);
     }
     lc_progress_end(p);
+    lc.mode = 2;
+    if (repro) {
+        lc_progress_begin(p, "forward pass of the reproduction", 0);
+        if (rc == LC_OK) {
+            rc = pass_hidden(&ps[2], r->tokens, r->n, o->threads, &r->vocab,
+                             r->layers ? &hook : NULL, err);
+            if (rc != LC_OK)
+                lc_err_context(err, NULL, "the reproduction of DST from SRC");
+        }
+        lc_progress_end(p);
+    }
     lc_free(lc.h);                      /* SRC's layers: compared, no longer needed */
     lc.h = NULL;
+    rr.tokens = r->tokens;
+    rr.n = r->n;
+    rr.n_scored = r->n_scored;
+    rr.vocab = r->vocab;
     if (rc == LC_OK)
-        rc = figs_init(&fs, r, err);
+        rc = figs_init(&fs[0], r, err);
+    if (rc == LC_OK && repro)
+        rc = figs_init(&fs[1], &rr, err);
     lc_progress_begin(p, "logits", 0);
     if (rc == LC_OK)
-        rc = chunked(ps, &fs, 1, r->n, r->vocab, err);
+        rc = chunked(ps, fs, n_other, r->n, r->vocab, chunk_bytes(src, dst), err);
     lc_progress_end(p);
     if (rc == LC_OK) {
-        figs_finish(&fs);
+        figs_finish(&fs[0]);
         r->ran = true;
         if (r->layers)
             find_divergence(r, lc_vf_limits_for(cls).hidden);
     }
-    figs_free(&fs);
-    pass_free(&ps[0]);
-    pass_free(&ps[1]);
+    if (rc == LC_OK && repro) {
+        figs_finish(&fs[1]);
+        r->repro_ran = true;
+        r->repro_kl_mean = rr.kl_mean;
+        r->repro_kl_p99 = rr.kl_p99;
+        r->repro_nmse = rr.nmse;
+        r->repro_same_top1 = rr.same_top1;
+    }
+    lc_free(rr.kl_pos);
+    figs_free(&fs[0]);
+    figs_free(&fs[1]);
+    for (size_t k = 0; k < 3; k++)
+        pass_free(&ps[k]);
     return rc;
 }

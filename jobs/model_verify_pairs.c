@@ -107,6 +107,12 @@ static lc_code add_pair(pairing *pg, const lc_tensor *a, const lc_tensor *b, con
         a->shape[1] == b->shape[0])
         snprintf(p->diagnosis, sizeof p->diagnosis, "its shape is SRC's transposed");
     p->expect = lc_vf_expect_pair(a0->dtype, b0->dtype);
+    {
+        uint64_t rows, cols;
+        bool proxy;
+        lc_vf_matrix(b, false, &rows, &cols);
+        p->repro_dt = lc_vf_repro_type(b->dtype, cols, &proxy);
+    }
     p->cosine = 1;
     p->ok = true;
     if (!readable(a->dtype) || !readable(b->dtype)) {

@@ -52,6 +52,20 @@ static lc_code head(lc_json_buf *b, const lc_vf_run *r, lc_error *err) {
         LC_TRY(esc(b, r->why, err));
         LC_TRY(lc_json_printf(b, err, "</p>\n"));
     }
+    const lc_vf_tensors *ts = &r->tensors;
+    LC_TRY(lc_json_printf(b, err, "<p>Reproduced from SRC by our own conversion: %zu of %zu "
+                          "tensors identical (proven), %zu differing, %zu of types we cannot "
+                          "write. ", ts->n_proven, ts->n, ts->n_repro_diff, ts->n_proxied));
+    if (r->judge == LC_VF_JUDGE_PROVEN)
+        LC_TRY(lc_json_printf(b, err, "Every tensor proven: the logits are reported, not "
+                              "judged.</p>\n"));
+    else if (r->judge == LC_VF_JUDGE_RELATIVE)
+        LC_TRY(lc_json_printf(b, err, "The logits are judged against the reproduction's own: "
+                              "KL mean %.4g, p99 %.4g (limits: %.1fx those plus a margin).</p>\n",
+                              r->logits.repro_kl_mean, r->logits.repro_kl_p99,
+                              LC_VF_REPRO_FACTOR));
+    else
+        LC_TRY(lc_json_printf(b, err, "The logits are held to the class's fixed limits.</p>\n"));
     LC_TRY(lc_json_printf(b, err, "<table>"));
     const lc_vf_side *s[2] = { &r->src, &r->dst };
     for (int i = 0; i < 2; i++) {

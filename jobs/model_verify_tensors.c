@@ -7,7 +7,15 @@
  * and summed in double per job; the jobs' sums are then added in job order, so the
  * figures do not depend on the thread count. Per element or per block (expect.c) the
  * error is held to what the conversion may change; the worst ratio and where it is are
- * kept. Memory: two float32 buffers and two raw buffers of one job per thread. */
+ * kept.
+ *
+ * Reproduction: where we can write DST's type, SRC's rows of the job (read in DST's row
+ * order) are converted to it by our own code, quant/'s quantizers (byte-identical to
+ * llama-quantize's without an importance matrix) or libconvert's float rounding, and
+ * compared with DST's bytes row by row: a tensor whose every row is equal is proven,
+ * whatever its error. A tensor whose type holds every SRC value is proven when every
+ * value is equal. Memory: two float32 buffers and three raw buffers of one job per
+ * thread. */
 #include "jobs/model_verify_impl.h"
 
 #include <inttypes.h>
@@ -30,6 +38,7 @@ _Static_assert(JOB_ELEMS % 256 == 0, "a multiple of every block size quant/ read
 /* ---- statistics ---- */
 
 typedef struct part {
+    uint64_t repro_rows, repro_first;
     double   d2, a2, b2, ab;
     uint64_t n;
     double   max_abs;
@@ -113,8 +122,33 @@ static void scan_block(part *s, const lc_vf_expect *e, const float *a, const flo
     }
 }
 
+/* Whether a pair's bytes are reproduced: DST's type is lossy for SRC's and we write it. */
+static bool repro_bytes(const lc_vf_tensor *p) {
+    return p->expect.cls != LC_DT_INVALID && p->repro_dt == p->dst_dt;
+}
+
+/* SRC's rows fa [nr, nc] in DST's type into rq; each row compared with DST's raw rows
+ * rb (the job's bytes as lc_vf_read_rows left them: nr rows of nc columns). */
+static lc_code reproduce(const lc_vf_tensor *p, const job *j, const float *fa, const uint8_t *rb,
+                         uint8_t *rq, part *s, lc_error *err) {
+    uint64_t rl;
+    if (!lc_dtype_row_bytes(p->dst_dt, j->nc, &rl))
+        return LC_OK;                   /* read_rows has refused it already */
+    if (lc_dtype_is_quant(p->dst_dt))
+        LC_TRY(lc_quantize_rows(p->dst_dt, fa, rq, j->nr, j->nc, err));
+    else
+        LC_TRY(lc_convert(LC_DT_F32, fa, p->dst_dt, rq, (size_t)j->nr * j->nc, err));
+    for (uint32_t i = 0; i < j->nr; i++)
+        if (memcmp(rq + i * (size_t)rl, rb + i * (size_t)rl, (size_t)rl) != 0) {
+            if (!s->repro_rows)
+                s->repro_first = j->r0 + i;
+            s->repro_rows++;
+        }
+    return LC_OK;
+}
+
 static lc_code run_job(pool *pl, const job *j, float *fa, float *fb, uint8_t *ra, uint8_t *rb,
-                       part *s, lc_error *err) {
+                       uint8_t *rq, part *s, lc_error *err) {
     const lc_vf_tensor *p = &pl->r->t[j->pair];
     uint64_t rows, cols;
     lc_vf_matrix(p->dst_t, p->permuted, &rows, &cols);
@@ -123,6 +157,8 @@ static lc_code run_job(pool *pl, const job *j, float *fa, float *fb, uint8_t *ra
     LC_TRY(lc_vf_read_rows(p->dst_t, rows, cols, j->r0, j->nr, j->c0, j->nc, 0, false, fb,
                            rb, err));
     memset(s, 0, sizeof *s);
+    if (repro_bytes(p))
+        LC_TRY(reproduce(p, j, fa, rb, rq, s, err));
     const size_t blk = p->expect.block > 1 ? p->expect.block : j->nc;
     for (uint32_t i = 0; i < j->nr; i++)
         for (size_t c = 0; c < j->nc; c += blk) {
@@ -143,15 +179,15 @@ static void *work(void *arg) {
     worker *w = arg;
     pool *pl = w->pl;
     float *fa = lc_malloc_array(w->elems, sizeof *fa), *fb = lc_malloc_array(w->elems, sizeof *fb);
-    uint8_t *ra = lc_malloc(w->bytes), *rb = lc_malloc(w->bytes);
+    uint8_t *ra = lc_malloc(w->bytes), *rb = lc_malloc(w->bytes), *rq = lc_malloc(w->bytes);
     for (;;) {
         const size_t k = atomic_fetch_add(&pl->next, 1);
         if (k >= pl->n_jobs)
             break;
         lc_error e = { 0 };
-        lc_code rc = !fa || !fb || !ra || !rb
+        lc_code rc = !fa || !fb || !ra || !rb || !rq
                          ? lc_fail(&e, LC_E_NOMEM, LC_NO_OFFSET, "out of memory for the buffers")
-                         : run_job(pl, &pl->jobs[k], fa, fb, ra, rb, &pl->parts[k], &e);
+                         : run_job(pl, &pl->jobs[k], fa, fb, ra, rb, rq, &pl->parts[k], &e);
         if (rc != LC_OK) {
             pthread_mutex_lock(&pl->mu);
             if (k < pl->fail_job) {
@@ -168,6 +204,7 @@ static void *work(void *arg) {
     lc_free(fb);
     lc_free(ra);
     lc_free(rb);
+    lc_free(rq);
     return NULL;
 }
 
@@ -205,6 +242,9 @@ static lc_code make_jobs(pool *pl, uint64_t *total, lc_error *err) {
 
 /* Adds a job's sums to its pair's, in job order (ties keep the earlier place). */
 static void merge(part *acc, const part *s) {
+    if (s->repro_rows && !acc->repro_rows)
+        acc->repro_first = s->repro_first;
+    acc->repro_rows += s->repro_rows;
     acc->d2 += s->d2;
     acc->a2 += s->a2;
     acc->b2 += s->b2;
@@ -269,6 +309,14 @@ static void finish(lc_vf_tensor *p, const part *s) {
     p->ok = p->shape_ok && p->nonfinite == 0 && p->worst <= 1.0 && !p->floor_miss;
     if (p->floor_miss && s->b2 == 0)
         snprintf(p->diagnosis, sizeof p->diagnosis, "DST's tensor is all zeros");
+    p->repro_rows = s->repro_rows;
+    p->repro_first = s->repro_first;
+    if (p->expect.cls == LC_DT_INVALID)
+        p->repro = p->worst == 0 && p->nonfinite == 0 ? LC_VF_REPRO_SAME : LC_VF_REPRO_DIFF;
+    else if (repro_bytes(p))
+        p->repro = s->repro_rows ? LC_VF_REPRO_DIFF : LC_VF_REPRO_SAME;
+    else
+        p->repro = LC_VF_REPRO_NONE;
     p->snr_low = p->shape_ok && p->snr_db < p->expect.snr_lo;
 }
 
@@ -319,11 +367,15 @@ lc_code lc_vf_tensors_compare(const lc_vf_side *src, const lc_vf_side *dst, int 
                 finish(t, &acc[i]);
             } else {                    /* nothing compared: no figures */
                 t->ok = false;
+                t->repro = LC_VF_REPRO_DIFF;
                 t->worst = INFINITY;
                 t->rmse = t->max_abs = t->cosine = t->snr_db = NAN;
             }
             if (!t->ok)
                 r->n_bad++;
+            r->n_proven += t->repro == LC_VF_REPRO_SAME;
+            r->n_repro_diff += t->repro == LC_VF_REPRO_DIFF;
+            r->n_proxied += t->repro == LC_VF_REPRO_NONE;
             if (t->ndim >= 2 && lc_vf_class_rank(t->expect.cls) > lc_vf_class_rank(r->cls))
                 r->cls = t->expect.cls;
         }
@@ -336,6 +388,10 @@ lc_code lc_vf_tensors_compare(const lc_vf_side *src, const lc_vf_side *dst, int 
     lc_free(pl.parts);
     lc_free(acc);
     return rc;
+}
+
+bool lc_vf_tensors_proven(const lc_vf_tensors *r) {
+    return r->n && r->n_proven == r->n && !r->n_extra;
 }
 
 void lc_vf_tensors_free(lc_vf_tensors *r) {

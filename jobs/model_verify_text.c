@@ -172,6 +172,10 @@ static lc_code text_tensors(lc_json_buf *b, const lc_vf_tensors *r, lc_error *er
     if (r->n_extra)
         LC_TRY(lc_json_printf(b, err, "  DST has %zu tensor%s SRC lacks: %s\n", r->n_extra,
                               r->n_extra == 1 ? "" : "s", r->extra));
+    if (r->n)
+        LC_TRY(lc_json_printf(b, err, "  reproduced from SRC by our own conversion: %zu "
+                              "identical (proven), %zu differing, %zu of types we cannot "
+                              "write\n", r->n_proven, r->n_repro_diff, r->n_proxied));
     if (!r->n)
         return LC_OK;
     LC_TRY(lc_json_printf(b, err, "  %-28s %-10s %-14s %9s %9s %10s %7s   %-24s\n", "name (worst first)",
@@ -213,6 +217,11 @@ static lc_code text_logits(lc_json_buf *b, const lc_vf_logits *g, lc_error *err)
                           100 * g->same_top1, 100 * g->same_top5));
     LC_TRY(lc_json_printf(b, err, "  perplexity      SRC %.4f   DST %.4f\n", g->ppl_src,
                           g->ppl_dst));
+    if (g->repro_ran)
+        LC_TRY(lc_json_printf(b, err, "  the reproduction (SRC converted by our own code): KL "
+                              "mean %.6g   p99 %.6g   NMSE %.3g   same top-1 %.2f %%\n",
+                              g->repro_kl_mean, g->repro_kl_p99, g->repro_nmse,
+                              100 * g->repro_same_top1));
     if (!g->layers)
         return LC_OK;
     LC_TRY(lc_json_printf(b, err, "layers: ||h_DST - h_SRC|| / ||h_SRC|| after each layer:\n "));
@@ -246,7 +255,17 @@ lc_code lc_vf_print_text(const lc_vf_run *r, FILE *f, lc_error *err) {
         char nmse[48] = "";
         if (!isnan(l->nmse))
             snprintf(nmse, sizeof nmse, ", NMSE <= %.3g", l->nmse);
-        rc = r->pass && !r->logits.ran
+        rc = r->pass && r->judge == LC_VF_JUDGE_PROVEN
+                 ? lc_json_printf(&b, err, "verdict: PASS (%s: every tensor is SRC's converted "
+                                  "byte for byte%s; KL reported, not judged)\n",
+                                  lc_vf_class_name(r->cls),
+                                  r->meta.compared ? ", every key agrees" : "")
+             : r->pass && r->judge == LC_VF_JUDGE_RELATIVE
+                 ? lc_json_printf(&b, err, "verdict: PASS (%s: every key and tensor within its "
+                                  "bound, mean KL <= %.3g, p99 KL <= %.3g%s: the reproduction's "
+                                  "x%.1f + a margin)\n", lc_vf_class_name(r->cls), l->kl_mean,
+                                  l->kl_p99, nmse, LC_VF_REPRO_FACTOR)
+             : r->pass && !r->logits.ran
                  ? lc_json_printf(&b, err, "verdict: PASS (%s: every %s within its bound; no "
                                   "forward pass)\n", lc_vf_class_name(r->cls),
                                   r->meta.compared ? "key and tensor" : "tensor")

@@ -1,7 +1,7 @@
 """Bench: a mixture-of-experts HF folder -> GGUF, side by side with cp and llama.cpp's
 converter, and the forward pass on it against llama.cpp.
 
-Generates build/bench/hf-qwen3moe-2g/ once: a Qwen3MoeForCausalLM config (hidden 1024,
+Generates build/bench/hf-mixtral-2g/ once: a Qwen3MoeForCausalLM config (hidden 1024,
 10 layers, 16/4 heads of 64, 64 experts of width 512, top-4, vocab 32000: ~1.05 G
 params, ~2.0 GiB in bf16) and its weights in the Hub's layout, one tensor per expert
 (mlp.experts.N.gate_proj ...), in 4 shards with an index, written by the safetensors
@@ -22,34 +22,29 @@ reported."""
 import json, os, shutil, statistics, subprocess, sys, time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-CFG = {"architectures": ["Qwen3MoeForCausalLM"], "model_type": "qwen3_moe",
-       "hidden_size": 1024, "intermediate_size": 2048, "moe_intermediate_size": 512,
-       "num_hidden_layers": 10, "num_attention_heads": 16, "num_key_value_heads": 4,
-       "head_dim": 64, "num_experts": 64, "num_experts_per_tok": 4, "norm_topk_prob": True,
-       "vocab_size": 32000, "max_position_embeddings": 4096, "rms_norm_eps": 1e-6,
-       "rope_theta": 1000000.0, "tie_word_embeddings": False, "torch_dtype": "bfloat16",
-       "decoder_sparse_step": 1, "mlp_only_layers": [], "bos_token_id": 1, "eos_token_id": 2}
+CFG = {"architectures": ["MixtralForCausalLM"], "model_type": "mixtral",
+       "hidden_size": 1024, "intermediate_size": 512, "num_hidden_layers": 10,
+       "num_attention_heads": 16, "num_key_value_heads": 4, "num_local_experts": 64,
+       "num_experts_per_tok": 4, "vocab_size": 32000, "max_position_embeddings": 4096,
+       "rms_norm_eps": 1e-5, "rope_theta": 1000000.0, "tie_word_embeddings": False,
+       "torch_dtype": "bfloat16", "bos_token_id": 1, "eos_token_id": 2}
 SHARDS = 4
 
 
 def shapes():
     h, v, L = CFG["hidden_size"], CFG["vocab_size"], CFG["num_hidden_layers"]
-    f, E = CFG["moe_intermediate_size"], CFG["num_experts"]
-    q = CFG["num_attention_heads"] * CFG["head_dim"]
-    kv = CFG["num_key_value_heads"] * CFG["head_dim"]
+    f, E = CFG["intermediate_size"], CFG["num_local_experts"]
+    kv = h // CFG["num_attention_heads"] * CFG["num_key_value_heads"]
     out = {"model.embed_tokens.weight": (v, h), "model.norm.weight": (h,), "lm_head.weight": (v, h)}
     for i in range(L):
         p = f"model.layers.{i}."
         out.update({p + "input_layernorm.weight": (h,), p + "post_attention_layernorm.weight": (h,),
-                    p + "self_attn.q_proj.weight": (q, h), p + "self_attn.k_proj.weight": (kv, h),
-                    p + "self_attn.v_proj.weight": (kv, h), p + "self_attn.o_proj.weight": (h, q),
-                    p + "self_attn.q_norm.weight": (CFG["head_dim"],),
-                    p + "self_attn.k_norm.weight": (CFG["head_dim"],),
-                    p + "mlp.gate.weight": (E, h)})
+                    p + "self_attn.q_proj.weight": (h, h), p + "self_attn.k_proj.weight": (kv, h),
+                    p + "self_attn.v_proj.weight": (kv, h), p + "self_attn.o_proj.weight": (h, h),
+                    p + "block_sparse_moe.gate.weight": (E, h)})
         for e in range(E):
-            out.update({p + f"mlp.experts.{e}.gate_proj.weight": (f, h),
-                        p + f"mlp.experts.{e}.up_proj.weight": (f, h),
-                        p + f"mlp.experts.{e}.down_proj.weight": (h, f)})
+            q = p + f"block_sparse_moe.experts.{e}."
+            out.update({q + "w1.weight": (f, h), q + "w3.weight": (f, h), q + "w2.weight": (h, f)})
     return out
 
 
@@ -102,9 +97,9 @@ if sys.argv[1] == "gen":
 bin_dir, out_dir = sys.argv[1], sys.argv[2]
 test_bin = os.environ.get("LC_TEST_BIN", os.path.join(ROOT, "build", "test-bin"))
 PEAK = os.path.join(test_bin, "lc-peak")
-folder = os.path.join(out_dir, "hf-qwen3moe-2g")
-out = os.path.join(out_dir, "hf-qwen3moe-2g.gguf")
-copy = os.path.join(out_dir, "hf-qwen3moe-2g.copy")
+folder = os.path.join(out_dir, "hf-mixtral-2g")
+out = os.path.join(out_dir, "hf-mixtral-2g.gguf")
+copy = os.path.join(out_dir, "hf-mixtral-2g.copy")
 if not os.path.exists(os.path.join(folder, "config.json")):
     subprocess.run([sys.executable, __file__, "gen", folder], check=True)
 size = sum(os.path.getsize(os.path.join(folder, n)) for n in os.listdir(folder))
@@ -146,7 +141,7 @@ if have_ref:
     res["convert_hf_to_gguf.py f16"] = [run([ref_py, ref, folder, "--outtype", "f16",
                                              "--outfile", out], quiet=True)]
 fresh()
-print(f"MoE hf2gguf on a {size / (1 << 30):.2f} GiB bf16 qwen3moe folder, 64 experts as one "
+print(f"MoE hf2gguf on a {size / (1 << 30):.2f} GiB bf16 mixtral folder, 64 experts as one "
       f"tensor each ({os.cpu_count()} cores, median of {runs}, peak RSS the largest):")
 med = {}
 for name, rs in res.items():

@@ -154,14 +154,13 @@ def test_our_gguf_vs_llama_cpp_gguf_is_exact(made, model):
         assert all(t["snr_db"] is None and t["rmse"] == 0 for t in j["tensors"]["items"])
 
 
-@pytest.fixture(scope="module")
-def wide(tmp_path_factory):
+def make_wide(d, head_scale=1.0):
     """An HF llama folder whose rows are 256 and 512 wide, so the K types (blocks of 256)
     apply: 2 layers, hidden 256, FFN 512, 4 heads (2 KV), llama-spm's tokenizer, random
-    float32 weights (seed 0), written by safetensors.numpy."""
+    float32 weights (seed 0), written by safetensors.numpy; lm_head scaled by head_scale
+    (40: peaked logits, where quantization moves KL by orders of magnitude more)."""
     import shutil
     from safetensors.numpy import save_file
-    d = tmp_path_factory.mktemp("wide")
     cfg = json.loads((HF / "llama-spm" / "config.json").read_text())
     cfg.update(hidden_size=256, intermediate_size=512, num_hidden_layers=2, head_dim=64,
                torch_dtype="float32")
@@ -178,13 +177,28 @@ def wide(tmp_path_factory):
                   p + "self_attn.v_proj.weight": (kv, h), p + "self_attn.o_proj.weight": (h, h),
                   p + "mlp.gate_proj.weight": (ff, h), p + "mlp.up_proj.weight": (ff, h),
                   p + "mlp.down_proj.weight": (h, ff)})
-    save_file({k: (np.ones(s, np.float32) + 0.1 * rng.standard_normal(s).astype(np.float32)
-                   if len(s) == 1 else 0.05 * rng.standard_normal(s).astype(np.float32))
-               for k, s in w.items()}, str(d / "model.safetensors"))
-    out = d / "wide-f32.gguf"
+    t = {k: (np.ones(s, np.float32) + 0.1 * rng.standard_normal(s).astype(np.float32)
+             if len(s) == 1 else 0.05 * rng.standard_normal(s).astype(np.float32))
+         for k, s in w.items()}
+    t["lm_head.weight"] *= np.float32(head_scale)
+    save_file(t, str(d / "model.safetensors"))
+    out = d / f"{d.name}-f32.gguf"
     r = run(BIN / "safetensors2gguf", "-q", "--outtype", "f32", d, out)
     assert r.returncode == 0, r.stderr
     return d, out
+
+
+@pytest.fixture(scope="module")
+def wide(tmp_path_factory):
+    """make_wide's flat model: (folder, its f32 GGUF)."""
+    return make_wide(tmp_path_factory.mktemp("wide"))
+
+
+@pytest.fixture(scope="module")
+def sharp(tmp_path_factory):
+    """make_wide's model with lm_head x40: logits so peaked that a correct Q8_0 file has
+    mean KL 0.02 and Q4_K_M 3.3 (the flat one: 1.3e-4, 0.02)."""
+    return make_wide(tmp_path_factory.mktemp("sharp"), 40.0)
 
 
 @pytest.mark.parametrize("qt", PY_QUANTS)
@@ -255,18 +269,52 @@ def test_read_only_type_floor_passes_intact_and_fails_scrambled(wide, tmp_path):
 
 @pytest.mark.parametrize("pure", [False, True])
 @pytest.mark.parametrize("qtype", GQ_TYPES)
-def test_gguf_quantize_types_pass(made, wide, qtype, pure, tmp_path):
-    """Every type and mix of gguf-quantize; on the wide model the mix's own base type is
-    the lossiest (the class), on llama-spm the rows fall back to 32-element types."""
+def test_gguf_quantize_types_pass(made, wide, sharp, qtype, pure, tmp_path):
+    """Every type and mix of gguf-quantize (llama-quantize's bytes, without an importance
+    matrix), on models with flat and with peaked logits: every tensor is SRC's reproduced
+    byte for byte, so each passes as proven, whatever its KL (the fixed limits failed
+    every type on the peaked model: Q8_0 mean KL 0.02 > 0.01, Q4_K_M 3.3 > 0.12). On the
+    wide models the mix's own base type is the lossiest (the class), on llama-spm the
+    rows fall back to 32-element types."""
     base = re.sub(r"_[SML]$", "", qtype)
-    for folder, f32 in ((wide[0], wide[1]), (HF / "llama-spm", made("llama-spm", "f32"))):
+    for folder, f32 in (wide, sharp, (HF / "llama-spm", made("llama-spm", "f32"))):
         q = tmp_path / f"{folder.name}-{qtype}.gguf"
         r = run(BIN / "gguf-quantize", "-q", *(["--pure"] if pure else []), f32, q, qtype)
         assert r.returncode == 0, r.stderr
         j = assert_pass(folder, q, "--layers")
-        if folder == wide[0]:
+        if folder != HF / "llama-spm":
             assert j["class"] == base
+        assert j["judged"] == "proven" and j["tensors"]["proven"] == j["tensors"]["compared"]
+        assert all(t["reproduced"] == "same" for t in j["tensors"]["items"])
         assert all(t["worst"] <= 1 and not t["snr_low"] for t in j["tensors"]["items"])
+    if qtype in ("Q8_0", "Q4_K_M", "Q2_K") and not pure:
+        assert j["logits"]["kl"]["mean"] > 0            # reported, not judged
+
+
+@pytest.mark.parametrize("qtype", ["Q8_0", "Q6_K", "Q5_1", "Q4_K_M", "Q3_K_M", "Q2_K"])
+@pytest.mark.parametrize("model", ["wide", "sharp"])
+def test_file_we_cannot_reproduce_is_judged_against_the_reproduction(
+        request, model, qtype, tmp_path):
+    """Quantized from an f16 copy of SRC (a correct conversion, not byte-identical to
+    ours from SRC's f32): judged by the KL the reproduction itself has, not by a fixed
+    limit; passes on both models."""
+    folder, _ = request.getfixturevalue(model)
+    f16, q = tmp_path / "f16.gguf", tmp_path / f"{qtype}.gguf"
+    assert run(BIN / "safetensors2gguf", "-q", "--outtype", "f16", folder, f16).returncode == 0
+    assert run(BIN / "gguf-quantize", "-q", f16, q, qtype).returncode == 0
+    j = assert_pass(folder, q, "--layers")
+    assert j["judged"] == "relative" and j["tensors"]["repro_differ"] > 0
+    rep = j["logits"]["reproduction"]
+    assert rep["ran"] and rep["kl_mean"] > 0
+    assert j["limits"]["kl_mean"] == pytest.approx(1.5 * rep["kl_mean"] + 0.1 * FIXED_KL[qtype[:2]])
+    assert j["logits"]["kl"]["mean"] <= j["limits"]["kl_mean"]
+    assert len(j["layers"]["reproduction_relative"]) == 2
+
+
+# the class's fixed mean KL limit (model_verify_expect.c), a tenth of which is the margin
+FIXED_KL = {"Q8": 0.01, "Q6": 0.03, "Q5": 0.06, "Q4": 0.12, "Q3": 0.4, "Q2": 1.2}
+
+
 
 
 def test_round_trips_pass(made, tmp_path):
@@ -534,3 +582,46 @@ def test_report_is_self_contained(made, tmp_path):
     assert page.count("<svg") == 3 and "<script" not in page
     assert not re.search(r"(src|href)=", page) and "nan" not in page.lower()
     assert [p.name for p in tmp_path.iterdir()] == ["r.html"]       # no temporary left
+
+
+# ---- a model with peaked logits ----
+
+def plant_k_block(g):
+    t = g.tensor("blk.1.ffn_down.weight")       # Q4_K_M: Q6_K rows of 512 (2 blocks of 210 B)
+    d = t[1].copy()
+    d[7, 208:210] = np.frombuffer(np.float16(8.0).tobytes(), np.uint8)  # block 0's scale d
+    t[1] = d
+
+
+SHARP_DEFECTS = {
+    "block_scale": (plant_k_block, lambda j: list(failing(j)) == ["blk.1.ffn_down.weight"]
+                    and failing(j)["blk.1.ffn_down.weight"]["worst_row"] == 7, "blk.1.ffn_down.weight"),
+    "layers_swapped": (None, lambda j: set(failing(j)) == {"blk.0.ffn_up.weight",
+                                                            "blk.1.ffn_up.weight"},
+                       "blk.1.ffn_up.weight"),
+    "rope_freq_base": (plant_rope, lambda j: diffs(j) == ["llama.rope.freq_base"]
+                       and not failing(j), "llama.rope.freq_base"),
+    "value_length": (None, lambda j: diffs(j) == ["llama.attention.value_length"],
+                     "llama.attention.value_length"),
+}
+
+
+@pytest.mark.parametrize("defect", list(SHARP_DEFECTS))
+def test_planted_defect_in_a_sharp_model_is_caught(sharp, tmp_path, defect):
+    """On the peaked model's Q4_K_M (KL 3.3 when intact): what breaks it is still named."""
+    plant, check, named = SHARP_DEFECTS[defect]
+    folder, f32 = sharp
+    q = tmp_path / "q.gguf"
+    assert run(BIN / "gguf-quantize", "-q", f32, q, "Q4_K_M").returncode == 0
+    g = Gguf(q)
+    if defect == "layers_swapped":
+        a, b = g.tensor("blk.0.ffn_up.weight"), g.tensor("blk.1.ffn_up.weight")  # both Q4_K
+        a[1], b[1] = b[1], a[1]
+    elif defect == "value_length":
+        g.field("llama.attention.value_length")[1] = 32        # key_length stays 64
+    else:
+        plant(g)
+    rc, j, err = verify(folder, g.write(tmp_path / "bad.gguf"), "--layers")
+    assert rc == 1, err
+    assert j["verdict"] == "fail" and named in j["why"], j["why"]
+    assert check(j), j["why"]

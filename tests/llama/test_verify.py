@@ -85,11 +85,19 @@ def bases(tmp_path_factory):
                        p + "self_attn.v_proj.weight": (kv, h), p + "self_attn.o_proj.weight": (h, h),
                        p + "mlp.gate_proj.weight": (ff, h), p + "mlp.up_proj.weight": (ff, h),
                        p + "mlp.down_proj.weight": (h, ff)})
-    save_safetensors(wide / "model.safetensors", {
-        k: 1 + 0.1 * rng.standard_normal(s) if len(s) == 1 else 0.05 * rng.standard_normal(s)
-        for k, s in shapes.items()})
+    weights = {k: 1 + 0.1 * rng.standard_normal(s) if len(s) == 1 else 0.05 * rng.standard_normal(s)
+               for k, s in shapes.items()}
+    save_safetensors(wide / "model.safetensors", weights)
+    # the same with lm_head x40: peaked logits (a correct Q4_K_M has mean KL 3.3)
+    sharp = d / "sharp"
+    sharp.mkdir()
+    for f in ("config.json", "tokenizer.model", "tokenizer_config.json", "special_tokens_map.json"):
+        (sharp / f).write_bytes((wide / f).read_bytes())
+    weights["lm_head.weight"] = 40 * weights["lm_head.weight"]
+    save_safetensors(sharp / "model.safetensors", weights)
     out = {}
-    for model, folder in (("llama-spm", HF / "llama-spm"), ("qwen2", HF / "qwen2"), ("wide", wide)):
+    for model, folder in (("llama-spm", HF / "llama-spm"), ("qwen2", HF / "qwen2"), ("wide", wide),
+                          ("sharp", sharp)):
         g = d / f"{model}-f32.gguf"
         r = run(BIN / "safetensors2gguf", "-q", "--outtype", "f32", folder, g)
         assert r.returncode == 0, r.stderr
@@ -168,3 +176,41 @@ def test_kl_and_same_top_agree_with_llama_cpp(bases, tmp_path, model, qtype):
     assert abs(ref["top"] - ours["same_top1"]) <= 0.03, (ours["same_top1"], ref["top"])
     assert ref["ppl_base"] == pytest.approx(ours["ppl_src"], rel=0.005)
     assert ref["ppl_q"] == pytest.approx(ours["ppl_dst"], rel=0.005)
+
+
+# llama.cpp's file types whose every tensor type quant/ writes (no importance matrix)
+WRITABLE = {"Q4_0": 2, "Q4_1": 3, "Q8_0": 7, "Q5_0": 8, "Q5_1": 9, "Q2_K": 10, "Q3_K_S": 11,
+            "Q3_K_M": 12, "Q3_K_L": 13, "Q4_K_S": 14, "Q4_K_M": 15, "Q5_K_S": 16, "Q5_K_M": 17,
+            "Q6_K": 18}
+
+
+@pytest.mark.parametrize("qtype", list(WRITABLE))
+@pytest.mark.parametrize("model", ["wide", "sharp"])
+def test_llama_quantize_files_pass_as_proven(bases, tmp_path, model, qtype):
+    """llama.cpp's own quantizer's file of every type it writes without an importance
+    matrix, on flat and peaked logits: every tensor is SRC reproduced byte for byte by
+    quant/, so the verdict passes on that ground (the fixed KL limits failed every type
+    of the peaked model), against the HF folder and against the f32 GGUF."""
+    folder, base = bases[model]
+    q = tmp_path / f"{model}-{qtype}.gguf"
+    llama_quantize(base, q, WRITABLE[qtype])
+    for src in (folder, base):
+        r = run(VERIFY, "--json", "-q", src, q)
+        assert r.returncode == 0, r.stdout[-2000:] + r.stderr
+        j = json.loads(r.stdout)
+        assert j["judged"] == "proven", j["why"]
+        assert all(t["reproduced"] == "same" for t in j["tensors"]["items"])
+
+
+@pytest.mark.parametrize("qtype", ["IQ4_NL", "IQ4_XS"])
+def test_llama_quantize_read_only_types_pass_on_peaked_logits(bases, tmp_path, qtype):
+    """Types we only read cannot be proven: judged against the reproduction (Q4_0 / Q4_K
+    standing in for IQ4_NL / IQ4_XS), never stricter than the class's fixed limit."""
+    folder, base = bases["sharp"]
+    q = tmp_path / f"sharp-{qtype}.gguf"
+    llama_quantize(base, q, LLAMA_FTYPE[qtype])
+    r = run(VERIFY, "--json", "-q", folder, q)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr
+    j = json.loads(r.stdout)
+    assert j["judged"] == "relative" and j["logits"]["reproduction"]["ran"]
+    assert j["tensors"]["proxied"] > 0

@@ -30,7 +30,7 @@ static lc_model *model(const uint64_t *sizes, size_t n) {
     cr_assert_eq(lc_model_set_meta(m, LC_GGUF_SPLIT_COUNT, &v, &err), LC_OK);
     cr_assert_eq(lc_model_set_meta_str(m, "general.name", "m", &err), LC_OK);
     for (size_t i = 0; i < n; i++) {
-        char name[16];
+        char name[32];
         snprintf(name, sizeof name, "t%zu", i);
         lc_tensor *t;
         cr_assert_eq(lc_model_add_tensor(m, name, LC_DT_I8, 2, (uint64_t[]){ 1, sizes[i] },
