@@ -15,19 +15,24 @@ _BACK = {v: k for k, v in _RENAME.items()}
 
 class _Figures:
     """from_dict / to_dict over the dataclass's fields; fields listed in _OPTIONAL are
-    keys the tool writes only sometimes (None here when absent)."""
+    keys the tool writes only sometimes (None here when absent). Keys a newer tool writes
+    that no field names yet are kept (`unknown_keys`) and written back by to_dict."""
     _OPTIONAL: typing.ClassVar[frozenset] = frozenset()
 
     @classmethod
     def from_dict(cls, d: Dict[str, Any]):
         hints = typing.get_type_hints(cls)
         kw = {}
+        known = set()
         for f in dataclasses.fields(cls):
             key = _BACK.get(f.name, f.name)
+            known.add(key)
             if key not in d:
                 continue
             kw[f.name] = _build(hints[f.name], d[key])
-        return cls(**kw)
+        obj = cls(**kw)
+        obj.unknown_keys = {k: v for k, v in d.items() if k not in known}
+        return obj
 
     def to_dict(self) -> Dict[str, Any]:
         out = {}
@@ -36,6 +41,7 @@ class _Figures:
             if v is None and f.name in self._OPTIONAL:
                 continue
             out[_BACK.get(f.name, f.name)] = _unbuild(v)
+        out.update(getattr(self, "unknown_keys", None) or {})
         return out
 
 
@@ -125,6 +131,9 @@ class TensorFigures(_Figures):
     snr_db: Optional[float] = None
     rel_rmse: Optional[float] = None
     below_floor: bool = False
+    reproduced: str = ""            # DST against SRC quantized by our own kernels:
+    repro_type: str = ""            # "same" (byte-identical: proven), ...
+    repro_rows_differ: int = 0
     worst: Optional[float] = None
     worst_row: int = 0
     worst_col: int = 0
@@ -141,6 +150,9 @@ class TensorsFigures(_Figures):
     skipped: str = ""
     extra: str = ""
     cls: str = ""
+    proven: int = 0                 # DST's tensors byte-identical to the reproduction
+    repro_differ: int = 0
+    proxied: int = 0
     items: List[TensorFigures] = field(default_factory=list)
 
 
@@ -193,10 +205,11 @@ class LogitFigures(_Figures):
     ppl_src: Optional[float] = None
     ppl_dst: Optional[float] = None
     token_ids: Optional[List[int]] = None
+    reproduction: Optional[Dict[str, Any]] = None   # the reproduction's own figures
     kl_per_position: Optional[List[Optional[float]]] = None
     _OPTIONAL = frozenset({"tokenizer_difference", "nmse", "max_abs", "max_logit", "kl",
                            "delta_p", "same_top1", "same_top5", "ppl_src", "ppl_dst",
-                           "token_ids", "kl_per_position"})
+                           "token_ids", "reproduction", "kl_per_position"})
 
 
 @dataclass
@@ -205,9 +218,11 @@ class LayerFigures(_Figures):
     compared: bool = False
     relative: Optional[List[Optional[float]]] = None
     cosine: Optional[List[Optional[float]]] = None
+    reproduction_relative: Optional[List[Optional[float]]] = None
     first_divergent: Optional[int] = None
     first_past_limit: Optional[int] = None
-    _OPTIONAL = frozenset({"relative", "cosine", "first_divergent", "first_past_limit"})
+    _OPTIONAL = frozenset({"relative", "cosine", "reproduction_relative", "first_divergent",
+                           "first_past_limit"})
 
     def to_dict(self) -> Dict[str, Any]:
         d = super().to_dict()
@@ -230,6 +245,7 @@ class VerifyResult(_Figures):
     """model-verify's figures (`model-verify --json`, key for key: to_dict()). `passed`
     is the verdict; `why` names the failing parts."""
     verdict: str = ""
+    judged: str = ""                # how: "proven", or against the reproduction, ...
     why: str = ""
     cls: str = ""
     limits: Optional[Limits] = None

@@ -18,6 +18,16 @@ def tool(name, *args, ok=(0,)):
     return r
 
 
+def unknown_keys(obj, at="result"):
+    """Keys of the tool's JSON that no dataclass field names (the types fall behind)."""
+    out = [f"{at}.{k}" for k in getattr(obj, "unknown_keys", {})]
+    for name in getattr(obj, "__dataclass_fields__", {}):
+        v = getattr(obj, name)
+        for i, item in enumerate(v if isinstance(v, list) else [v]):
+            out += unknown_keys(item, f"{at}.{name}")
+    return out
+
+
 def without_seconds(d):
     d = dict(d)
     d.pop("seconds", None)
@@ -35,6 +45,7 @@ def test_quantize_equals_tool(tmp_path, ftype):
     assert d["out"] == str(tmp_path / "py.gguf")
     d["out"] = want["out"]
     assert without_seconds(d) == without_seconds(want)
+    assert unknown_keys(got) == []
     assert got.type == ftype and 0 < got.bytes_out < (tmp_path / "py.gguf").stat().st_size
     assert [t.name for t in got.tensors] == [t["name"] for t in want["tensors"]]
 
@@ -98,6 +109,7 @@ def test_verify_equals_tool_json(src, dst):
     want = json.loads(r.stdout)
     got = lc.verify(FIX / src, FIX / dst, layers=True, max_tokens=64)
     assert got.to_dict() == want
+    assert unknown_keys(got) == []
     assert got.passed == (r.returncode == 0) == (want["verdict"] == "pass")
     assert got.tensors.items[0].name == want["tensors"]["items"][0]["name"]
     assert got.logits.kl.mean == want["logits"]["kl"]["mean"]
