@@ -91,7 +91,20 @@ def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
     return _write_wheel(wheel_directory, files, version)
 
 
+def build_editable(wheel_directory, config_settings=None, metadata_directory=None):
+    """pip install -e: a .pth naming python/, and the library built where the checkout
+    looks for it (build/pic/libconvert.so, or LIBCONVERT_LIBRARY at run time)."""
+    if not os.environ.get("LIBCONVERT_LIBRARY"):
+        _library()
+    files = {f"__editable__.{NAME}.pth": (str(HERE) + "\n").encode()}
+    return _write_wheel(wheel_directory, files, _version())
+
+
 def get_requires_for_build_wheel(config_settings=None):
+    return []
+
+
+def get_requires_for_build_editable(config_settings=None):
     return []
 
 
@@ -100,3 +113,6 @@ def prepare_metadata_for_build_wheel(metadata_directory, config_settings=None):
     dist.mkdir(parents=True, exist_ok=True)
     (dist / "METADATA").write_text(_metadata(_version()))
     return dist.name
+
+
+prepare_metadata_for_build_editable = prepare_metadata_for_build_wheel
