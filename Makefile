@@ -351,6 +351,7 @@ install: all
 
 clean:
 	rm -rf $(BUILD)/obj $(BUILD)/bin $(BUILD)/asan $(BUILD)/ubsan $(BUILD)/fuzz \
-	    $(BUILD)/clang $(BUILD)/libconvert.a $(BUILD)/unit-tests $(BUILD)/cuda-host-tests
+	    $(BUILD)/clang $(BUILD)/libconvert.a $(BUILD)/unit-tests $(BUILD)/cuda-host-tests \
+	    $(BUILD)/pic $(BUILD)/wheel
 
 -include $(shell find $(O) -name '*.d' 2>/dev/null)
