@@ -213,3 +213,30 @@ def test_jobs_release_the_gil(tmp_path):
     t.join()
     during = [x for x in ticks if t0 < x < t1]
     assert t1 - t0 > 0.05 and len(during) > (t1 - t0) / 0.01, (len(during), t1 - t0)
+
+
+def test_threads_read_while_jobs_run(tmp_path):
+    """Four threads read and dequantize one model's tensors while two jobs run in others:
+    every array equals a sequential read, every job's file the tool's."""
+    from concurrent.futures import ThreadPoolExecutor
+    import numpy as np
+    src = FIX / "hf-ref" / "qwen2-q8_0.gguf"
+    with lc.open(src) as m:
+        want = {k: m.tensor(k, dequantize=True).copy() for k in m.tensors}
+
+        def read_all(_):
+            return all(np.array_equal(m.tensor(k, dequantize=True), v, equal_nan=True)
+                       for k, v in want.items())
+
+        def job(i):
+            return lc.quantize(FIX / "hf-ref" / "qwen2-f16.gguf", tmp_path / f"{i}.gguf",
+                               "Q4_K_M")
+        with ThreadPoolExecutor(6) as ex:
+            reads = [ex.submit(read_all, i) for i in range(4)]
+            jobs = [ex.submit(job, i) for i in range(2)]
+            assert all(f.result() for f in reads)
+            for f in jobs:
+                f.result()
+    tool("gguf-quantize", FIX / "hf-ref" / "qwen2-f16.gguf", tmp_path / "tool.gguf", "Q4_K_M")
+    for i in range(2):
+        assert (tmp_path / f"{i}.gguf").read_bytes() == (tmp_path / "tool.gguf").read_bytes()

@@ -260,3 +260,27 @@ def test_missing_tensor_and_file():
     with pytest.raises(lc.NotFoundError) as e:
         lc.open(FIX / "does-not-exist.safetensors")
     assert e.value.path.endswith("does-not-exist.safetensors")
+
+
+def rss_kib():
+    with open("/proc/self/status") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith("VmRSS:"))
+
+
+def test_tensor_is_zero_copy_until_touched(tmp_path):
+    """open() and tensor() of a 256 MiB file read no tensor bytes: the resident set grows
+    only when the array is touched, by the pages touched."""
+    from safetensors.numpy import save_file
+    path = tmp_path / "big.safetensors"
+    save_file({"w": np.ones((64, 1 << 20), np.float32)}, str(path))
+    import gc
+    gc.collect()
+    before = rss_kib()
+    with lc.open(path) as m:
+        a = m.tensor("w")
+        assert a.nbytes == 256 << 20 and not a.flags.writeable
+        assert rss_kib() - before < 16 << 10            # < 16 MiB for a 256 MiB tensor
+        assert float(a[3, 5]) == 1.0
+        assert rss_kib() - before < 16 << 10
+        assert float(a[::8].sum(dtype=np.float64)) == 8 * (1 << 20)   # every 8th row
+        assert rss_kib() - before > 24 << 10            # now the pages count
