@@ -346,7 +346,8 @@ install: all
 	install -m 755 $(BINS) $(DESTDIR)$(PREFIX)/bin/
 	install -m 644 $(BUILD)/libconvert.a $(DESTDIR)$(PREFIX)/lib/
 	for h in $(HEADERS); do install -D -m 644 $$h $(DESTDIR)$(PREFIX)/include/libconvert/$$h; done
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(shell sed -n 's/.*LC_VERSION "\(.*\)"/\1/p' libconvert/version.h)|' \
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBS@|$(strip $(LDLIBS))|' \
+	    -e 's|@VERSION@|$(shell sed -n 's/.*LC_VERSION "\(.*\)"/\1/p' libconvert/version.h)|' \
 	    scripts/libconvert.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/libconvert.pc
 
 clean:

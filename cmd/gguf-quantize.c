@@ -29,8 +29,11 @@ int main(int argc, char **argv) {
           .str = &o.output_type },
         { "token-embedding-type", 0, "T", "the type of token_embd.weight",
           .str = &o.token_embd_type },
-        { "tensor-type", 0, "PATTERN=T", "tensors whose name matches the regular expression "
-          "get type T (first match wins); repeatable", .list = &tensor_types },
+        { "tensor-type", 0, "PATTERN=T", "tensors whose name contains a match of PATTERN get "
+          "type T (first match wins); repeatable. PATTERN is lower-cased and read as "
+          "llama-quantize's ECMAScript regex: ^ $ . [a-z] [^...] ( ) | * + ? {m,n} \\d \\w "
+          "\\s \\b \\. ...; no back-references or lookaround; at most 4096 NFA states; "
+          "matched in time linear in the name", .list = &tensor_types },
         { "allow-requantize", 0, NULL, "quantize tensors that are quantized already",
           .flag = &o.allow_requantize },
         { "override-kv", 0, "KEY=TYPE:VALUE", "set a key in OUT (TYPE int, float, bool, str); "

@@ -280,8 +280,21 @@ static lc_code check_key(parser *p, const char *key, uint64_t at) {
     if (!p->lenient)
         return LC_OK;
     bool ascii = true, snake = true;
+    /* llama.cpp names some architectures with a hyphen (command-r, gpt-oss, nomic-bert-moe)
+     * and prefixes their keys with that name: the file's own architecture is no fault. */
+    const lc_value *arch = lc_model_find_meta(p->m, "general.architecture");
+    const char *from = key;
+    if (arch && arch->type == LC_VT_STRING && arch->str.len && arch->str.len < strlen(key) &&
+        memcmp(key, arch->str.ptr, (size_t)arch->str.len) == 0 && key[arch->str.len] == '.') {
+        from = key + arch->str.len;
+        for (const char *c = key; c < from; c++)   /* lower case, digits, '_' and '-' only */
+            if (!(*c == '-' || *c == '_' || (*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9')))
+                from = key;
+    }
     for (const uint8_t *c = (const uint8_t *)key; *c; c++) {
         ascii &= *c < 0x80;
+        if (c < (const uint8_t *)from)
+            continue;
         snake &= *c == '.' || *c == '_' || (*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9');
     }
     if (!ascii)

@@ -44,13 +44,16 @@ static char *dtype_key(const char *name) {
 lc_code lc_gguf_bare_encode(lc_model *m, lc_error *err) {
     for (size_t i = 0; i < lc_model_meta_count(m); i++) {
         const char *key = lc_model_meta(m, i)->key;
-        if (has_prefix(key)) {
+        if (has_prefix(key) || strcmp(key, LC_GGUF_BARE_ARCH_KEY) == 0) {
             lc_fail(err, LC_E_UNSUPPORTED, LC_NO_OFFSET,
-                    "metadata key uses the prefix reserved for recorded dtypes");
+                    "metadata key uses a name reserved for what a container records");
             lc_err_context(err, NULL, key);
             return LC_E_UNSUPPORTED;
         }
     }
+    for (size_t i = 0; i < lc_model_meta_count(m); i++)
+        if (strcmp(lc_model_meta(m, i)->key, "general.architecture") == 0)
+            LC_TRY(lc_model_rename_meta(m, i, LC_GGUF_BARE_ARCH_KEY, err));
     for (size_t i = 0; i < lc_model_tensor_count(m); i++) {
         lc_tensor *t = lc_model_tensor(m, i);
         const lc_dtype to = lc_gguf_bare_carrier(t->dtype);
@@ -128,7 +131,9 @@ lc_code lc_gguf_bare_decode(lc_model *m, lc_model **out, lc_error *err) {
         }
         lc_value v;
         lc_model_take_meta(m, i, &v);   /* m is consumed: a long array is moved, not copied */
-        if ((rc = lc_model_add_meta(n, kv->key, &v, err)) != LC_OK)
+        const char *key = strcmp(kv->key, LC_GGUF_BARE_ARCH_KEY) == 0 ? "general.architecture"
+                                                                       : kv->key;
+        if ((rc = lc_model_add_meta(n, key, &v, err)) != LC_OK)
             goto done;
     }
     for (size_t i = 0; i < lc_model_tensor_count(m); i++) {

@@ -45,15 +45,22 @@ struct lc_pickle_val {
         struct {                             /* TUPLE LIST SET FROZENSET DICT */
             lc_pickle_val **v;                /* DICT: k0 v0 k1 v1 ... */
             uint64_t n, cap;                  /* n: items, or pairs for DICT */
-            uint32_t *idx;                    /* hash table of entry+1, DICT SET FROZENSET */
-            uint64_t icap;
-            lc_pickle_val *state;             /* BUILD on an OrderedDict */
+            struct map_ext *x;                /* DICT SET FROZENSET: made on first use */
         } c;
         struct { const char *mod, *name; } g;
         struct { lc_pickle_val *fn, *args, *kw, *state; } o;
         lc_pickle_val *pid;
     } u;
 };
+
+/* What only maps need, kept out of every value (a torch pickle is mostly ints and
+ * tuples: each value is 56 bytes, not 72). */
+struct map_ext {
+    uint32_t      *idx;      /* hash table of entry+1, DICT SET FROZENSET */
+    uint64_t       icap;
+    lc_pickle_val *state;    /* BUILD on an OrderedDict */
+};
+_Static_assert(sizeof(lc_pickle_val) <= 56, "a pickle value stays small");
 
 struct lc_pickle {
     lc_pickle_op_arena a;
@@ -66,6 +73,8 @@ struct lc_pickle {
 static lc_pickle_val k_none = { .kind = LC_PICKLE_NONE };
 static lc_pickle_val k_true = { .kind = LC_PICKLE_BOOL, .u.b = true };
 static lc_pickle_val k_false = { .kind = LC_PICKLE_BOOL, .u.b = false };
+
+#define SMALL_INTS 1026
 
 typedef struct vm {
     lc_rd           r;
@@ -82,6 +91,7 @@ typedef struct vm {
     uint64_t        stored;   /* lc_pickle_opts.stored_size when it set max_values, else 0 */
     uint64_t        eq_budget;
     uint32_t        seed;   /* per load, so crafted keys cannot all collide */
+    lc_pickle_val  *small[SMALL_INTS];   /* -1 .. SMALL_INTS - 2, made once (new_int) */
 } vm;
 
 #define FAIL(m, code, ...) lc_fail((m)->err, (code), (m)->at, __VA_ARGS__)
@@ -99,7 +109,9 @@ static lc_code oom(vm *m, uint64_t n) {
     return FAIL(m, LC_E_NOMEM, "out of memory for pickle values");
 }
 
-static lc_code new_val(vm *m, uint8_t kind, lc_pickle_val **out) {
+/* Counts one value against the budgets (a shared small int counts each time it is
+ * pushed: the budgets bound the work an opcode stream asks for, not only its memory). */
+static lc_code charge(vm *m) {
     if (m->nvalues >= m->max_values && m->stored)
         return FAIL(m, LC_E_OVERFLOW,
                     "more than %" PRIu64 " values, the budget of a pickle stored in %" PRIu64
@@ -107,12 +119,18 @@ static lc_code new_val(vm *m, uint8_t kind, lc_pickle_val **out) {
                     LC_PICKLE_VALUES_PER_BYTE, LC_PICKLE_VALUES_BASE);
     if (m->nvalues >= m->max_values)
         return FAIL(m, LC_E_OVERFLOW, "more than %" PRIu64 " values", m->max_values);
+    m->nvalues++;
+    return LC_OK;
+}
+
+static lc_code new_val(vm *m, uint8_t kind, lc_pickle_val **out) {
+    LC_TRY(charge(m));
     lc_pickle_val *v = lc_pickle_op_alloc(&m->p->a, sizeof *v);
     if (!v)
         return oom(m, sizeof *v);
     v->kind = kind;
     v->off = m->at;
-    v->id = (uint32_t)++m->nvalues;
+    v->id = (uint32_t)m->nvalues;
     *out = v;
     return LC_OK;
 }
@@ -130,9 +148,22 @@ static lc_code new_blob(vm *m, uint8_t kind, const void *p, uint64_t n, lc_pickl
     return LC_OK;
 }
 
+/* Small ints are made once per pickle and shared: a torch pickle spells every size,
+ * stride and offset of every tensor as its own int, most of them below a few hundred,
+ * and an int is never written after it is made (nesting marks skip scalars, a cached
+ * hash is the same for equal ints). The shared one keeps the offset where it first
+ * appeared. */
 static lc_code new_int(vm *m, int64_t i, lc_pickle_val **out) {
+    lc_pickle_val **slot = i >= -1 && i < SMALL_INTS - 1 ? &m->small[i + 1] : NULL;
+    if (slot && *slot) {
+        LC_TRY(charge(m));
+        *out = *slot;
+        return LC_OK;
+    }
     LC_TRY(new_val(m, LC_PICKLE_INT, out));
     (*out)->u.i = i;
+    if (slot)
+        *slot = *out;
     return LC_OK;
 }
 
@@ -345,7 +376,17 @@ static lc_code seq_add(vm *m, lc_pickle_val *c, lc_pickle_val *item) {
     return note_child(m, c, item);
 }
 
+/* c's map_ext, made on first use. */
+static lc_code map_ext(vm *m, lc_pickle_val *c, struct map_ext **x) {
+    if (!c->u.c.x && !(c->u.c.x = lc_pickle_op_alloc(&m->p->a, sizeof *c->u.c.x)))
+        return oom(m, sizeof *c->u.c.x);
+    *x = c->u.c.x;
+    return LC_OK;
+}
+
 static lc_code rehash(vm *m, lc_pickle_val *c, uint64_t icap) {
+    struct map_ext *x = NULL;
+    LC_TRY(map_ext(m, c, &x));
     uint32_t *idx = lc_pickle_op_alloc(&m->p->a, icap * sizeof *idx);
     if (!idx)
         return oom(m, icap * sizeof *idx);
@@ -358,8 +399,8 @@ static lc_code rehash(vm *m, lc_pickle_val *c, uint64_t icap) {
             j = (j + 1) & (icap - 1);
         idx[j] = (uint32_t)(e + 1);
     }
-    c->u.c.idx = idx;
-    c->u.c.icap = icap;
+    x->idx = idx;
+    x->icap = icap;
     return LC_OK;
 }
 
@@ -368,18 +409,18 @@ static lc_code rehash(vm *m, lc_pickle_val *c, uint64_t icap) {
 static lc_code map_put(vm *m, lc_pickle_val *c, lc_pickle_val *key, lc_pickle_val *val) {
     uint32_t h;
     LC_TRY(hash_of(m, key, &h));
-    if ((c->u.c.n + 1) * 2 > c->u.c.icap) {
-        uint64_t icap = c->u.c.icap ? c->u.c.icap * 2 : 8;
-        LC_TRY(rehash(m, c, icap));
-    }
-    uint64_t step = c->kind == LC_PICKLE_DICT ? 2 : 1, mask = c->u.c.icap - 1;
+    const uint64_t had = c->u.c.x ? c->u.c.x->icap : 0;
+    if ((c->u.c.n + 1) * 2 > had)
+        LC_TRY(rehash(m, c, had ? had * 2 : 8));
+    uint32_t *const idx = c->u.c.x->idx;
+    uint64_t step = c->kind == LC_PICKLE_DICT ? 2 : 1, mask = c->u.c.x->icap - 1;
     uint64_t j = h & mask, probes = 0;
     m->eq_budget = 1u << 16;
-    while (c->u.c.idx[j]) {
+    while (idx[j]) {
         /* Load stays under 1/2, so long runs mean keys crafted to collide. */
         if (++probes > 4096)
             return FAIL(m, LC_E_OVERFLOW, "more than 4096 colliding dict keys or set items");
-        uint64_t e = c->u.c.idx[j] - 1;
+        uint64_t e = idx[j] - 1;
         int eq = key_eq(m, c->u.c.v[e * step], key);
         if (eq < 0)
             return FAIL(m, LC_E_OVERFLOW, "comparing a key took more than 65536 steps");
@@ -397,7 +438,7 @@ static lc_code map_put(vm *m, lc_pickle_val *c, lc_pickle_val *key, lc_pickle_va
     if (val)
         c->u.c.v[c->u.c.n * step + 1] = val;
     c->u.c.n++;
-    c->u.c.idx[j] = (uint32_t)c->u.c.n;
+    idx[j] = (uint32_t)c->u.c.n;
     LC_TRY(note_child(m, c, key));
     return val ? note_child(m, c, val) : LC_OK;
 }
@@ -445,12 +486,31 @@ static lc_code build_from_top(vm *m, uint8_t kind, uint64_t n) {
 
 /* ---- globals, calls and objects ---- */
 
+/* A global on the allowlist; its strings are the allowlist's own (static), so that
+ * mod and name may be scratch. */
 static lc_code new_global(vm *m, const char *mod, const char *name, lc_pickle_val **out) {
-    if (!lc_pickle_op_allowed(mod, name))
+    const char *const *e = lc_pickle_op_allowed_entry(mod, name);
+    if (!e)
         return FAIL(m, LC_E_FORBIDDEN, "global %s.%s is not on the allowlist", mod, name);
     LC_TRY(new_val(m, LC_PICKLE_GLOBAL, out));
-    (*out)->u.g.mod = lc_pickle_op_module(mod); /* mod, or a static canonical name */
-    (*out)->u.g.name = name;
+    (*out)->u.g.mod = e[0];
+    (*out)->u.g.name = e[1];
+    return LC_OK;
+}
+
+/* A GLOBAL/INST line as lc_pickle_op_name reads it, into buf (cap bytes) when it fits,
+ * else into the arena: a torch pickle names its globals thousands of times, and
+ * new_global keeps none of these bytes. */
+static lc_code global_name(vm *m, const lc_pickle_op *op, const uint8_t *p, uint64_t n,
+                           char *buf, size_t cap, char **s) {
+    if (n >= cap)
+        return lc_pickle_op_name(&m->p->a, op, p, n, s, m->err);
+    if (n == 0 || memchr(p, 0, (size_t)n) || !lc_pickle_op_utf8(p, n))
+        return lc_fail(m->err, LC_E_MALFORMED, op->at,
+                       "global name is empty, holds a NUL or is not UTF-8");
+    memcpy(buf, p, (size_t)n);
+    buf[n] = '\0';
+    *s = buf;
     return LC_OK;
 }
 
@@ -541,14 +601,16 @@ static lc_code newobj(vm *m, uint8_t op, lc_pickle_val *cls, lc_pickle_val *args
 }
 
 static lc_code do_build(vm *m) {
-    lc_pickle_val *state, *obj, **slot;
+    lc_pickle_val *state = NULL, *obj = NULL, **slot;
     LC_TRY(pop(m, &state));
     LC_TRY(top(m, &obj));
     if (obj->kind == LC_PICKLE_REDUCE || obj->kind == LC_PICKLE_NEWOBJ)
         slot = &obj->u.o.state;
-    else if (obj->kind == LC_PICKLE_DICT && (obj->flags & F_ORDERED))
-        slot = &obj->u.c.state;
-    else
+    else if (obj->kind == LC_PICKLE_DICT && (obj->flags & F_ORDERED)) {
+        struct map_ext *x = NULL;
+        LC_TRY(map_ext(m, obj, &x));
+        slot = &x->state;
+    } else
         return FAIL(m, LC_E_MALFORMED, "BUILD sets the state of a %s",
                     lc_pickle_kind_name(obj->kind));
     if (*slot)
@@ -632,7 +694,7 @@ static lc_code memo_put(vm *m, uint64_t idx) {
 static lc_code step(vm *m, const lc_pickle_op *op, bool *stop) {
     lc_pickle_val *v = NULL, *a, *b, *c;
     uint64_t start = 0;
-    char *s, *s2;
+    char *s, *s2, mod_buf[128], name_buf[128];
     uint64_t n;
     switch (op->code) {
     case OP_PROTO: case OP_FRAME:
@@ -765,8 +827,8 @@ static lc_code step(vm *m, const lc_pickle_op *op, bool *stop) {
             return FAIL(m, LC_E_OVERFLOW, "memo index exceeds %u", LC_PICKLE_MAX_MEMO - 1);
         return memo_put(m, m->mcount);
     case OP_GLOBAL: case OP_INST:
-        LC_TRY(lc_pickle_op_name(&m->p->a, op, op->p, op->n, &s, m->err));
-        LC_TRY(lc_pickle_op_name(&m->p->a, op, op->p2, op->n2, &s2, m->err));
+        LC_TRY(global_name(m, op, op->p, op->n, mod_buf, sizeof mod_buf, &s));
+        LC_TRY(global_name(m, op, op->p2, op->n2, name_buf, sizeof name_buf, &s2));
         LC_TRY(new_global(m, s, s2, &v));
         if (op->code == OP_GLOBAL)
             return push(m, v);
@@ -843,7 +905,7 @@ static lc_code check_nesting(vm *m, lc_pickle_val *v, uint32_t depth, uint32_t *
                 LC_TRY(check_nesting(m, v->u.c.v[i], depth + 1, &h));
                 hmax = h + 1 > hmax ? h + 1 : hmax;
             }
-            kids[0] = v->u.c.state;
+            kids[0] = v->u.c.x ? v->u.c.x->state : NULL;
             break;
         }
         case LC_PICKLE_REDUCE: case LC_PICKLE_NEWOBJ:
@@ -1081,7 +1143,7 @@ uint8_t lc_pickle_newobj_opcode(const lc_pickle_val *v) {
 const lc_pickle_val *lc_pickle_state(const lc_pickle_val *v) {
     if (is_call(v))
         return v->u.o.state;
-    return v && v->kind == LC_PICKLE_DICT ? v->u.c.state : NULL;
+    return v && v->kind == LC_PICKLE_DICT && v->u.c.x ? v->u.c.x->state : NULL;
 }
 const lc_pickle_val *lc_pickle_persid(const lc_pickle_val *v) {
     return v && v->kind == LC_PICKLE_PERSID ? v->u.pid : NULL;

@@ -61,7 +61,7 @@ typedef struct lc_pickle_op {
  * protocol-0 int digits), LC_E_UNSUPPORTED (protocol > 5, NEXT_BUFFER, READONLY_BUFFER). */
 lc_code lc_pickle_op_read(lc_rd *r, lc_pickle_op *op, lc_error *err);
 
-/* A bump arena: blocks freed all at once. Allocations are 16-byte aligned and zeroed. */
+/* A bump arena: blocks freed all at once. Allocations are 8-byte aligned and zeroed. */
 typedef struct lc_pickle_op_arena {
     struct arena_block *head;
     uint64_t total, limit;
@@ -83,6 +83,8 @@ lc_code lc_pickle_op_name(lc_pickle_op_arena *a, const lc_pickle_op *op, const u
 /* Allowlist lookup; module "__builtin__" is read as "builtins", "copy_reg" as
  * "copyreg" (what CPython's loader does for protocol < 3). */
 bool lc_pickle_op_allowed(const char *module, const char *name);
+/* The allowlist's own {module, name} strings (static) for module.name, or NULL. */
+const char *const *lc_pickle_op_allowed_entry(const char *module, const char *name);
 /* The canonical spelling of a module name (the two aliases above). */
 const char *lc_pickle_op_module(const char *module);
 /* True when the n bytes at s are valid UTF-8 with no surrogates. */

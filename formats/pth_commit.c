@@ -66,7 +66,9 @@ static lc_code dedupe(const lc_pth_found *f, size_t *keep, lc_error *err) {
         return lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory");
     size_t n = 0;
     for (size_t i = 0; i < f->n_t; i++) {
-        const lc_pth_tensor *t = &f->t[i];
+        lc_pth_tensor one;
+        lc_pth_found_tensor(f, i, &one);
+        const lc_pth_tensor *t = &one;
         const uint64_t esize = lc_dtype_get(t->dtype)->type_size;
         uint64_t numel = 1, last = t->offset;
         for (uint32_t d = 0; d < t->ndim; d++)
@@ -103,7 +105,7 @@ static lc_code dedupe(const lc_pth_found *f, size_t *keep, lc_error *err) {
 /* Tensor i's name must be new to the model: say where its twin was made. */
 static lc_code check_name(const lc_pth_found *f, const size_t *keep, size_t i,
                           const lc_model *m, lc_error *err) {
-    const lc_pth_tensor *pt = &f->t[i];
+    const lc_pth_packed *pt = &f->t[i];
     if (!lc_model_find_tensor(m, pt->name))
         return LC_OK;
     for (size_t j = 0; j < i; j++)
@@ -165,7 +167,9 @@ lc_code lc_pth_commit(lc_pth_found *f, const lc_pth_opts *o, lc_model *m, lc_err
     if (o && o->dedupe && (rc = dedupe(f, keep, err)) != LC_OK)
         goto done;
     for (size_t i = 0; i < f->n_t; i++) {
-        const lc_pth_tensor *pt = &f->t[i];
+        lc_pth_tensor one;
+        lc_pth_found_tensor(f, i, &one);
+        const lc_pth_tensor *pt = &one;
         lc_tensor *t;
         if (keep[i] != i)
             continue;

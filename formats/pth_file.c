@@ -162,9 +162,17 @@ static lc_code load_zip(const uint8_t *buf, uint64_t size, int fd, const char *p
     const bool stored = e->method == LC_ZIP_STORED;
     lc_pickle_opts po = { .base_offset = stored ? e->data_offset : 0,
                           .stored_size = stored ? 0 : e->comp_size };
-    if ((rc = lc_pickle_load(pkl, pkl_len, &po, &p, err)) != LC_OK ||
+    /* Each step frees what the next does not read, so that the peak is one of them:
+     * the pickle's bytes once its values are built (they are copied), and the values
+     * once the walk has what it found (names and keys are copied). */
+    rc = lc_pickle_load(pkl, pkl_len, &po, &p, err);
+    lc_free(pkl);
+    pkl = NULL;
+    if (rc != LC_OK ||
         (rc = lc_pth_walk(lc_pickle_root(p), e->comp_size, o, &f, m, err)) != LC_OK)
         goto done;
+    lc_pickle_free(p);
+    p = NULL;
     note = f.note;
     if ((rc = bind_zip(&f, z, e->name, plen, big, fd, path, err)) != LC_OK)
         goto done;

@@ -23,24 +23,36 @@
 #include "formats/zip.h"
 #include "libconvert/alloc.h"
 
+/* What only a strided view of a storage without mapped bytes needs. */
+typedef struct strided {
+    pthread_mutex_t lock;          /* guards cache */
+    uint8_t        *cache;         /* the span read once, until the tensor's last read */
+} strided;
+
+/* One per tensor that is not a zero-copy view, so it is kept small: a checkpoint of a
+ * hundred thousand tiny tensors has as many (dims: ndim sizes, then ndim strides). */
 typedef struct pth_src {
-    const lc_pth_storage *st;
+    lc_pth_storage *st;             /* shared by the views of one storage */
     lc_dtype        dtype;
     uint32_t        esize, ndim;
-    uint64_t        shape[LC_MAX_DIMS], stride[LC_MAX_DIMS];
-    uint64_t        offset;        /* elements */
     bool            contiguous, swap, neg;
+    uint64_t        offset;        /* elements */
     uint64_t        span_lo, span_len; /* bytes of storage the view reaches */
-    pthread_mutex_t lock;          /* guards cache */
-    uint8_t        *cache;         /* inflated span, strided DEFLATE views only */
+    strided        *sv;            /* NULL unless strided over unmapped bytes */
+    uint64_t        dims[];
 } pth_src;
+#define SHAPE(s) ((s)->dims)
+#define STRIDE(s) ((s)->dims + (s)->ndim)
 
 static void src_free(void *ctx) {
     pth_src *s = ctx;
     if (!s)
         return;
-    pthread_mutex_destroy(&s->lock);
-    lc_free(s->cache);
+    if (s->sv) {
+        pthread_mutex_destroy(&s->sv->lock);
+        lc_free(s->sv->cache);
+        lc_free(s->sv);
+    }
     lc_free(s);
 }
 
@@ -105,18 +117,18 @@ static void gather_strided(const pth_src *s, const uint8_t *base, uint64_t base_
                            uint64_t first, uint64_t count, uint8_t *dst) {
     uint64_t idx[LC_MAX_DIMS] = { 0 }, rest = first;
     for (uint32_t d = s->ndim; d-- > 0;) {
-        idx[d] = rest % s->shape[d];
-        rest /= s->shape[d];
+        idx[d] = rest % SHAPE(s)[d];
+        rest /= SHAPE(s)[d];
     }
     const uint32_t e = s->esize, in = s->ndim ? s->ndim - 1 : 0;
     while (count) {
         uint64_t pos = s->offset;
         for (uint32_t d = 0; d < s->ndim; d++)
-            pos += idx[d] * s->stride[d];
-        uint64_t run = s->ndim ? s->shape[in] - idx[in] : 1;
+            pos += idx[d] * STRIDE(s)[d];
+        uint64_t run = s->ndim ? SHAPE(s)[in] - idx[in] : 1;
         if (run > count)
             run = count;
-        const uint64_t st = s->ndim ? s->stride[in] : 1;
+        const uint64_t st = s->ndim ? STRIDE(s)[in] : 1;
         const uint8_t *src = base + (pos * e - base_off);
         if (st == 1) {
             memcpy(dst, src, run * e);
@@ -130,7 +142,7 @@ static void gather_strided(const pth_src *s, const uint8_t *base, uint64_t base_
         if (!s->ndim)
             break;
         idx[in] += run;
-        for (uint32_t d = in; d > 0 && idx[d] == s->shape[d]; d--) {
+        for (uint32_t d = in; d > 0 && idx[d] == SHAPE(s)[d]; d--) {
             idx[d] = 0;
             idx[d - 1]++;
         }
@@ -149,33 +161,50 @@ static lc_code gather(pth_src *s, uint64_t first, uint64_t count, uint8_t *dst, 
     } else if (s->st->bytes) {
         gather_strided(s, s->st->bytes, 0, first, count, dst);
     } else {
-        pthread_mutex_lock(&s->lock);
-        if (!s->cache) {
-            if (!(s->cache = lc_malloc(s->span_len ? s->span_len : 1)))
+        strided *sv = s->sv;
+        pthread_mutex_lock(&sv->lock);
+        if (!sv->cache) {
+            if (!(sv->cache = lc_malloc(s->span_len ? s->span_len : 1)))
                 rc = lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET,
                              "out of memory for a %llu-byte strided view",
                              (unsigned long long)s->span_len);
-            else if ((rc = storage_read(s->st, s->span_lo, s->cache, s->span_len, err))) {
-                lc_free(s->cache);
-                s->cache = NULL;
+            else if ((rc = storage_read(s->st, s->span_lo, sv->cache, s->span_len, err))) {
+                lc_free(sv->cache);
+                sv->cache = NULL;
             }
         }
         if (rc == LC_OK)
-            gather_strided(s, s->cache, s->span_lo, first, count, dst);
+            gather_strided(s, sv->cache, s->span_lo, first, count, dst);
         if (last) {  /* the tensor's final bytes: the span is not needed again */
-            lc_free(s->cache);
-            s->cache = NULL;
+            lc_free(sv->cache);
+            sv->cache = NULL;
         }
-        pthread_mutex_unlock(&s->lock);
+        pthread_mutex_unlock(&sv->lock);
         LC_TRY(rc);
     }
     fix_elements(s, dst, count);
     return LC_OK;
 }
 
+/* A stored entry's CRC-32, checked once per storage before any of its bytes are used,
+ * as torch's reader checks it when it loads a storage. The pread and kernel-copy
+ * (copy_file_range) paths never look at the bytes otherwise, so flipped data would
+ * convert without a word; DEFLATE entries are checked as they inflate. The check is one
+ * more pread pass over the entry; a storage many views share is checked once (two
+ * threads may both check it the first time: same answer). */
+static lc_code storage_check(lc_pth_storage *st, lc_error *err) {
+    if (!st->zip || !st->entry || st->entry->method != LC_ZIP_STORED ||
+        __atomic_load_n(&st->crc_ok, __ATOMIC_ACQUIRE))
+        return LC_OK;
+    LC_TRY(lc_zip_entry_verify_crc(st->zip, st->entry, err));
+    __atomic_store_n(&st->crc_ok, true, __ATOMIC_RELEASE);
+    return LC_OK;
+}
+
 static lc_code read_view(pth_src *s, const lc_tensor *t, uint64_t off, void *dst, size_t len,
                          lc_error *err) {
     const uint32_t e = s->esize;
+    LC_TRY(storage_check(s->st, err));
     uint8_t *out = dst, tmp[16];
     const bool last = off + len == t->nbytes;
     uint64_t first = off / e;
@@ -213,11 +242,13 @@ static lc_code src_read(void *ctx, const lc_tensor *t, uint64_t off, void *dst, 
     return rc;
 }
 
+/* A storage whose CRC fails is no file range: the writer then reads it, and the read
+ * reports the failure. */
 static bool src_file_range(void *ctx, const lc_tensor *t, int *fd, uint64_t *off) {
     const pth_src *s = ctx;
     (void)t;
     if (!s->contiguous || s->swap || s->neg || s->st->bytes || s->st->fd < 0 ||
-        s->st->file_offset == LC_NO_OFFSET)
+        s->st->file_offset == LC_NO_OFFSET || storage_check(s->st, NULL) != LC_OK)
         return false;
     *fd = s->st->fd;
     *off = s->st->file_offset + s->offset * s->esize;
@@ -245,19 +276,26 @@ lc_code lc_pth_source_attach(lc_tensor *t, const lc_pth_tensor *pt, lc_error *er
         t->file_offset = pt->st->file_offset + pt->offset * e;
         return LC_OK;
     }
-    pth_src *s = lc_calloc(1, sizeof *s);
+    pth_src *s = lc_calloc(1, sizeof *s + 2 * (size_t)pt->ndim * sizeof *s->dims);
     if (!s)
         return lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory");
-    if (pthread_mutex_init(&s->lock, NULL) != 0) {
-        lc_free(s);
-        return lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "cannot create a mutex");
+    if (!contiguous && !pt->st->bytes) {
+        if (!(s->sv = lc_calloc(1, sizeof *s->sv))) {
+            lc_free(s);
+            return lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory");
+        }
+        if (pthread_mutex_init(&s->sv->lock, NULL) != 0) {
+            lc_free(s->sv);
+            lc_free(s);
+            return lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "cannot create a mutex");
+        }
     }
     s->st = pt->st;
     s->dtype = pt->dtype;
     s->esize = e;
     s->ndim = pt->ndim;
-    memcpy(s->shape, pt->shape, sizeof s->shape);
-    memcpy(s->stride, pt->stride, sizeof s->stride);
+    memcpy(SHAPE(s), pt->shape, pt->ndim * sizeof *s->dims);
+    memcpy(STRIDE(s), pt->stride, pt->ndim * sizeof *s->dims);
     s->offset = pt->offset;
     s->contiguous = contiguous;
     s->swap = swap;

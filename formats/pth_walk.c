@@ -491,20 +491,46 @@ static lc_code add_found(walker *w, lc_pth_tensor *t) {
                        LC_PTH_MAX_TENSORS);
     if (f->n_t == f->cap_t) {
         size_t cap = f->cap_t ? f->cap_t * 2 : 32;
-        lc_pth_tensor *nt = lc_realloc_array(f->t, cap, sizeof *nt);
+        lc_pth_packed *nt = lc_realloc_array(f->t, cap, sizeof *nt);
         if (!nt)
             return lc_fail(w->err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory");
         f->t = nt;
         f->cap_t = cap;
     }
+    if (f->cap_dims - f->n_dims < 2 * (size_t)t->ndim) {
+        size_t cap = f->cap_dims ? f->cap_dims * 2 : 256;
+        uint64_t *nd = lc_realloc_array(f->dims, cap, sizeof *nd);
+        if (!nd)
+            return lc_fail(w->err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory");
+        f->dims = nd;
+        f->cap_dims = cap;
+    }
     const char *name = w->len ? w->name : "tensor";
     const uint64_t n = strlen(name) + 1;
     LC_TRY(charge_name(w, n, t->at));
-    if (!(t->name = lc_strdup(name)))
+    char *copy = lc_strdup(name);
+    if (!copy)
         return lc_fail(w->err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory");
     w->name_bytes += n;
-    f->t[f->n_t++] = *t;
+    f->t[f->n_t++] = (lc_pth_packed){ .name = copy, .st = t->st, .offset = t->offset,
+                                      .at = t->at, .dims = f->n_dims, .dtype = t->dtype,
+                                      .ndim = (uint8_t)t->ndim, .neg = t->neg };
+    if (t->ndim) {             /* a scalar has none, and the pool may not exist yet */
+        memcpy(f->dims + f->n_dims, t->shape, t->ndim * sizeof *f->dims);
+        memcpy(f->dims + f->n_dims + t->ndim, t->stride, t->ndim * sizeof *f->dims);
+        f->n_dims += 2 * (size_t)t->ndim;
+    }
     return LC_OK;
+}
+
+void lc_pth_found_tensor(const lc_pth_found *f, size_t i, lc_pth_tensor *out) {
+    const lc_pth_packed *p = &f->t[i];
+    *out = (lc_pth_tensor){ .name = p->name, .st = p->st, .dtype = p->dtype, .ndim = p->ndim,
+                            .offset = p->offset, .neg = p->neg, .at = p->at };
+    if (p->ndim) {
+        memcpy(out->shape, f->dims + p->dims, p->ndim * sizeof *f->dims);
+        memcpy(out->stride, f->dims + p->dims + p->ndim, p->ndim * sizeof *f->dims);
+    }
 }
 
 static lc_code walk(walker *w, const lc_pickle_val *v, unsigned depth) {
@@ -781,5 +807,6 @@ void lc_pth_found_free(lc_pth_found *f) {
     lc_free(f->st);
     lc_free(f->index);
     lc_free(f->t);
+    lc_free(f->dims);
     memset(f, 0, sizeof *f);
 }

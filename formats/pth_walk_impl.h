@@ -55,6 +55,7 @@ typedef struct lc_pth_storage {
     const lc_zip  *zip;         /* for deflated entries */
     const lc_zip_entry *entry;
     uint64_t       file_offset; /* of byte 0 in the file, LC_NO_OFFSET when deflated */
+    bool           crc_ok;      /* a stored entry's CRC-32 checked (atomic; pth_source.c) */
     const char    *path;        /* the file, for messages (owned by the model); or NULL */
     /* Kept by pth_commit.c: bytes its tensors write (see LC_PTH_EXPAND_FACTOR). */
     uint64_t       out_bytes;
@@ -73,14 +74,29 @@ typedef struct lc_pth_tensor {
     uint64_t        at;                   /* pickle offset of the rebuild call */
 } lc_pth_tensor;
 
+/* A found tensor as the list keeps it: a checkpoint may hold a hundred thousand, so
+ * its sizes and strides (ndim of each) live in the list's dims pool, not in two arrays
+ * of LC_MAX_DIMS. lc_pth_found_tensor unpacks one. */
+typedef struct lc_pth_packed {
+    char           *name;
+    lc_pth_storage *st;
+    uint64_t        offset, at;   /* as in lc_pth_tensor */
+    size_t          dims;         /* index in the pool: ndim sizes, then ndim strides */
+    lc_dtype        dtype;
+    uint8_t         ndim;
+    bool            neg;
+} lc_pth_packed;
+
 /* Everything one file's pickle describes. */
 typedef struct lc_pth_found {
     lc_pth_storage **st;
     size_t           n_st, cap_st;
     uint32_t        *index;     /* open addressing over st by key: slot = i + 1 */
     size_t           index_cap; /* power of two or 0 */
-    lc_pth_tensor   *t;
+    lc_pth_packed   *t;
     size_t           n_t, cap_t;
+    uint64_t        *dims;      /* the tensors' sizes and strides */
+    size_t           n_dims, cap_dims;
     /* Set by the walk when the automatic choice left tensors out (msg and offset;
      * code stays LC_OK); pth_file.c adds the file and entry and tells the caller. */
     lc_error         note;
@@ -94,6 +110,8 @@ typedef struct lc_pth_found {
  * cannot read, LC_E_OVERFLOW past a budget or limit. */
 lc_code lc_pth_walk(const lc_pickle_val *root, uint64_t stored_bytes, const lc_pth_opts *o,
                     lc_pth_found *f, lc_model *m, lc_error *err);
+/* Tensor i of f (i < f->n_t), unpacked into *out (its name and storage borrowed). */
+void lc_pth_found_tensor(const lc_pth_found *f, size_t i, lc_pth_tensor *out);
 /* The storage with this key, or NULL. */
 lc_pth_storage *lc_pth_found_storage(const lc_pth_found *f, const char *key);
 /* Frees what f holds and empties it; f itself is the caller's. */

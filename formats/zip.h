@@ -93,8 +93,10 @@ const lc_zip_entry *lc_zip_find(const lc_zip *z, const char *name);
 const uint8_t *lc_zip_entry_view(const lc_zip *z, const lc_zip_entry *e);
 
 /* Reads the whole entry (inflating if needed) and compares its CRC-32 with the header.
- * LC_E_MALFORMED (offset = the central crc field) on a mismatch, or the reader's codes.
- * Costs one pass over the entry; allocates only the inflate state. A header CRC of 0 on
+ * LC_E_MALFORMED (offset = the central crc field, where = the entry) on a mismatch, or
+ * the reader's codes. Costs one pass over the entry (a stored one of an archive with a
+ * file is read with pread, not through the map); allocates only a buffer or the inflate
+ * state. Thread-safe. A header CRC of 0 on
  * an entry with data is not checked, here or by the streaming reader: torch.save writes
  * 0 when told not to compute it (serialization config save.compute_crc32 = False), and
  * torch.load reads those files. */

@@ -400,6 +400,14 @@ lc_code lc_infer_open(const lc_model *m, const lc_arch *a, const lc_hparams *hp_
     sizes_from_tensors(m, a, sp, &hp);
     if ((rc = check_hparams(&hp, err)) != LC_OK)
         goto done;
+    /* A declared count becomes an allocation only once it is proven: every layer has a
+     * tensor of its own (and every expert of a stack at least a share of one), so a model
+     * holds more tensors than layers. */
+    if (hp.block_count > lc_model_tensor_count(m)) {
+        rc = lc_fail(err, LC_E_MALFORMED, LC_NO_OFFSET, "hyperparameters: block_count %" PRIu32
+                     " but the model has %zu tensors", hp.block_count, lc_model_tensor_count(m));
+        goto done;
+    }
     if (!(c = lc_calloc(1, sizeof *c)) ||
         !(c->layers = lc_calloc(hp.block_count, sizeof *c->layers))) {
         rc = lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory for %" PRIu32 " layers",

@@ -79,18 +79,14 @@ static const char *get_str(const lc_model *m, const char *key) {
     return v && v->type == LC_VT_STRING ? v->str.ptr : NULL;
 }
 
-/* tokenizer.ggml.pre names llama.cpp maps to the splits we implement. */
+/* tokenizer.ggml.pre names llama.cpp maps to the splits we implement: llama.cpp's own
+ * list, generated from its source (scripts/gen_pre_names.py). */
 static const struct {
     const char *name;
     enum lc_tok_pre pre;
     bool ignore_merges, add_bos;
 } PRE_NAMES[] = {
-    { "default",   LC_PRE_DEFAULT, false, false },
-    { "llama-bpe", LC_PRE_LLAMA3,  true,  true  },
-    { "llama3",    LC_PRE_LLAMA3,  true,  true  },
-    { "llama-v3",  LC_PRE_LLAMA3,  true,  true  },
-    { "qwen2",     LC_PRE_QWEN2,   false, false },
-    { "gpt-2",     LC_PRE_GPT2,    false, false },
+#include "infer/tokenize_pre_names_impl.h"
 };
 
 /* Token texts llama.cpp treats as control tokens whatever their type (its end-of-turn,
@@ -155,6 +151,69 @@ static void fix_attrs(lc_tok *tok) {
     int32_t s = find_text(tok, "</s>");
     if (s >= 0 && find_text(tok, "<|tool_response>") >= 0)
         tok->attr[s] = LC_TA_NORMAL;
+}
+
+/* Whether s (a string value, maybe absent) holds any of the NULL-terminated needles
+ * (lower-case ASCII), s lower-cased first when `lower` (ASCII only, as std::tolower in
+ * the C locale). */
+static bool contains_any(const char *s, bool lower, const char *const *needles) {
+    if (!s)
+        return false;
+    for (; *needles; needles++)
+        for (const char *p = s; *p; p++) {
+            size_t k = 0;
+            while ((*needles)[k]) {
+                const char c = lower && p[k] >= 'A' && p[k] <= 'Z' ? (char)(p[k] - 'A' + 'a')
+                                                                   : p[k];
+                if (c != (*needles)[k])
+                    break;
+                k++;
+            }
+            if (!(*needles)[k])
+                return true;
+        }
+    return false;
+}
+
+/* The token attributes llama.cpp sets by name, not from the file (llama_vocab::impl::load,
+ * "Handle per token attributes"); one branch only, the first that applies:
+ *   1. tokenizer.ggml.pre holding jina-v2-de/-es/-code, or general.architecture holding
+ *      nomic-bert-moe or jina-bert-v3: "<mask>" (when present) LSTRIP;
+ *   2. general.name, lower-cased, holding "phi-3" or "phi3": every special token (control,
+ *      user-defined, unknown) and "</s>" RSTRIP, then "<unk>", "<s>" and
+ *      "<|endoftext|>" not; llama.cpp looks these four up with map::at, so a vocabulary
+ *      without one of them does not load there, and is refused here;
+ *   3. general.name holding "modern-bert": "[MASK]" (when present) LSTRIP. */
+static lc_code name_attrs(lc_tok *tok, const lc_model *m, lc_error *err) {
+    const char *name = get_str(m, "general.name"), *pre = get_str(m, "tokenizer.ggml.pre");
+    const char *arch = get_str(m, "general.architecture");
+    static const char *const JINA_PRE[] = { "jina-v2-de", "jina-v2-es", "jina-v2-code", NULL };
+    static const char *const JINA_ARCH[] = { "nomic-bert-moe", "jina-bert-v3", NULL };
+    static const char *const PHI3[] = { "phi-3", "phi3", NULL };
+    static const char *const MODERN[] = { "modern-bert", NULL };
+    if (contains_any(pre, false, JINA_PRE) || contains_any(arch, false, JINA_ARCH)) {
+        const int32_t id = find_text(tok, "<mask>");
+        if (id >= 0)
+            tok->attr[id] |= LC_TA_LSTRIP;
+    } else if (contains_any(name, true, PHI3)) {
+        static const char *const NEED[] = { "</s>", "<unk>", "<s>", "<|endoftext|>" };
+        for (size_t i = 0; i < sizeof NEED / sizeof *NEED; i++)
+            if (find_text(tok, NEED[i]) < 0)
+                return lc_fail(err, LC_E_UNSUPPORTED, LC_NO_OFFSET, "a phi-3 vocabulary "
+                               "(by general.name) without the token %s: llama.cpp cannot load "
+                               "it", NEED[i]);
+        for (uint32_t i = 0; i < tok->n_vocab; i++)
+            if (tok->attr[i] & (LC_TA_CONTROL | LC_TA_USER_DEFINED | LC_TA_UNKNOWN))
+                tok->attr[i] |= LC_TA_RSTRIP;
+        tok->attr[find_text(tok, "</s>")] |= LC_TA_RSTRIP;
+        for (size_t i = 1; i < sizeof NEED / sizeof *NEED; i++)
+            tok->attr[find_text(tok, NEED[i])] &= (uint8_t)~LC_TA_RSTRIP;
+    } else if (contains_any(name, true, MODERN)) {
+        const int32_t id = find_text(tok, "[MASK]");
+        if (id >= 0)
+            tok->attr[id] |= LC_TA_LSTRIP;
+    }
+    return LC_OK;
 }
 
 /* Longest text first; equal lengths by id, so the order never depends on a sort. */
@@ -300,8 +359,9 @@ lc_code lc_tok_open(const lc_model *m, lc_tok **out, lc_error *err) {
             i++;
         if (i == n) {
             rc = lc_fail(err, LC_E_UNSUPPORTED, LC_NO_OFFSET,
-                         "pre-tokenizer \"%.60s\" is not implemented (we tokenize \"llama-bpe\", "
-                         "\"qwen2\", \"gpt-2\" and \"default\")", pre);
+                         "pre-tokenizer \"%.60s\" is not implemented (we tokenize every name "
+                         "llama.cpp splits as llama-bpe, qwen2, qwen35, gpt-2, starcoder, falcon "
+                         "or default do: %zu names)", pre, sizeof PRE_NAMES / sizeof *PRE_NAMES);
             lc_err_context(err, NULL, "tokenizer.ggml.pre");
             goto done;
         }
@@ -339,6 +399,8 @@ lc_code lc_tok_open(const lc_model *m, lc_tok **out, lc_error *err) {
         goto done;
     }
     fix_attrs(tok);
+    if ((rc = name_attrs(tok, m, err)) != LC_OK)
+        goto done;
     size_t n_special = 0;
     for (uint32_t i = 0; i < tok->n_vocab; i++)
         n_special += (tok->attr[i] & (LC_TA_CONTROL | LC_TA_USER_DEFINED | LC_TA_UNKNOWN)) != 0;
@@ -428,8 +490,12 @@ static size_t find(const char *hay, size_t from, size_t to, const lc_tok_str *ne
     return SIZE_MAX;
 }
 
+/* isspace in the C locale, as llama.cpp strips with it. */
+static bool is_c_space(char c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
+
 /* llama.cpp's tokenizer_st_partition: each special token in turn (longest first) is cut
- * out of every raw fragment wherever it occurs, leftmost first. */
+ * out of every raw fragment wherever it occurs, leftmost first; the whitespace beside it
+ * goes too when the token is LSTRIP or RSTRIP (name_attrs). */
 static lc_code partition(const lc_tok *tok, const char *text, size_t len, bool parse_special,
                          frags *out, lc_error *err) {
     frags cur = { 0 }, next = { 0 };
@@ -450,11 +516,18 @@ static lc_code partition(const lc_tok *tok, const char *text, size_t len, bool p
             }
             size_t pos = f.off, end = f.off + f.len, at;
             while (rc == LC_OK && (at = find(text, pos, end, t)) != SIZE_MAX) {
-                if (at > pos)
-                    rc = frag_push(&next, (frag){ -1, pos, at - pos }, err);
+                size_t left = at;
+                if (tok->attr[id] & LC_TA_LSTRIP)      /* the spaces before it dropped */
+                    while (left > pos && is_c_space(text[left - 1]))
+                        left--;
+                if (left > pos)
+                    rc = frag_push(&next, (frag){ -1, pos, left - pos }, err);
                 if (rc == LC_OK)
                     rc = frag_push(&next, (frag){ id, 0, 0 }, err);
                 pos = at + t->len;
+                if (tok->attr[id] & LC_TA_RSTRIP)      /* and the spaces after it */
+                    while (pos < end && is_c_space(text[pos]))
+                        pos++;
             }
             if (rc == LC_OK && pos < end)
                 rc = frag_push(&next, (frag){ -1, pos, end - pos }, err);

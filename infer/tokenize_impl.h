@@ -47,10 +47,17 @@ void    lc_tok_index_free(lc_tok_index *ix);
 enum {
     LC_TA_UNKNOWN = 1 << 0, LC_TA_UNUSED = 1 << 1, LC_TA_NORMAL = 1 << 2,
     LC_TA_CONTROL = 1 << 3, LC_TA_USER_DEFINED = 1 << 4, LC_TA_BYTE = 1 << 5,
+    /* Set by model name (tokenize.c, name_attrs), not read from the file: the space
+     * before (LSTRIP) or after (RSTRIP) a special token in the text is dropped. */
+    LC_TA_LSTRIP = 1 << 6, LC_TA_RSTRIP = 1 << 7,
 };
 
 enum lc_tok_kind { LC_TOK_SPM, LC_TOK_BPE };
-enum lc_tok_pre { LC_PRE_DEFAULT, LC_PRE_LLAMA3, LC_PRE_QWEN2, LC_PRE_GPT2 };
+/* The splits, by the llama.cpp pre type that owns each (STARCODER: every \p{N} code point
+ * alone, then GPT-2's; refact and command-r split so too. FALCON: the default chain with
+ * '`' among the punctuation and no \p{N}+ step). */
+enum lc_tok_pre { LC_PRE_DEFAULT, LC_PRE_LLAMA3, LC_PRE_QWEN2, LC_PRE_GPT2, LC_PRE_STARCODER,
+                  LC_PRE_FALCON, LC_PRE_QWEN35 };
 
 struct lc_tok {
     enum lc_tok_kind kind;

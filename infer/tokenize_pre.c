@@ -13,12 +13,16 @@
  *              byte per class; every code point matches one alternative there, so the
  *              result is the llama-bpe walk with one-digit numbers (checked against
  *              llama.cpp on the test strings).
+ *   qwen35     qwen2's with [\p{L}\p{M}]+ for \p{L}+, and marks out of the punctuation
+ *              runs (the same walk, checked against llama.cpp's test vocabulary).
  *   gpt-2      's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)
  *              (unicode_regex_split_custom_gpt2: case-sensitive contractions, and a
  *              code point nothing matches is a piece of its own).
  *   default    four splits in turn, each over the pieces of the one before:
  *              [\p{P}$+<=>^~|]+  then the gpt-2 split  then \p{N}+  then [0-9]{3};
  *              the regex ones keep what lies between matches as pieces too.
+ *   starcoder  \p{N} (each number code point alone) then the gpt-2 split.
+ *   falcon     [\p{P}$+<=>^~|`]+  then the gpt-2 split  then [0-9]{3}.
  *
  * "Outside the piece" reads as class 0 and code point OUT, as in llama.cpp's lambdas:
  * look-ahead never crosses a piece boundary. */
@@ -74,7 +78,9 @@ static size_t contraction(const span *s, size_t pos, bool any_case) {
 }
 
 /* llama-bpe (max_digits 3) and qwen2 (1). */
-static void split_llama3(span *s, size_t max_digits) {
+/* `letter`: the classes of the letter runs (qwen35 counts marks in: [\p{L}\p{M}]+, and
+ * keeps them out of the punctuation runs). */
+static void split_llama3(span *s, size_t max_digits, uint16_t letter) {
     for (size_t pos = s->ini; pos < s->end && s->rc == LC_OK;) {
         const uint32_t cpt = cp_at(s, pos);
         const uint16_t f = fl_at(s, pos);
@@ -86,9 +92,9 @@ static void split_llama3(span *s, size_t max_digits) {
         }
         /* [^\r\n\p{L}\p{N}]?\p{L}+ */
         if (!(cpt == '\r' || cpt == '\n' || (f & LC_UC_NUMBER)) &&
-            ((f & LC_UC_LETTER) || (fl_at(s, pos + 1) & LC_UC_LETTER))) {
+            ((f & letter) || (fl_at(s, pos + 1) & letter))) {
             pos++;
-            while (fl_at(s, pos) & LC_UC_LETTER)
+            while (fl_at(s, pos) & letter)
                 pos++;
             emit(s, pos);
             continue;
@@ -108,9 +114,9 @@ static void split_llama3(span *s, size_t max_digits) {
         /* ' '?[^\s\p{L}\p{N}]+[\r\n]*: the test reads the space's own class (f), the
          * loop the next one's, as llama.cpp's does. */
         uint16_t f2 = cpt == ' ' ? fl_at(s, pos + 1) : f;
-        if (!(f2 & (WS | LC_UC_LETTER | LC_UC_NUMBER)) && f) {
+        if (!(f2 & (WS | letter | LC_UC_NUMBER)) && f) {
             pos += cpt == ' ';
-            while (!(f2 & (WS | LC_UC_LETTER | LC_UC_NUMBER)) && f2)
+            while (!(f2 & (WS | letter | LC_UC_NUMBER)) && f2)
                 f2 = fl_at(s, ++pos);
             for (uint32_t c2 = cp_at(s, pos); c2 == '\r' || c2 == '\n'; c2 = cp_at(s, ++pos)) {
             }
@@ -196,6 +202,10 @@ static bool is_p_or_sym(uint32_t cp) {   /* [\p{P}\$\+<=>\^~\|] */
     return !(f & WS) && (f & LC_UC_PUNCT);
 }
 
+static bool is_p_sym_bt(uint32_t cp) {  /* [\p{P}\$\+<=>\^~\|`]: falcon's */
+    return cp == '`' || is_p_or_sym(cp);
+}
+
 static bool is_num(uint32_t cp) {        /* \p{N} */
     if (cp < 128)
         return cp >= '0' && cp <= '9';
@@ -216,6 +226,16 @@ static void split_runs(span *s, bool (*in)(uint32_t)) {
     }
 }
 
+/* CLASS (one code point) as a std::regex split: each one alone, and the runs between. */
+static void split_each(span *s, bool (*in)(uint32_t)) {
+    for (size_t pos = s->ini; pos < s->end && s->rc == LC_OK; pos++)
+        if (in(s->cpts[pos])) {
+            emit(s, pos);
+            emit(s, pos + 1);
+        }
+    emit(s, s->end);
+}
+
 /* [0-9][0-9][0-9]: leftmost triples, and what lies between them. */
 static void split_triples(span *s) {
     size_t pos = s->ini;
@@ -231,7 +251,8 @@ static void split_triples(span *s) {
     emit(s, s->end);
 }
 
-enum step { STEP_LLAMA3, STEP_QWEN2, STEP_GPT2, STEP_PUNCT, STEP_NUM, STEP_TRIPLES };
+enum step { STEP_LLAMA3, STEP_QWEN2, STEP_GPT2, STEP_PUNCT, STEP_NUM, STEP_TRIPLES,
+            STEP_NUM_EACH, STEP_PUNCT_BT, STEP_QWEN35 };
 
 /* Runs one split over every piece of IN (lengths), appending to OUT. */
 static lc_code run_step(enum step st, const uint32_t *cpts, const lc_tok_ids *in,
@@ -240,12 +261,15 @@ static lc_code run_step(enum step st, const uint32_t *cpts, const lc_tok_ids *in
     for (size_t i = 0; i < in->n; i++) {
         span s = { cpts, at, at + (size_t)in->v[i], at, out, err, LC_OK };
         switch (st) {
-        case STEP_LLAMA3:  split_llama3(&s, 3); break;
-        case STEP_QWEN2:   split_llama3(&s, 1); break;
+        case STEP_LLAMA3:  split_llama3(&s, 3, LC_UC_LETTER); break;
+        case STEP_QWEN2:   split_llama3(&s, 1, LC_UC_LETTER); break;
+        case STEP_QWEN35:  split_llama3(&s, 1, LC_UC_LETTER | LC_UC_MARK); break;
         case STEP_GPT2:    split_gpt2(&s); break;
         case STEP_PUNCT:   split_runs(&s, is_p_or_sym); break;
         case STEP_NUM:     split_runs(&s, is_num); break;
         case STEP_TRIPLES: split_triples(&s); break;
+        case STEP_NUM_EACH: split_each(&s, is_num); break;
+        case STEP_PUNCT_BT: split_runs(&s, is_p_sym_bt); break;
         }
         if (s.rc != LC_OK)
             return s.rc;
@@ -257,7 +281,9 @@ static lc_code run_step(enum step st, const uint32_t *cpts, const lc_tok_ids *in
 lc_code lc_tok_pre_split(enum lc_tok_pre pre, const uint32_t *cpts, size_t n,
                          lc_tok_ids *out, lc_error *err) {
     static const enum step LLAMA3[] = { STEP_LLAMA3 }, QWEN2[] = { STEP_QWEN2 },
-                           GPT2[] = { STEP_GPT2 },
+                           GPT2[] = { STEP_GPT2 }, STARCODER[] = { STEP_NUM_EACH, STEP_GPT2 },
+                           FALCON[] = { STEP_PUNCT_BT, STEP_GPT2, STEP_TRIPLES },
+                           QWEN35[] = { STEP_QWEN35 },
                            DEFAULT[] = { STEP_PUNCT, STEP_GPT2, STEP_NUM, STEP_TRIPLES };
     const enum step *steps = DEFAULT;
     size_t n_steps = 4;
@@ -265,6 +291,9 @@ lc_code lc_tok_pre_split(enum lc_tok_pre pre, const uint32_t *cpts, size_t n,
     case LC_PRE_LLAMA3:  steps = LLAMA3; n_steps = 1; break;
     case LC_PRE_QWEN2:   steps = QWEN2;  n_steps = 1; break;
     case LC_PRE_GPT2:    steps = GPT2;   n_steps = 1; break;
+    case LC_PRE_STARCODER: steps = STARCODER; n_steps = 2; break;
+    case LC_PRE_FALCON:  steps = FALCON; n_steps = 3; break;
+    case LC_PRE_QWEN35:  steps = QWEN35; n_steps = 1; break;
     case LC_PRE_DEFAULT: break;
     }
     lc_tok_ids a = { 0 }, b = { 0 };

@@ -19,6 +19,7 @@
 #include "hf/hf.h"
 #include "jobs/gguf_quantize_impl.h"
 #include "libconvert/alloc.h"
+#include "libconvert/regex.h"
 
 const lc_ftype *lc_job_quantize_type(const char *arg) {
     const lc_ftype *f = lc_ftype_by_name(arg);
@@ -113,6 +114,10 @@ lc_code lc_job_gguf_quantize_check(const lc_job_quantize_opts *o, lc_error *err)
     for (size_t i = 0; i < o->n_tensor_types; i++) {
         lc_mix_pattern p;
         LC_TRY(parse_tensor_type(o->tensor_types[i], &p, NULL, err));
+        lc_re *re;             /* a pattern the plan would refuse is a usage error */
+        LC_TRY(lc_mix_pattern_compile(o->tensor_types[i], (size_t)(strchr(o->tensor_types[i],
+                                      '=') - o->tensor_types[i]), &re, err));
+        lc_re_free(re);
     }
     for (size_t i = 0; i < o->n_overrides; i++) {
         char key[128];

@@ -24,9 +24,10 @@
  *  - An explicit type a tensor's rows cannot hold (--output-tensor-type,
  *    --token-embedding-type, --tensor-type) is refused; llama-quantize falls back for a
  *    pattern and aborts mid-file for the others.
- *  - --tensor-type patterns are POSIX extended regular expressions (\d accepted), not
- *    ECMAScript; --override-kv int/float values must be whole numbers (no atol/atof
- *    leniency).
+ *  - --tensor-type patterns are llama-quantize's ECMAScript patterns without
+ *    back-references and lookaround (libconvert/regex.h: linear-time matching, at most
+ *    LC_RE_MAX_STATES NFA states); --override-kv int/float values must be whole numbers
+ *    (no atol/atof leniency).
  *  - Every error is found before OUT is created when it can be (types, requantizing, row
  *    lengths, importance matrices); OUT appears atomically or not at all.
  *  - --keep-split strips a trailing ".gguf" from OUT (llama-quantize strips the last

@@ -18,6 +18,7 @@
 #include "jobs/gguf_quantize_impl.h"
 #include "libconvert/alloc.h"
 #include "libconvert/convert.h"
+#include "libconvert/escape.h"
 #include "libconvert/json.h"
 #include "libconvert/view.h"
 #include "quant/device.h"
@@ -218,13 +219,23 @@ static void part_totals(const job *j, uint32_t k, size_t *tensors, uint64_t *byt
         }
 }
 
+/* A tensor name or path as the terminal may show it (libconvert/escape.h): a name is the
+ * file author's bytes, and ESC, CR or U+202E in it would act on the terminal. A name
+ * whose escaped form exceeds the buffer is cut there; --json has it whole. */
+typedef struct { char s[1024]; } shown;
+static shown show(const char *s) {
+    shown o;
+    lc_escape(o.s, sizeof o.s, s, strlen(s));
+    return o;
+}
+
 static void print_plan(const job *j, FILE *f) {
     for (uint32_t k = 0; j->part_paths && k < j->n_parts; k++) {
         size_t tensors;
         uint64_t bytes;
         part_totals(j, k, &tensors, &bytes);
         fprintf(f, "part %" PRIu32 "/%" PRIu32 ": %s: %zu tensors, %.3f MiB of tensor data\n",
-                k + 1, j->n_parts, j->part_paths[k], tensors, mib(bytes));
+                k + 1, j->n_parts, show(j->part_paths[k]).s, tensors, mib(bytes));
     }
     for (size_t i = 0; i < j->n_rows; i++) {
         const qj_row *r = &j->rows[i];
@@ -233,7 +244,7 @@ static void print_plan(const job *j, FILE *f) {
         if (r->c.type != r->c.wanted)
             snprintf(fb, sizeof fb, " (%s does not fit its rows)", lc_dtype_name(r->c.wanted));
         fprintf(f, "[%4zu/%4zu] %-40s %-16s %-5s -> %-5s %-6s %10.3f MiB -> %10.3f MiB%s\n",
-                i + 1, j->n_rows, r->in->name, shape, lc_dtype_name(r->in->dtype),
+                i + 1, j->n_rows, show(r->in->name).s, shape, lc_dtype_name(r->in->dtype),
                 lc_dtype_name(r->c.type), why_name(&r->c, r->in->dtype), mib(r->in->nbytes),
                 mib(r->out->nbytes), fb);
     }
@@ -244,11 +255,11 @@ static lc_code put_json(const job *j, const char *out, double secs, FILE *f, lc_
     const lc_job_quantize_opts *o = j->o;
     lc_code rc = lc_json_put(&b, "{\"in\":", 6, err);
     if (rc == LC_OK)
-        rc = lc_json_put_string(&b, o->in, strlen(o->in), err);
+        rc = lc_json_put_display(&b, o->in, strlen(o->in), err);
     if (rc == LC_OK)
         rc = lc_json_put(&b, ",\"out\":", 7, err);
     if (rc == LC_OK)
-        rc = lc_json_put_string(&b, out, strlen(out), err);
+        rc = lc_json_put_display(&b, out, strlen(out), err);
     if (rc == LC_OK && j->split && j->split->count > 1)
         rc = lc_json_printf(&b, err, ",\"in_parts\":%" PRIu32, j->split->count);
     for (uint32_t k = 0; rc == LC_OK && j->part_paths && k < j->n_parts; k++) {
@@ -258,7 +269,7 @@ static lc_code put_json(const job *j, const char *out, double secs, FILE *f, lc_
         const char *open = k ? ",{\"path\":" : ",\"parts\":[{\"path\":";
         rc = lc_json_put(&b, open, strlen(open), err);
         if (rc == LC_OK)
-            rc = lc_json_put_string(&b, j->part_paths[k], strlen(j->part_paths[k]), err);
+            rc = lc_json_put_display(&b, j->part_paths[k], strlen(j->part_paths[k]), err);
         if (rc == LC_OK)
             rc = lc_json_printf(&b, err, ",\"tensors\":%zu,\"bytes_out\":%" PRIu64 "}%s",
                                 tensors, bytes, k + 1 == j->n_parts ? "]" : "");
@@ -271,7 +282,7 @@ static lc_code put_json(const job *j, const char *out, double secs, FILE *f, lc_
         const qj_row *r = &j->rows[i];
         rc = lc_json_put(&b, i ? ",{\"name\":" : "{\"name\":", i ? 9 : 8, err);
         if (rc == LC_OK)
-            rc = lc_json_put_string(&b, r->in->name, strlen(r->in->name), err);
+            rc = lc_json_put_display(&b, r->in->name, strlen(r->in->name), err);
         if (rc == LC_OK)
             rc = lc_json_put(&b, ",\"shape\":[", 10, err);
         for (uint32_t d = 0; rc == LC_OK && d < r->out->ndim; d++)
@@ -317,7 +328,7 @@ lc_code lc_job_quantize_report(const job *j, const char *out, lc_error *err) {
         const uint32_t files = only || !j->part_paths ? 1 : j->n_parts;
         fprintf(f, "%s %s", o->dry_run ? "would write" : j->kept == files ? "kept (already "
                 "there)" : "wrote",
-                j->part_paths ? j->part_paths[only ? only - 1 : 0] : out);
+                show(j->part_paths ? j->part_paths[only ? only - 1 : 0] : out).s);
         if (only) {
             size_t tensors;
             uint64_t bytes;

@@ -26,7 +26,8 @@ static lc_code flush(lc_json_buf *b, FILE *f, lc_error *err) {
 }
 
 static lc_code jstr(lc_json_buf *b, const char *s, lc_error *err) {
-    return s ? lc_json_put_string(b, s, strlen(s), err) : lc_json_printf(b, err, "null");
+    /* The display form: C1 and bidi controls as \\u escapes (the same string to a parser). */
+    return s ? lc_json_put_display(b, s, strlen(s), err) : lc_json_printf(b, err, "null");
 }
 
 static lc_code jkey_num(lc_json_buf *b, const char *k, double v, lc_error *err) {

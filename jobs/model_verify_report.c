@@ -17,19 +17,29 @@
 #include <string.h>
 
 #include "libconvert/alloc.h"
+#include "libconvert/escape.h"
 #include "libconvert/outfile.h"
 
 #define BAR_TENSORS 400     /* tensors drawn (the failing ones first); the rest counted */
 
-/* HTML text: the five special characters escaped, control bytes dropped. */
+/* HTML text: the five special characters as entities, and what libconvert/escape.c
+ * escapes (controls, C1, bidi controls, bytes that are not UTF-8) as its escapes. */
 static lc_code esc(lc_json_buf *b, const char *s, lc_error *err) {
-    for (; *s; s++) {
-        const char *e = *s == '<' ? "&lt;" : *s == '>' ? "&gt;" : *s == '&' ? "&amp;"
-                      : *s == '"' ? "&quot;" : *s == '\'' ? "&#39;" : NULL;
+    const uint8_t *u = (const uint8_t *)s;
+    const size_t n = strlen(s);
+    for (size_t i = 0; i < n;) {
+        const char c = s[i];
+        const char *e = c == '<' ? "&lt;" : c == '>' ? "&gt;" : c == '&' ? "&amp;"
+                      : c == '"' ? "&quot;" : c == '\'' ? "&#39;" : NULL;
+        char x[8];
+        size_t step = 1, k = 0;
         if (e)
             LC_TRY(lc_json_put(b, e, strlen(e), err));
-        else if ((unsigned char)*s >= 0x20 && *s != 0x7f)
-            LC_TRY(lc_json_put(b, s, 1, err));
+        else if ((k = lc_escape_one(u + i, n - i, false, &step, x)) != 0)
+            LC_TRY(lc_json_put(b, x, k, err));
+        else
+            LC_TRY(lc_json_put(b, s + i, step, err));
+        i += step;
     }
     return LC_OK;
 }

@@ -1,9 +1,10 @@
 /* jobs/model_verify_text.c: the text report, for people: both sides, the metadata
  * differences, the tensors worst first (every failing one, then the worst of the rest),
  * the logits figures, the layers and the verdict with its reasons. Names and values from
- * the files are escaped (control bytes, quotes, invalid UTF-8), so a hostile name cannot
- * forge a line of the report. */
+ * the files are escaped (libconvert/escape.c's rule, and quotes), so a hostile name cannot
+ * forge a line of the report or act on the terminal. */
 #include "jobs/model_verify_impl.h"
+#include "libconvert/escape.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -15,28 +16,32 @@
 
 /* ---- helpers ---- */
 
-/* Writes s[0..len) into buf with control bytes, quotes, backslashes and bytes past the
- * valid UTF-8 as escapes, "..." when cut; returns the length written. */
+/* Writes s[0..len) into buf by libconvert/escape.c's rule (C0 and C1 controls, DEL, bidi
+ * controls, bytes that are not UTF-8), with quotes and backslashes escaped too, as the
+ * quoted form needs; "..." when cut. Returns the length written. */
 static size_t escape(const char *s, size_t len, char *buf, size_t cap) {
+    const uint8_t *u = (const uint8_t *)s;
     size_t o = 0;
-    const size_t valid = lc_json_utf8_valid_prefix((const uint8_t *)s, len);
-    for (size_t i = 0; i < len; i++) {
-        const unsigned char c = (unsigned char)s[i];
+    for (size_t i = 0; i < len;) {
         char e[8];
-        size_t k;
-        if (c < 0x20 || c == 0x7f || c == '"' || c == '\\' || (c >= 0x80 && i >= valid)) {
-            k = (size_t)snprintf(e, sizeof e, c == '"' || c == '\\' ? "\\%c" : "\\x%02x", c);
-        } else {
-            e[0] = (char)c;
-            k = 1;
+        size_t step = 1, k = 0;
+        const char *from = e;
+        if (u[i] == '"' || u[i] == '\\') {
+            e[0] = '\\';
+            e[1] = (char)u[i];
+            k = 2;
+        } else if ((k = lc_escape_one(u + i, len - i, false, &step, e)) == 0) {
+            from = s + i;
+            k = step;
         }
         if (o + k + 4 > cap) {
             memcpy(buf + o, "...", 3);
             o += 3;
             break;
         }
-        memcpy(buf + o, e, k);
+        memcpy(buf + o, from, k);
         o += k;
+        i += step;
     }
     buf[o] = '\0';
     return o;
@@ -63,8 +68,24 @@ void lc_vf_quote(const char *s, size_t len, char *buf, size_t cap) {
     buf[o + 1] = '\0';
 }
 
+/* Writes the report's lines. The names in them are escaped already; the notes and
+ * reasons may quote a file's text (a tokenizer's error, a key), so every line goes
+ * through libconvert/escape.c's rule once more here, newlines kept: nothing a file holds
+ * reaches the terminal raw, whatever field it came in by. Escaped text passes unchanged. */
 static lc_code flush(lc_json_buf *b, FILE *f, lc_error *err) {
-    if (b->len && fwrite(b->data, 1, b->len, f) != b->len)
+    const uint8_t *u = (const uint8_t *)b->data;
+    size_t run = 0; /* start of the bytes not yet written, all safe */
+    bool ok = true;
+    for (size_t i = 0; ok && i < b->len;) {
+        char e[8];
+        size_t step = 1, k = u[i] == '\n' ? 0 : lc_escape_one(u + i, b->len - i, false, &step, e);
+        if (k) {
+            ok = fwrite(b->data + run, 1, i - run, f) == i - run && fwrite(e, 1, k, f) == k;
+            run = i + step;
+        }
+        i += step;
+    }
+    if (!ok || fwrite(b->data + run, 1, b->len - run, f) != b->len - run)
         return lc_fail(err, LC_E_IO, LC_NO_OFFSET, "cannot write the report: %s",
                        strerror(errno));
     b->len = 0;

@@ -248,6 +248,29 @@ lc_code lc_model_set_meta_str(lc_model *m, const char *key, const char *s, lc_er
     return lc_model_set_meta(m, key, &v, err);
 }
 
+lc_code lc_model_rename_meta(lc_model *m, size_t i, const char *key, lc_error *err) {
+    if (find_kv(m, key, (uint32_t)lc_hash_str(key))) {
+        lc_fail(err, LC_E_MALFORMED, LC_NO_OFFSET, "duplicate metadata key");
+        lc_err_context(err, NULL, key);
+        return LC_E_MALFORMED;
+    }
+    char *k = lc_strdup(key);
+    if (!k)
+        return lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory renaming metadata");
+    lc_free(m->meta[i].key);
+    m->meta[i].key = k;
+    /* The index is rebuilt rather than edited: a rename is rare, and linear probing has
+     * no simple delete. */
+    memset(m->meta_index.slot, 0, m->meta_index.cap * sizeof *m->meta_index.slot);
+    for (size_t j = 0; j < m->n_meta; j++) {
+        const uint32_t h = (uint32_t)lc_hash_str(m->meta[j].key);
+        bool found;
+        const size_t s = index_find(m, &m->meta_index, meta_key, m->meta[j].key, h, &found);
+        m->meta_index.slot[s] = slot_make(h, j);
+    }
+    return LC_OK;
+}
+
 size_t lc_model_meta_count(const lc_model *m) { return m->n_meta; }
 
 void lc_model_take_meta(lc_model *m, size_t i, lc_value *out) {

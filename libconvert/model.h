@@ -56,6 +56,9 @@ const lc_value *lc_model_find_meta(const lc_model *m, const char *key);
  * its key and a U8 zero: for a model being consumed into another, so that a large
  * array is not copied. */
 void lc_model_take_meta(lc_model *m, size_t i, lc_value *out);
+/* Renames entry i (i < lc_model_meta_count) to KEY, keeping its place and value.
+ * LC_E_MALFORMED (where = KEY) when another entry has that key, LC_E_NOMEM. */
+lc_code lc_model_rename_meta(lc_model *m, size_t i, const char *key, lc_error *err);
 /* Convenience: a string value for KEY. */
 lc_code lc_model_set_meta_str(lc_model *m, const char *key, const char *s, lc_error *err);
 

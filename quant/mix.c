@@ -5,13 +5,13 @@
  * libconvert takes none, so every "has_imatrix" test in llama.cpp is false here. */
 #include "quant/mix.h"
 
-#include <regex.h>
 #include <ctype.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "libconvert/alloc.h"
+#include "libconvert/regex.h"
 #include "quant/quant.h"
 
 /* llama.h's enum llama_ftype; quant/ftype.c holds the names, tests/unit/test_mix.c
@@ -224,7 +224,7 @@ static const struct { const char *arch; uint32_t n_layer; bool needs_gqa; } TYPE
 struct lc_mix {
     lc_mix_opts o;
     lc_mix_model mm;
-    regex_t *re;            /* o.n_patterns compiled patterns */
+    lc_re **re;             /* o.n_patterns compiled patterns (libconvert/regex.h) */
     size_t n_re;
     bool tied;              /* no output.weight: token_embd.weight is the output too */
     bool falcon, is_70b;
@@ -483,9 +483,12 @@ lc_code lc_mix_pick(lc_mix *m, const lc_tensor *t, lc_mix_choice *c, lc_error *e
     } else if (m->o.output_type != LC_DT_INVALID && p.c == CAT_OUTPUT) {
         want = m->o.output_type, asked = "--output-tensor-type";
     } else if (lc_dtype_is_quant(m->o.base)) {
-        for (size_t k = 0; k < m->n_re && !asked; k++)
-            if (regexec(&m->re[k], t->name, 0, NULL, 0) == 0)
+        for (size_t k = 0; k < m->n_re && !asked; k++) {
+            bool hit;
+            LC_TRY(lc_re_search(m->re[k], t->name, strlen(t->name), &hit, err));
+            if (hit)
                 want = m->o.patterns[k].type, asked = "--tensor-type";
+        }
         const group g = group_of(p.c, m->tied);
         if (!asked && !m->o.pure && g == G_OUTPUT && m->o.output_type != LC_DT_INVALID) {
             want = m->o.output_type, asked = "--output-tensor-type";   /* tied embedding */
@@ -532,38 +535,29 @@ lc_code lc_mix_pick(lc_mix *m, const lc_tensor *t, lc_mix_choice *c, lc_error *e
 
 /* ---- the plan ---- */
 
-/* A pattern for regcomp: lower-cased as llama-quantize does (all of it, escapes too),
- * then `\d` spelled [0-9]. */
-static char *pattern_text(const char *s) {
-    const size_t n = strlen(s);
-    char *out = lc_malloc(n * 3 + 1);       /* "\d" (2 bytes) -> "[0-9]" (5) */
-    if (!out)
-        return NULL;
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++) {
-        const char ch = (char)tolower((unsigned char)s[i]);
-        if (ch == '\\' && i + 1 < n) {
-            const char next = (char)tolower((unsigned char)s[++i]);
-            if (next == 'd') {
-                memcpy(out + k, "[0-9]", 5);
-                k += 5;
-            } else {
-                out[k++] = ch;
-                out[k++] = next;
-            }
-        } else {
-            out[k++] = ch;
-        }
-    }
-    out[k] = '\0';
-    return out;
+lc_code lc_mix_pattern_compile(const char *p, size_t n, lc_re **out, lc_error *err) {
+    *out = NULL;
+    char *text = lc_malloc(n + 1);
+    if (!text)
+        return lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory");
+    /* All of it, escapes too ("\\D" becomes "\\d"), as llama-quantize's parse_tensor_type
+     * does before std::regex sees it. */
+    for (size_t i = 0; i < n; i++)
+        text[i] = (char)tolower((unsigned char)p[i]);
+    lc_error why = { 0 };
+    const lc_code rc = lc_re_compile(text, n, out, &why);
+    lc_free(text);
+    if (rc != LC_OK)
+        return lc_fail(err, rc, LC_NO_OFFSET, "--tensor-type pattern '%.*s%s': %s",
+                       n > 80 ? 80 : (int)n, p, n > 80 ? "..." : "", why.msg);
+    return LC_OK;
 }
 
 void lc_mix_free(lc_mix *m) {
     if (!m)
         return;
     for (size_t i = 0; i < m->n_re; i++)
-        regfree(&m->re[i]);
+        lc_re_free(m->re[i]);
     lc_free(m->re);
     lc_free(m);
 }
@@ -582,14 +576,11 @@ lc_code lc_mix_new(const lc_mix_opts *o, const lc_mix_model *mm, const char *con
     m->o = *o;
     m->mm = *mm;
     for (size_t i = 0; i < o->n_patterns; i++) {
-        char *text = pattern_text(o->patterns[i].pattern);
-        const int rc = text ? regcomp(&m->re[i], text, REG_EXTENDED | REG_NOSUB) : -1;
-        lc_free(text);
-        if (rc != 0) {
+        const char *pat = o->patterns[i].pattern;
+        const lc_code rc = lc_mix_pattern_compile(pat, strlen(pat), &m->re[i], err);
+        if (rc != LC_OK) {
             lc_mix_free(m);
-            return lc_fail(err, rc < 0 ? LC_E_NOMEM : LC_E_ARG, LC_NO_OFFSET,
-                           "--tensor-type pattern '%.80s' is not a regular expression",
-                           o->patterns[i].pattern);
+            return rc;
         }
         m->n_re++;
     }

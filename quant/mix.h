@@ -21,8 +21,10 @@
  *  - A type asked for explicitly (output_type, token_embd_type, a pattern) that a
  *    tensor's rows cannot hold is refused (LC_E_ARG naming the tensor): llama-quantize
  *    falls back silently for a pattern and aborts for the two options.
- *  - Patterns are POSIX extended regular expressions (llama-quantize: C++ std::regex,
- *    ECMAScript); `\d` is accepted for [0-9]. Both search anywhere in the name. */
+ *  - Patterns are llama-quantize's ECMAScript language without back-references and
+ *    lookaround, matched in time linear in the name (libconvert/regex.h); both search
+ *    anywhere in the name.
+ */
 #ifndef LC_QUANT_MIX_H
 #define LC_QUANT_MIX_H
 
@@ -82,9 +84,17 @@ typedef struct lc_mix_choice {
 
 typedef struct lc_mix lc_mix;
 
+/* Compiles a --tensor-type PATTERN (p[0..n)) as the plan does: lower-cased, as
+ * llama-quantize does, then libconvert/regex.h's language. LC_E_ARG or LC_E_OVERFLOW
+ * with a message that quotes the pattern and names the byte; LC_E_NOMEM. *out is the
+ * caller's (lc_re_free), NULL on failure. */
+struct lc_re;
+lc_code lc_mix_pattern_compile(const char *p, size_t n, struct lc_re **out, lc_error *err);
+
 /* Starts a plan for a file whose tensors are NAMES (all of them, in any order: llama.cpp
  * counts the attn_v tensors and looks for output.weight before it picks). Patterns are
- * compiled here: LC_E_ARG naming a pattern that does not compile. LC_E_ARG for a base
+ * compiled here (lc_mix_pattern_compile): LC_E_ARG or LC_E_OVERFLOW naming a pattern
+ * that does not compile. LC_E_ARG for a base
  * type that is LC_DT_INVALID or a model without a family; LC_E_UNSUPPORTED for a model
  * with experts (arch/ has no roles for their tensors yet); LC_E_NOMEM. On failure *out
  * is NULL. */

@@ -100,3 +100,19 @@ def test_usage(tool):
     assert r.returncode == 2 and "usage:" in r.stderr
     r = subprocess.run([os.path.join(BIN, tool), "--help"], capture_output=True, text=True)
     assert r.returncode == 0 and "usage:" in r.stdout
+
+
+def test_vocab_only_round_trip_claims_no_architecture(tmp_path):
+    """A vocab-only GGUF -> safetensors (its keys as strings in __metadata__) -> GGUF is
+    a container: no general.architecture (llama.cpp would read the strings as the
+    model's typed keys); back to safetensors it is the same file."""
+    v, st, g, st2 = (tmp_path / n for n in ("v.gguf", "v.safetensors", "c.gguf", "c.safetensors"))
+    assert run("safetensors2gguf", "--vocab-only", os.path.join(ROOT, "fixtures", "hf",
+                                                                "llama-spm"), v)[0] == 0
+    assert run("gguf2safetensors", v, st) == (0, "")
+    assert run("safetensors2gguf", st, g) == (0, "")
+    f = GGUFReader(str(g)).fields
+    assert "general.architecture" not in f
+    assert bytes(f["safetensors.general.architecture"].parts[-1]) == b"llama"
+    assert run("gguf2safetensors", g, st2) == (0, "")
+    assert st2.read_bytes() == st.read_bytes()

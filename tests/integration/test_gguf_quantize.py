@@ -6,6 +6,7 @@ unavailable TYPEs, truncated and foreign files, SIGINT. Every failure is one lin
 the tensor, exit 1 (2 for usage), and leaves no OUT and no temporary behind."""
 import json
 import os
+import re
 import signal
 import subprocess
 import time
@@ -29,9 +30,11 @@ def run(*args, ok=True):
     return r
 
 
-def tiny_llama(path, fill=None, dtype=np.float32, h=64, layers=2, arch="llama", kv=None):
+def tiny_llama(path, fill=None, dtype=np.float32, h=64, layers=2, arch="llama", kv=None,
+               extra=()):
     """A llama GGUF by gguf-py's writer: h hidden, head_dim 16, ffn 2h, vocab 32, random
-    weights of `dtype`; fill(name, array) may change a tensor's values; kv: extra keys."""
+    weights of `dtype`; fill(name, array) may change a tensor's values; kv: extra keys;
+    extra: names of more [32, h] tensors."""
     rng = np.random.default_rng(7)
     w = gguf.GGUFWriter(str(path), arch)
     w.add_context_length(64)
@@ -52,6 +55,7 @@ def tiny_llama(path, fill=None, dtype=np.float32, h=64, layers=2, arch="llama", 
                   (f"blk.{i}.attn_output.weight", (h, h)), (f"blk.{i}.ffn_norm.weight", (h,)),
                   (f"blk.{i}.ffn_gate.weight", (2 * h, h)), (f"blk.{i}.ffn_up.weight", (2 * h, h)),
                   (f"blk.{i}.ffn_down.weight", (h, 2 * h))]
+    names += [(name, (32, h)) for name in extra]
     for name, shape in names:
         a = rng.standard_normal(shape).astype(np.float32) * 0.1
         if fill:
@@ -134,6 +138,21 @@ def nan_at(name, row, col, value):
         if n == name:
             a[row, col] = value
     return fill
+
+
+HOSTILE = "blk.0.x\x1b]0;title\x07\r\nforged\x1b[2J\u009b\u202e\x7f"
+
+
+def test_dry_run_escapes_names(tmp_path):
+    """A tensor name is the file's bytes: OSC, BEL, CR/LF, CSI (C0 and C1) and a bidi
+    override must reach the terminal escaped, as libconvert/escape.c writes them."""
+    src = tiny_llama(tmp_path / "h.gguf", extra=[HOSTILE])
+    r = run("--dry-run", src, "q8_0")
+    line = [ln for ln in r.stdout.splitlines() if "forged" in ln]
+    assert len(line) == 1, r.stdout
+    assert "blk.0.x\\x1b]0;title\\x07\\r\\nforged\\x1b[2J\\u009b\\u202e\\x7f " in line[0]
+    assert not re.search("[\x00-\x09\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]",
+                         r.stdout + r.stderr)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float16])
@@ -273,3 +292,45 @@ def test_sigint_leaves_nothing(tmp_path):
         pytest.skip("the run ended before the signal could be sent")
     assert p.returncode != 0
     nothing_left(tmp_path, {"in.gguf"})
+
+
+# ---- --tensor-type patterns (libconvert/regex.h) ----
+
+@pytest.mark.parametrize("pattern,what", [
+    (r"(|)(\1\1)*", "back-references"),                   # glibc: SIGSEGV, no message
+    (r"^(.*)(.*)(.*)(.*)(.*)(.*)(.*)(.*)(.*)\9\8\7\6\5\4\3\2\1x$", "back-references"),  # 8 s
+    (r"((.{1,255}){1,255}){1,255}", "more than 4096 NFA states"),   # glibc: 3 GB
+    (r"(?!attn)", "lookaround"),
+    (r"blk\.[0-9", "unbalanced ["),
+])
+def test_hostile_patterns_are_usage_errors(tmp_path, pattern, what):
+    src = tiny_llama(tmp_path / "in.gguf")
+    t0 = time.monotonic()
+    r = run("--dry-run", "--tensor-type", f"{pattern}=q8_0", src, "q4_0", ok=False)
+    assert time.monotonic() - t0 < 5
+    assert r.returncode == 2, r.stderr
+    line = one_line(r)
+    assert line.startswith("gguf-quantize: --tensor-type pattern '") and what in line, line
+
+
+@pytest.mark.parametrize("pattern,hits", [
+    ("attn_v", {"blk.0.attn_v.weight", "blk.1.attn_v.weight"}),
+    (r"blk\.[0-9]+\.ffn_down", {"blk.0.ffn_down.weight", "blk.1.ffn_down.weight"}),
+    (r"^output\.weight$", {"output.weight"}),
+    ("(ffn_up|ffn_gate)", {f"blk.{i}.ffn_{k}.weight" for i in (0, 1) for k in ("up", "gate")}),
+    (r"BLK\.1\.ATTN_[QK]", {"blk.1.attn_q.weight", "blk.1.attn_k.weight"}),   # lower-cased
+    (r"blk\.\D\.", set()),                  # \D lower-cased to \d, as llama-quantize does
+    (r"^blk\.(0|1)\.attn_(q|k)\.weight$", {f"blk.{i}.attn_{k}.weight" for i in (0, 1)
+                                            for k in ("q", "k")}),
+    (r"_(o|ou)t\w{0,3}\.weight", {f"blk.{i}.attn_output.weight" for i in (0, 1)}),
+])
+def test_patterns_people_use(tmp_path, pattern, hits):
+    src = tiny_llama(tmp_path / "in.gguf")
+    d = json.loads(run("--dry-run", "--json", "--tensor-type", f"{pattern}=q8_0", src,
+                       "q4_0").stdout)
+    got = {t["name"] for t in d["tensors"] if t["why"] == "option"}
+    if pattern == r"blk\.\D\.":
+        hits = {t["name"] for t in d["tensors"]                 # norms are never quantized
+                if t["name"].startswith("blk.") and "norm" not in t["name"]}
+    assert got == hits
+    assert all(t["to"] == "Q8_0" for t in d["tensors"] if t["name"] in hits)

@@ -120,16 +120,19 @@ def bstr(s):
     return b"X" + struct.pack("<I", len(b)) + b
 
 
-def pth(path, name, offset=0, method=zipfile.ZIP_STORED, crc=None):
-    """{name: FloatTensor(4)} as torch.save writes it; `crc` overrides the storage's."""
-    dims = b"(J\x04\x00\x00\x00t(J\x01\x00\x00\x00t"
+def pth(path, name, offset=0, method=zipfile.ZIP_STORED, crc=None, values=None):
+    """{name: FloatTensor(4)} as torch.save writes it (or of `values`, a float32 array);
+    `crc` overrides the storage's."""
+    data = struct.pack("<4f", 1, 2, 3, 4) if values is None else values.tobytes()
+    n = struct.pack("<I", len(data) // 4)
+    dims = b"(J" + n + b"t(J\x01\x00\x00\x00t"
     p = b"\x80\x02ccollections\nOrderedDict\nq\x00)R(" + bstr(name)
     p += b"ctorch._utils\n_rebuild_tensor_v2\n((" + bstr("storage")
-    p += b"ctorch\nFloatStorage\n" + bstr("0") + bstr("cpu") + b"J\x04\x00\x00\x00tQ"
+    p += b"ctorch\nFloatStorage\n" + bstr("0") + bstr("cpu") + b"J" + n + b"tQ"
     p += b"J" + struct.pack("<i", offset) + dims + b"\x89ccollections\nOrderedDict\n)RtRu."
     with zipfile.ZipFile(path, "w") as z:
         for entry, data, m in (("archive/data.pkl", p, zipfile.ZIP_STORED),
-                               ("archive/data/0", struct.pack("<4f", 1, 2, 3, 4), method)):
+                               ("archive/data/0", data, method)):
             zi = zipfile.ZipInfo(entry, date_time=(2020, 1, 1, 0, 0, 0))
             zi.compress_type = m
             z.writestr(zi, data)
@@ -187,6 +190,31 @@ def test_pth_bad_crc_names_the_checkpoint(tmp_path):
                                    b" @ 0x"), r.stderr
         assert b"crc32" in r.stderr and str(out).encode() not in r.stderr
         assert not out.exists()
+
+
+@pytest.mark.parametrize("n", [4, 1 << 20])     # 4 MiB: the kernel-copy path
+def test_pth_flipped_stored_bytes_fail_the_crc(tmp_path, n):
+    """A STORED storage whose bytes no longer match its CRC-32 fails, on the pread path
+    and on copy_file_range's (where the bytes never reach this process), naming the
+    checkpoint, the entry and the offset of its CRC field, as torch.load refuses it."""
+    p = tmp_path / "flip.pth"
+    pth(p, "w", values=np.arange(n, dtype=np.float32))
+    b = bytearray(p.read_bytes())
+    i = b.find(np.arange(n, dtype=np.float32).tobytes()[:16])
+    b[i + 4 * (n // 2) + 1] ^= 0x40             # one data byte, in the middle
+    p.write_bytes(bytes(b))
+    cd = b.rfind(b"PK\x01\x02")                 # the data entry's central header is last
+    assert b[cd + 46:cd + 46 + 14] == b"archive/data/0"
+    out = tmp_path / "out.safetensors"
+    for args in ([], ["--dtype", "f16"]):
+        r = tool("pth2safetensors", "-q", *args, p, out)
+        assert r.returncode == 1, r.stderr
+        assert r.stderr.count(b"\n") == 1, r.stderr
+        assert r.stderr.startswith(b"pth2safetensors: %s: archive/data/0 @ 0x%x: crc32 of the "
+                                   b"data is " % (str(p).encode(), cd + 16)), r.stderr
+        assert not out.exists()
+    r = tool("pth2safetensors", "--list", p)       # listing reads no data
+    assert r.returncode == 0, r.stderr
 
 
 def test_gguf_value_that_does_not_fit_names_the_gguf(tmp_path):

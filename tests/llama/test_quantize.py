@@ -236,6 +236,12 @@ OPTION_CASES = {
     "token-embd-f16-output-q4_0": dict(token_type="f16", output_type="q4_0"),
     "tensor-types": dict(tensor_types=[("attn_v", "q8_0"), (r"blk\.1\.ffn_(up|gate)", "q5_1"),
                                        ("ATTN_Q", "f16")]),
+    # The ECMAScript patterns libconvert/regex.c matches, judged by std::regex in
+    # llama-quantize: anchors, classes, counted repetition, \d and \w, alternation.
+    "tensor-types-ecma": dict(tensor_types=[(r"^blk\.[0-9]\.attn_(q|k)\.weight$", "q8_0"),
+                                            (r"blk\.\d{1,2}\.ffn_[dg]\w+", "q5_0"),
+                                            (r"^(?:output|token_embd)\.w", "q8_0"),
+                                            (r"[^a-z]up\.", "q4_1")]),
     "override-kv": dict(overrides=[("general.name", "str", "Judged"),
                                    ("general.file_type", "int", "-15"),
                                    ("test.flag", "bool", "true"),

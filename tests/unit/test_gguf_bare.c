@@ -125,3 +125,31 @@ Test(gguf_bare, carriers) {
     cr_assert_eq(lc_gguf_bare_carrier(LC_DT_Q4_K), LC_DT_Q4_K);
     cr_assert_eq(lc_gguf_bare_carrier(LC_DT_INVALID), LC_DT_INVALID);
 }
+
+/* A container claims no architecture: a GGUF's keys carried as strings (a vocab-only
+ * GGUF through gguf2safetensors) would make llama.cpp read them as a model's typed
+ * keys. The key is renamed in place (order kept) and named back on the way out. */
+Test(gguf_bare, architecture_is_renamed_both_ways) {
+    lc_error err = { 0 };
+    lc_model *m = lc_model_new();
+    cr_assert_eq(lc_model_set_meta_str(m, "general.type", "model", &err), LC_OK);
+    cr_assert_eq(lc_model_set_meta_str(m, "general.architecture", "llama", &err), LC_OK);
+    cr_assert_eq(lc_model_set_meta_str(m, "llama.block_count", "4", &err), LC_OK);
+    cr_assert_eq(lc_gguf_bare_encode(m, &err), LC_OK, "%s", err.msg);
+    cr_assert_null(lc_model_find_meta(m, "general.architecture"));
+    cr_assert_str_eq(lc_model_meta(m, 1)->key, LC_GGUF_BARE_ARCH_KEY);
+    cr_assert_str_eq(lc_model_find_meta(m, LC_GGUF_BARE_ARCH_KEY)->str.ptr, "llama");
+    cr_assert_str_eq(lc_model_find_meta(m, "llama.block_count")->str.ptr, "4");
+    lc_model *back = NULL;
+    cr_assert_eq(lc_gguf_bare_decode(m, &back, &err), LC_OK, "%s", err.msg);
+    cr_assert_str_eq(lc_model_meta(back, 1)->key, "general.architecture");
+    cr_assert_str_eq(lc_model_find_meta(back, "general.architecture")->str.ptr, "llama");
+    cr_assert_null(lc_model_find_meta(back, LC_GGUF_BARE_ARCH_KEY));
+    lc_model_free(back);
+
+    m = lc_model_new();                           /* the name is reserved on the way in */
+    cr_assert_eq(lc_model_set_meta_str(m, LC_GGUF_BARE_ARCH_KEY, "x", &err), LC_OK);
+    cr_assert_eq(lc_gguf_bare_encode(m, &err), LC_E_UNSUPPORTED);
+    cr_assert_str_eq(err.where, LC_GGUF_BARE_ARCH_KEY);
+    lc_model_free(m);
+}

@@ -192,6 +192,44 @@ Test(gguf_rules, key_case_is_a_note) {
     free(g.b);
 }
 
+/* general.architecture = ARCH, then `key` (a u8): the offset of its key. */
+static size_t arch_and_key(gb *g, const char *arch, const char *key) {
+    g->n = 0;
+    put(g, "GGUF", 4);
+    u32(g, 3);
+    u64(g, 0);
+    u64(g, 2);
+    str(g, "general.architecture");
+    u32(g, LC_VT_STRING);
+    str(g, arch);
+    return kv_u8(g, key);
+}
+
+/* Keys prefixed with the file's own hyphenated architecture name are llama.cpp's. */
+Test(gguf_rules, key_of_a_hyphenated_architecture_is_clean) {
+    static const char *const archs[] = { "command-r", "nomic-bert-moe", "gpt-oss" };
+    for (size_t i = 0; i < sizeof archs / sizeof *archs; i++) {
+        gb g = { 0 };
+        char key[64];
+        snprintf(key, sizeof key, "%s.attention.head_count", archs[i]);
+        arch_and_key(&g, archs[i], key);
+        finish(&g, 0);
+        expect_rule(&g, LC_OK, 0, "none", false);
+        free(g.b);
+    }
+    /* Still a note: a hyphen past the architecture, an upper-case one, another's name. */
+    static const char *const cases[][2] = { { "command-r", "command-r.rope-theta" },
+                                            { "Command-R", "Command-R.block_count" },
+                                            { "gpt-oss", "command-r.block_count" } };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        gb g = { 0 };
+        size_t at = arch_and_key(&g, cases[i][0], cases[i][1]);
+        finish(&g, 0);
+        expect_rule(&g, LC_OK, at, "gguf.key-case", false);
+        free(g.b);
+    }
+}
+
 Test(gguf_rules, key_duplicate) {
     gb g = { 0 };
     header(&g, 0, 2);

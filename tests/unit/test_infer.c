@@ -448,6 +448,14 @@ Test(infer_forward, refuses_what_it_cannot_run) {
                  LC_E_MALFORMED, "a layer past block_count");
     lc_model_free(t.m);
 
+    t = make_tiny(NULL);                  /* found by fuzz_infer: 600 GB of layers asked */
+    t.hp.block_count = UINT32_MAX;
+    memset(&err, 0, sizeof err);
+    cr_assert_eq(lc_infer_open(t.m, llama, &t.hp, LC_SPELL_GGUF, NULL, &ctx, &err),
+                 LC_E_MALFORMED, "more layers than tensors");
+    cr_assert(strstr(err.msg, "block_count 4294967295"), "%s", err.msg);
+    lc_model_free(t.m);
+
     t = make_tiny(NULL);
     t.hp.head_count_kv = 0;
     memset(&err, 0, sizeof err);

@@ -112,6 +112,29 @@ Test(model, metadata_order_and_replace) {
     lc_model_free(m);
 }
 
+Test(model, rename_keeps_place_and_index) {
+    lc_model *m = lc_model_new();
+    char key[16];
+    for (int i = 0; i < 100; i++) {           /* past the first index growth */
+        snprintf(key, sizeof key, "k%d", i);
+        cr_assert_eq(lc_model_set_meta_str(m, key, key, NULL), LC_OK);
+    }
+    lc_error err = {0};
+    cr_assert_eq(lc_model_rename_meta(m, 40, "k41", &err), LC_E_MALFORMED, "taken");
+    cr_assert_str_eq(err.where, "k41");
+    cr_assert_eq(lc_model_rename_meta(m, 40, "renamed", NULL), LC_OK);
+    cr_assert_str_eq(lc_model_meta(m, 40)->key, "renamed");
+    cr_assert_str_eq(lc_model_find_meta(m, "renamed")->str.ptr, "k40");
+    cr_assert_null(lc_model_find_meta(m, "k40"));
+    for (int i = 0; i < 100; i++) {
+        snprintf(key, sizeof key, "k%d", i);
+        cr_assert((i == 40) == (lc_model_find_meta(m, key) == NULL), "%s", key);
+    }
+    cr_assert_eq(lc_model_set_meta_str(m, "k40", "new", NULL), LC_OK);   /* free again */
+    cr_assert_eq(lc_model_meta_count(m), 101);
+    lc_model_free(m);
+}
+
 Test(value, nested_copy) {
     lc_value a, b, s, e;
     cr_assert_eq(lc_value_array(&a, LC_VT_ARRAY, 2, NULL), LC_OK);

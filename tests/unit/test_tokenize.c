@@ -47,7 +47,8 @@ static void set_scalar(lc_model *m, const char *key, lc_value v) {
 
 /* SentencePiece: 0 <unk>, 1 <s>, 2 </s>, 3..258 <0x00>..<0xFF>, then the pieces below. */
 enum { S_SP = 259, S_A, S_B, S_AB, S_SPA, S_SPAB, S_AA, S_TOOL, S_N };
-static lc_model *spm_model(void) {
+/* A SentencePiece vocabulary whose user-defined token S_TOOL spells `ud`. */
+static lc_model *spm_model_ud(const char *ud) {
     static char hex[256][8];
     const char *tok[S_N];
     double score[S_N], type[S_N];
@@ -59,7 +60,7 @@ static lc_model *spm_model(void) {
         type[3 + b] = 6;
     }
     const char *pieces[] = { "\xe2\x96\x81", "a", "b", "ab", "\xe2\x96\x81" "a",
-                             "\xe2\x96\x81" "ab", "aa", "<tool>" };
+                             "\xe2\x96\x81" "ab", "aa", ud };
     const double sc[] = { -5, -3, -3, -1, -2, -0.5, -1, 0 };
     for (int i = 0; i < S_N - S_SP; i++) {
         tok[S_SP + i] = pieces[i];
@@ -79,6 +80,8 @@ static lc_model *spm_model(void) {
     set_scalar(m, "tokenizer.ggml.eos_token_id", lc_value_uint(LC_VT_U32, 2));
     return m;
 }
+
+static lc_model *spm_model(void) { return spm_model_ud("<tool>"); }
 
 /* BPE: ids 0..255 are the byte alphabet in byte order, then merged tokens and specials. */
 enum { B_HE = 256, B_LL, B_HELL, B_GH, B_END, B_N };
@@ -235,6 +238,16 @@ Test(tokenize, pre_digits) {
                      "\xd9\xa3\xd9\xa4\xd9\xa5|\xd9\xa6");
     cr_assert_str_eq(split(LC_PRE_DEFAULT, "a\xd9\xa3\xd9\xa4" "1234"),   /* \p{N}+, then ASCII triples */
                      "a|\xd9\xa3\xd9\xa4|123|4");
+    /* starcoder, refact, command-r: each \p{N} alone first, then GPT-2's split; the space
+     * before a number stays by itself. */
+    cr_assert_str_eq(split(LC_PRE_STARCODER, "ab12 34x \xd9\xa3y"),
+                     "ab|1|2| |3|4|x| |\xd9\xa3|y");
+    /* qwen35: a combining mark (U+0301) joins the letters around it; qwen2 cuts there. */
+    cr_assert_str_eq(split(LC_PRE_QWEN35, "cafe\xcc\x81s 12"), "cafe\xcc\x81s| |1|2");
+    cr_assert_str_eq(split(LC_PRE_QWEN2, "cafe\xcc\x81s 12"), "cafe|\xcc\x81s| |1|2");
+    /* falcon: '`' is punctuation there, and numbers go by ASCII triples only. */
+    cr_assert_str_eq(split(LC_PRE_FALCON, "a`b 1234 \xd9\xa3\xd9\xa4"),
+                     "a|`|b| |123|4| \xd9\xa3\xd9\xa4");
 }
 
 Test(tokenize, pre_words_and_contractions) {
@@ -291,7 +304,91 @@ Test(tokenize, spm_special_tokens) {
     lc_tok_close(tok);
 }
 
+/* llama.cpp's attributes by name (llama_vocab::impl::load): phi-3's special tokens eat
+ * the spaces after them, except <unk>, <s> and <|endoftext|>; "Hello</s> world" is
+ * 15043, 2, 3186 there with the LLaMA vocabulary, not 15043, 2, 29871, 3186. */
+static lc_tok *named(const char *ud, const char *key, const char *value) {
+    lc_model *m = spm_model_ud(ud);
+    lc_error err = { 0 };
+    cr_assert_eq(lc_model_set_meta_str(m, key, value, &err), LC_OK);
+    return open_tok(m);
+}
+
+Test(tokenize, phi3_special_tokens_strip_the_space_after) {
+    lc_tok *tok = named("<|endoftext|>", "general.name", "Phi-3-mini-4k-Instruct");
+    EXPECT(tok, "a</s> a", LC_TOK_PARSE_SPECIAL, S_SPA, 2, S_SPA);
+    EXPECT(tok, "a</s> \t\n a", LC_TOK_PARSE_SPECIAL, S_SPA, 2, S_SPA);
+    EXPECT(tok, "a</s>", LC_TOK_PARSE_SPECIAL, S_SPA, 2);
+    EXPECT(tok, "a </s>a", LC_TOK_PARSE_SPECIAL, S_SPA, S_SP, 2, S_SPA);  /* not before */
+    EXPECT(tok, "a<s> a", LC_TOK_PARSE_SPECIAL, S_SPA, 1, S_SP, S_SPA);   /* <s>: kept */
+    EXPECT(tok, "a<|endoftext|> a", LC_TOK_PARSE_SPECIAL, S_SPA, S_TOOL, S_SP, S_SPA);
+    EXPECT(tok, "a</s> a", 0, S_SPA, 3 + '<', 3 + '/', 3 + 's', 3 + '>', S_SPA);
+    lc_tok_close(tok);
+    tok = named("<|endoftext|>", "general.name", "Llama");                /* no phi-3 */
+    EXPECT(tok, "a</s> a", LC_TOK_PARSE_SPECIAL, S_SPA, 2, S_SP, S_SPA);
+    lc_tok_close(tok);
+    tok = named("<|endoftext|>", "general.name", "my PHI3 finetune");     /* phi3 too */
+    EXPECT(tok, "a</s> a", LC_TOK_PARSE_SPECIAL, S_SPA, 2, S_SPA);
+    lc_tok_close(tok);
+}
+
+Test(tokenize, name_attrs_other_branches) {
+    /* phi-3 by name but without <|endoftext|>: llama.cpp's map::at throws; refused. */
+    lc_model *m = spm_model_ud("<|assistant|>");
+    lc_error err = { 0 };
+    cr_assert_eq(lc_model_set_meta_str(m, "general.name", "Phi-3", &err), LC_OK);
+    lc_tok *tok = (lc_tok *)1;
+    cr_assert_eq(lc_tok_open(m, &tok, &err), LC_E_UNSUPPORTED);
+    cr_assert(strstr(err.msg, "<|endoftext|>"), "%s", err.msg);
+    cr_assert_null(tok);
+    lc_model_free(m);
+    /* modern-bert: [MASK] eats the spaces before it. */
+    tok = named("[MASK]", "general.name", "ModernBERT modern-bert-base");
+    EXPECT(tok, "a  [MASK] a", 0, S_SPA, S_TOOL, S_SP, S_SPA);
+    lc_tok_close(tok);
+    /* nomic-bert-moe by architecture comes first: <mask> LSTRIP, no phi-3 RSTRIP. */
+    m = spm_model_ud("<mask>");
+    cr_assert_eq(lc_model_set_meta_str(m, "general.name", "phi-3", &err), LC_OK);
+    cr_assert_eq(lc_model_set_meta_str(m, "general.architecture", "nomic-bert-moe", &err), LC_OK);
+    tok = open_tok(m);
+    EXPECT(tok, "a <mask> a", 0, S_SPA, S_TOOL, S_SP, S_SPA);
+    EXPECT(tok, "a</s> a", LC_TOK_PARSE_SPECIAL, S_SPA, 2, S_SP, S_SPA);
+    lc_tok_close(tok);
+}
+
 /* ---- BPE ---- */
+
+/* llama.cpp's other names for the splits we implement (infer/tokenize_pre_names_impl.h,
+ * generated from its source): each tokenizes exactly as the name it stands for; a name
+ * whose branch does more (jina-v1-en adds a separator token) stays refused. */
+Test(tokenize, pre_aliases_are_llama_cpps) {
+    static const char *const pairs[][2] = {
+        { "deepseek-r1-qwen", "qwen2" }, { "kormo", "qwen2" }, { "megrez", "qwen2" },
+        { "falcon3", "llama-bpe" },      { "falcon-h1", "llama-bpe" }, { "pixtral", "llama-bpe" },
+        { "lfm2", "llama-bpe" },         { "phi-2", "gpt-2" },  { "gigachat", "gpt-2" },
+        { "mellum", "gpt-2" },           { "modern-bert", "gpt-2" }, { "jina-v2-de", "gpt-2" },
+        { "mpt", "gpt-2" },              { "olmo", "gpt-2" },   { "stablelm2", "qwen2" },
+        { "refact", "starcoder" },       { "command-r", "starcoder" },
+    };
+    static const char text[] = "hello  he'll 123456 \xc4\xa0hell<|end|> ";
+    for (size_t i = 0; i < sizeof pairs / sizeof *pairs; i++) {
+        lc_tok *a = open_tok(bpe_model(pairs[i][0])), *b = open_tok(bpe_model(pairs[i][1]));
+        for (unsigned flags = 0; flags < 4; flags++) {
+            int32_t x[64], y[64];
+            size_t nx = 0, ny = 0;
+            cr_assert_eq(lc_tok_encode(a, text, sizeof text - 1, flags, x, 64, &nx, NULL), LC_OK);
+            cr_assert_eq(lc_tok_encode(b, text, sizeof text - 1, flags, y, 64, &ny, NULL), LC_OK);
+            cr_assert(nx == ny && memcmp(x, y, nx * sizeof *x) == 0, "%s vs %s, flags %u",
+                      pairs[i][0], pairs[i][1], flags);
+        }
+        lc_tok_close(a);
+        lc_tok_close(b);
+    }
+    lc_tok *tok = (lc_tok *)1;
+    lc_model *m = bpe_model("jina-v1-en");
+    cr_assert_eq(lc_tok_open(m, &tok, NULL), LC_E_UNSUPPORTED);
+    lc_model_free(m);
+}
 
 Test(tokenize, bpe_merges_by_rank) {
     lc_tok *tok = open_tok(bpe_model("llama-bpe"));

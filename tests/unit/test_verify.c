@@ -127,13 +127,15 @@ Test(verify_figures, percentile_is_perplexity_cpp_s) {
 Test(verify_figures, names_from_files_are_quoted_with_control_bytes_escaped) {
     char buf[64];
     lc_vf_quote("a\nb\x1b[31m\"\\", 10, buf, sizeof buf);
-    cr_assert_str_eq(buf, "\"a\\x0ab\\x1b[31m\\\"\\\\\"");
+    cr_assert_str_eq(buf, "\"a\\nb\\x1b[31m\\\"\\\\\"");     /* libconvert/escape.c's forms */
     lc_vf_quote("\xe2\x96\x81the", 6, buf, sizeof buf);           /* UTF-8 kept */
     cr_assert_str_eq(buf, "\"\xe2\x96\x81the\"");
     lc_vf_quote("ok\xff", 3, buf, sizeof buf);                     /* invalid: escaped */
     cr_assert_str_eq(buf, "\"ok\\xff\"");
     lc_vf_escape("blk.0\r\x1b[2Kall checks passed", buf, sizeof buf);   /* no quotes */
-    cr_assert_str_eq(buf, "blk.0\\x0d\\x1b[2Kall checks passed");
+    cr_assert_str_eq(buf, "blk.0\\r\\x1b[2Kall checks passed");
+    lc_vf_escape("a\xc2\x9b" "2J\xe2\x80\xae" "b", buf, sizeof buf);       /* C1 CSI, RLO */
+    cr_assert_str_eq(buf, "a\\u009b2J\\u202eb");
     lc_vf_quote("0123456789abcdef", 16, buf, 12);                  /* cut to fit */
     cr_assert_str_eq(buf, "\"012345...\"");
     cr_assert_lt(strlen(buf), 12);
