@@ -8,14 +8,15 @@
 
 int main(int argc, char **argv) {
     lc_job_quantize_opts o = { .print = stdout };
-    lc_cli_list tensor_types = { .n = 0 }, overrides = { .n = 0 };
+    lc_cli_list tensor_types = { .n = 0 }, overrides = { .n = 0 }, include = { .n = 0 },
+                exclude = { .n = 0 };
     lc_gguf_split_args split = { 0 };
     char types[512];
     lc_ftype_names(0, true, false, " ", types, sizeof types);
     char about[1280];
     snprintf(about, sizeof about,
-             "Writes what llama.cpp's llama-quantize writes for TYPE (without an importance "
-             "matrix), byte for byte: the same tensor types (the mixes' per-tensor rules, "
+             "Writes what llama.cpp's llama-quantize writes for TYPE (with the same "
+             "--imatrix, or without one), byte for byte: the same tensor types (the mixes' per-tensor rules, "
              "the fallbacks for rows that are not whole blocks), order, metadata and "
              "alignment. IN is a GGUF model (the first part of a split one) or a Hugging Face folder (converted as "
              "safetensors2gguf does, in the same pass). OUT defaults to "
@@ -38,6 +39,13 @@ int main(int argc, char **argv) {
           .flag = &o.allow_requantize },
         { "override-kv", 0, "KEY=TYPE:VALUE", "set a key in OUT (TYPE int, float, bool, str); "
           "repeatable", .list = &overrides },
+        { "imatrix", 0, "FILE", "weigh each quantized tensor by llama-imatrix's importance "
+          "matrix FILE (GGUF or legacy .dat); needed by IQ1_*, IQ2_*, IQ3_XXS and Q2_K_S",
+          .str = &o.imatrix },
+        { "include-weights", 0, "NAME", "use only the --imatrix entries whose name contains "
+          "NAME; repeatable", .list = &include },
+        { "exclude-weights", 0, "NAME", "ignore the --imatrix entries whose name contains "
+          "NAME; repeatable", .list = &exclude },
         { "keep-split", 0, NULL, "a split IN (give its first part) gives OUT split the same "
           "way: OUT-00001-of-0000N.gguf ... (OUT without .gguf), written as a set",
           .flag = &o.keep_split },
@@ -79,6 +87,8 @@ int main(int argc, char **argv) {
         o.threads = (int)strtol(cli.args[k + 1], &end, 10);
     o.tensor_types = tensor_types.items, o.n_tensor_types = tensor_types.n;
     o.overrides = overrides.items, o.n_overrides = overrides.n;
+    o.include_weights = include.items, o.n_include = include.n;
+    o.exclude_weights = exclude.items, o.n_exclude = exclude.n;
     o.json = cli.json;
     o.summary = cli.quiet || cli.json ? NULL : stderr;
     lc_error err = { 0 };

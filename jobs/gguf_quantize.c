@@ -103,9 +103,11 @@ lc_code lc_job_quantize_override(const char *arg, char *key, size_t cap, lc_valu
 lc_code lc_job_gguf_quantize_check(const lc_job_quantize_opts *o, lc_error *err) {
     if (!o->ftype)
         return lc_fail(err, LC_E_ARG, LC_NO_OFFSET, "no TYPE");
-    if (!lc_ftype_available(o->ftype) && !o->dry_run)
+    if (!o->dry_run && !(o->imatrix ? lc_ftype_available_imatrix(o->ftype) :
+                                      lc_ftype_available(o->ftype)))
         return lc_fail(err, LC_E_ARG, LC_NO_OFFSET, "TYPE %s is not available yet: libconvert "
-                       "lacks a kernel or an importance matrix it needs", o->ftype->name);
+                       "lacks a kernel%s", o->ftype->name, o->imatrix ? " it needs" :
+                       " or an importance matrix it needs (--imatrix)");
     lc_dtype t;
     if (o->output_type)
         LC_TRY(option_type("--output-tensor-type", o->output_type, &t, err));
@@ -163,7 +165,7 @@ static void set_key(kv *list, size_t *n, const char *key, lc_value *v) {
  * the split keys, then the overrides: llama_model_quantize_impl's order. */
 static lc_code copy_meta(job *j, lc_error *err) {
     const lc_model *in = j->in;
-    const size_t n_in = lc_model_meta_count(in), cap = n_in + 5 + j->o->n_overrides;
+    const size_t n_in = lc_model_meta_count(in), cap = n_in + 9 + j->o->n_overrides;
     kv *list = lc_calloc(cap ? cap : 1, sizeof *list);
     if (!list)
         return lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory");
@@ -187,6 +189,14 @@ static lc_code copy_meta(job *j, lc_error *err) {
         if ((rc = lc_job_quantize_override(j->o->overrides[i], key, sizeof key, &v, err)) == LC_OK)
             set_key(list, &n, key, &v);
     }
+    /* --imatrix: llama-quantize appends its keys to the overrides. */
+    const char *ikeys[4];
+    lc_value ivals[4];
+    size_t ni = 0;
+    if (rc == LC_OK)
+        rc = lc_job_quantize_imatrix_meta(j, ikeys, ivals, &ni, err);
+    for (size_t i = 0; i < ni; i++)
+        set_key(list, &n, ikeys[i], &ivals[i]);
     if (rc == LC_OK && j->n_parts > 1) {    /* keep_split: after everything else */
         v = lc_value_uint(LC_VT_U16, 0);
         set_key(list, &n, LC_GGUF_SPLIT_NO, &v);
@@ -280,6 +290,8 @@ static void free_job(job *j) {
     if (j->fd >= 0)
         close(j->fd);
     lc_gguf_split_free(j->split);
+    lc_imatrix_free(j->im);         /* after the views that read it */
+    lc_free(j->im_kept);
     for (size_t i = 0; i < j->n_patterns; i++)
         lc_free(j->pattern_text[i]);
     lc_free(j->pattern_text);
@@ -432,6 +444,8 @@ lc_code lc_job_gguf_quantize(const lc_job_quantize_opts *o, lc_progress *p, lc_e
     }
     j.own_dev = !o->dev;
     rc = options(&j, err);
+    if (rc == LC_OK && o->imatrix)
+        rc = lc_job_quantize_imatrix_load(&j, err);
     if (rc == LC_OK && (rc = load_input(&j, err)) != LC_OK)
         lc_err_context(err, o->in, NULL);
     if (rc == LC_OK && (rc = plan_parts(&j, out, err)) != LC_OK)

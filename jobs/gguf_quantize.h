@@ -1,7 +1,8 @@
 /* jobs/gguf_quantize.h: the gguf-quantize job. A GGUF model (or a Hugging Face folder,
  * converted in the same pass) becomes the file llama.cpp's llama-quantize writes for a
  * file type (Q8_0, Q4_K_M, ...): llama_model_quantize of the llama.cpp that
- * llama-cpp-python 0.3.36 vendors, without an importance matrix, byte for byte.
+ * llama-cpp-python 0.3.36 vendors, byte for byte, with the importance matrix
+ * llama-quantize --imatrix FILE would hand it or without one.
  *
  * What the output holds, as llama-quantize writes it:
  *  1. every metadata key of the input in its order, without split.no / split.count /
@@ -34,9 +35,26 @@
  *    five bytes when ".gguf" appears anywhere in it); the parts appear as a set or not
  *    at all, and a split input whose middle part has no tensors is refused
  *    (llama-quantize crashes on it).
- *  - Not supported: importance matrices (so IQ1/IQ2/IQ3_XXS and Q2_K_S), --prune-layers,
- *    COPY. Models of families arch/ does not describe are refused (the rules need each
- *    tensor's role).
+ *  - Not supported: --prune-layers, COPY. Models of families arch/ does not describe
+ *    are refused (the rules need each tensor's role).
+ *
+ * Importance matrices (--imatrix), as llama-quantize's tool loads and filters them and
+ * llama_model_quantize uses them: the entries whose name contains an --exclude-weights
+ * string are dropped, then only those containing an --include-weights string kept (none
+ * left: as without a matrix); each kept entry's weights are its sums over its counts (1
+ * where a count is 0; formats/gguf_imatrix.h); a tensor that is quantized uses the entry of
+ * its name, expert k of a 3-D stack the k-th row of it; the mixes' rules that differ
+ * with a matrix follow it (quant/mix.h has_imatrix); a type that needs one (IQ1, IQ2,
+ * IQ3_XXS, Q2_K in Q2_K_S) is refused for a tensor without an entry; and the output gets,
+ * after the --override-kv keys, quantize.imatrix.file (FILE as typed, cut to 127 bytes),
+ * quantize.imatrix.dataset (the first dataset, cut to 127 bytes; when the file names
+ * one), quantize.imatrix.entries_count (the kept entries) and
+ * quantize.imatrix.chunks_count (when above 0), as u32 and strings. Refused with one line
+ * naming FILE and the entry, before OUT is created: an entry whose size is not the
+ * tensor's columns times its experts (a token embedding's is ignored, as llama.cpp
+ * does), a weight that is NaN or infinite, a file cut short or malformed, and (unlike
+ * llama-quantize, which goes on without weights) a matrix none of whose entries names a
+ * tensor the job quantizes: an importance matrix made for another model.
  *
  * Split inputs (formats/gguf_split.h): IN is the first part; the others are found and
  * checked as llama.cpp's loader does. By default the output is one file, as above (the
@@ -92,6 +110,14 @@ typedef struct lc_job_quantize_opts {
     size_t          n_tensor_types;
     const char *const *overrides;   /* --override-kv KEY=int|float|bool|str:VALUE */
     size_t          n_overrides;
+    const char     *imatrix;        /* --imatrix FILE: llama-imatrix's GGUF or legacy .dat
+                                     * (formats/gguf_imatrix.h), or NULL */
+    const char *const *include_weights; /* --include-weights NAME: keep only the entries
+                                     * whose name contains one of these */
+    size_t          n_include;
+    const char *const *exclude_weights; /* --exclude-weights NAME: drop the entries whose
+                                     * name contains one of these (before the include) */
+    size_t          n_exclude;
     int             threads;        /* 0: one per core (at most 8) */
     const char     *device;         /* --device: "cpu" or NULL, "cuda", "cuda:N"
                                      * (quant/device.h): where tensors are converted;

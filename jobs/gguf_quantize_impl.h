@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "formats/gguf_split.h"
+#include "formats/gguf_imatrix.h"
 #include "jobs/gguf_quantize.h"
 #include "libconvert/model.h"
 #include "quant/mix.h"
@@ -26,6 +27,7 @@ typedef struct qj_row {
     lc_tensor       *out;
     lc_mix_choice    c;
     uint32_t         part;      /* the input part it is read from (0 unless split) */
+    size_t           im_entry;  /* its importance matrix entry, or SIZE_MAX */
 } qj_row;
 
 typedef struct job {
@@ -55,6 +57,10 @@ typedef struct job {
     uint64_t  bytes_in, bytes_out, elements;
     size_t    fallbacks;
     double    started;              /* seconds, CLOCK_MONOTONIC */
+    lc_imatrix *im;                 /* --imatrix, or NULL */
+    bool     *im_kept;              /* per entry: left by --include/--exclude-weights */
+    size_t    im_n_kept;            /* 0: quantized as without a matrix */
+    size_t    im_used;              /* tensors that use an entry */
 } job;
 
 /* F32, F16, BF16, or a block type with kernels. */
@@ -71,6 +77,24 @@ lc_code lc_job_quantize_override(const char *arg, char *key, size_t cap, lc_valu
  * LC_E_UNSUPPORTED for a type without kernels or data that cannot be converted,
  * LC_E_ARG for requantizing without allow_requantize (where = tensor). */
 lc_code lc_job_quantize_plan(job *j, const lc_mix_model *mm, lc_error *err);
+
+/* --imatrix: opens o->imatrix, applies --exclude/--include-weights and checks every kept
+ * weight is finite (jobs/gguf_quantize_imatrix.c). Errors name the file and entry. */
+lc_code lc_job_quantize_imatrix_load(job *j, lc_error *err);
+
+/* The quantize.imatrix.* keys the output gets (up to 4, in llama-quantize's order; none
+ * when no entry is kept): keys[i] and vals[i] for i < *n (the caller owns the values). */
+lc_code lc_job_quantize_imatrix_meta(const job *j, const char *keys[4], lc_value vals[4],
+                                     size_t *n, lc_error *err);
+
+/* The entry tensor s uses when converted to `to` (*entry, SIZE_MAX for none), checked
+ * against its shape. LC_E_MALFORMED naming the file and entry when the sizes differ. */
+lc_code lc_job_quantize_imatrix_for(job *j, const lc_tensor *s, lc_dtype to, size_t *entry,
+                                    lc_error *err);
+
+/* Makes t read cur quantized to `to`, weighted by entry's importance vectors. */
+lc_code lc_job_quantize_imatrix_view(const job *j, lc_tensor *t, const lc_tensor *cur,
+                                     lc_dtype to, size_t entry, lc_error *err);
 
 /* Prints the plan (dry run), the JSON object (--json) and the summary line, as o asks. */
 lc_code lc_job_quantize_report(const job *j, const char *out, lc_error *err);

@@ -27,7 +27,7 @@
 #include "quant/view.h"
 
 bool lc_job_quantize_writable(lc_dtype t) {
-    return t == LC_DT_F32 || t == LC_DT_F16 || t == LC_DT_BF16 || lc_quant_supported(t);
+    return t == LC_DT_F32 || t == LC_DT_F16 || t == LC_DT_BF16 || lc_quant_writable(t);
 }
 
 static lc_code add(lc_model *m, const lc_tensor *like, lc_dtype dt, lc_tensor **t,
@@ -47,9 +47,10 @@ static lc_code cast(lc_model *m, const lc_tensor *like, lc_dtype to, const lc_te
 }
 
 /* The CPU's steps from the checked input *cur to `to`: widened or dequantized to F32,
- * then quantized or cast. */
-static lc_code convert_on_cpu(job *j, const lc_tensor *s, lc_dtype to, const lc_tensor **cur,
-                              lc_error *err) {
+ * then quantized (weighted by importance matrix entry im_entry, unless SIZE_MAX) or
+ * cast. */
+static lc_code convert_on_cpu(job *j, const lc_tensor *s, lc_dtype to, size_t im_entry,
+                              const lc_tensor **cur, lc_error *err) {
     lc_tensor *t;
     if (lc_dtype_is_quant(s->dtype)) {
         LC_TRY(add(j->stage[QJ_F32], s, LC_DT_F32, &t, err));
@@ -60,7 +61,10 @@ static lc_code convert_on_cpu(job *j, const lc_tensor *s, lc_dtype to, const lc_
     }
     if (lc_dtype_is_quant(to)) {
         LC_TRY(add(j->stage[QJ_CONVERTED], s, to, &t, err));
-        LC_TRY(lc_quant_view(t, *cur, to, true, err));
+        if (im_entry != SIZE_MAX)
+            LC_TRY(lc_job_quantize_imatrix_view(j, t, *cur, to, im_entry, err));
+        else
+            LC_TRY(lc_quant_view(t, *cur, to, true, err));
         *cur = t;
         return LC_OK;
     }
@@ -70,7 +74,7 @@ static lc_code convert_on_cpu(job *j, const lc_tensor *s, lc_dtype to, const lc_
 /* Adds the output tensor for input s, of type `to`, with ggml's dimensions (trailing 1s
  * dropped), reading through the chain above. */
 static lc_code build(job *j, const lc_tensor *s, uint32_t part, lc_dtype to,
-                     lc_tensor **outp, lc_error *err) {
+                     size_t im_entry, lc_tensor **outp, lc_error *err) {
     const lc_tensor *cur = s;
     lc_tensor *t;
     lc_model *out = j->parts ? j->parts[part] : j->out;
@@ -97,13 +101,14 @@ static lc_code build(job *j, const lc_tensor *s, uint32_t part, lc_dtype to,
         LC_TRY(add(j->stage[QJ_CHECKED], s, s->dtype, &t, err));
         LC_TRY(lc_validate_view(t, cur, err));
         cur = t;
-        if (j->dev && lc_qdev_supports(j->dev, s->dtype, to)) {
+        if (j->dev && lc_qdev_supports(j->dev, s->dtype, to) &&
+            (im_entry == SIZE_MAX || lc_quant_imatrix_use(to) == LC_IMATRIX_IGNORES)) {
             /* The device runs convert_on_cpu's steps, with the same bytes (quant/device.h). */
             LC_TRY(add(j->stage[QJ_CONVERTED], s, to, &t, err));
             LC_TRY(lc_qdev_view(t, cur, j->dev, err));
             cur = t;
         } else {
-            LC_TRY(convert_on_cpu(j, s, to, &cur, err));
+            LC_TRY(convert_on_cpu(j, s, to, im_entry, &cur, err));
         }
     }
     LC_TRY(lc_model_add_tensor(out, s->name, to, nd, shape, &t, err));
@@ -112,13 +117,17 @@ static lc_code build(job *j, const lc_tensor *s, uint32_t part, lc_dtype to,
     return LC_OK;
 }
 
-/* What libconvert needs to turn s into c->type. */
-static lc_code can_convert(const job *j, const lc_tensor *s, const lc_mix_choice *c,
-                           lc_error *err) {
+/* What libconvert needs to turn s into c->type; *im_entry: the importance matrix entry
+ * it uses (SIZE_MAX: none). */
+static lc_code can_convert(job *j, const lc_tensor *s, const lc_mix_choice *c,
+                           size_t *im_entry, lc_error *err) {
     const lc_dtype from = s->dtype, to = c->type;
-    if (c->needs_imatrix && !j->o->dry_run)
-        lc_fail(err, LC_E_UNSUPPORTED, LC_NO_OFFSET, "%s needs an importance matrix, which "
-                "gguf-quantize does not take", lc_dtype_name(to));
+    *im_entry = SIZE_MAX;
+    if (!j->o->dry_run)
+        LC_TRY(lc_job_quantize_imatrix_for(j, s, to, im_entry, err));
+    if (c->needs_imatrix && !j->o->dry_run && *im_entry == SIZE_MAX)
+        lc_fail(err, LC_E_ARG, LC_NO_OFFSET, "%s needs an importance matrix%s", lc_dtype_name(to),
+                j->im ? ", and the one given has no entry for it" : " (--imatrix)");
     else if (to == from || j->o->dry_run)   /* a dry run shows what it cannot write */
         return LC_OK;
     else if (!lc_job_quantize_writable(to))
@@ -173,11 +182,22 @@ lc_code lc_job_quantize_plan(job *j, const lc_mix_model *mm, lc_error *err) {
         r->in = order[i].t;
         r->part = order[i].part;
         if ((rc = lc_mix_pick(mix, r->in, &r->c, err)) == LC_OK)
-            rc = can_convert(j, r->in, &r->c, err);
+            rc = can_convert(j, r->in, &r->c, &r->im_entry, err);
+    }
+    /* An importance matrix none of whose kept entries names a tensor quantized here was
+     * made for another model (llama-quantize would go on without it). */
+    if (rc == LC_OK && j->im && j->im_n_kept > 0 && j->im_used == 0 && !j->o->dry_run) {
+        size_t first = 0;
+        while (!j->im_kept[first])
+            first++;
+        rc = lc_fail(err, LC_E_MALFORMED, LC_NO_OFFSET, "none of its %zu entries names a "
+                     "tensor that is quantized: an importance matrix for another model?",
+                     j->im_n_kept);
+        lc_err_context(err, j->o->imatrix, lc_imatrix_name(j->im, first));
     }
     for (size_t i = 0; i < n && rc == LC_OK; i++) {
         qj_row *r = &j->rows[i];
-        rc = build(j, r->in, r->part, r->c.type, &r->out, err);
+        rc = build(j, r->in, r->part, r->c.type, r->im_entry, &r->out, err);
         uint64_t numel = 0;
         lc_tensor_numel(r->in, &numel);
         j->elements += numel;

@@ -8,19 +8,25 @@
 
 #include "libconvert/bytes.h"
 #include "libconvert/cpu.h"
+#include "quant/iq_grid_impl.h"
 #include "quant/quant.h"
 #include "quant/quant_impl.h"
 #include "quant/types.h"
 
 #define QUANTIZE_REF(T, stem)   [LC_DT_##T] = lc_##stem##_quantize_ref,
 #define DEQUANTIZE_REF(T, stem) [LC_DT_##T] = lc_##stem##_dequantize_ref,
+#define QUANTIZE_ROWS_REF(T, stem, im) [LC_DT_##T] = lc_##stem##_quantize_rows_ref,
+#define IMATRIX_USE(T, stem, im) [LC_DT_##T] = LC_IMATRIX_##im,
 
 /* The dequantize-only types leave their quantize entry NULL. */
 const lc_qkernels lc_qk_ref = {
     .name = "ref",
     .quantize = { LC_QUANT_TYPES(QUANTIZE_REF) },
     .dequantize = { LC_QUANT_TYPES(DEQUANTIZE_REF) LC_DEQUANT_TYPES(DEQUANTIZE_REF) },
+    .quantize_rows = { LC_WRITE_TYPES(QUANTIZE_ROWS_REF) },
 };
+
+static const unsigned char IMATRIX[LC_DT_COUNT] = { LC_WRITE_TYPES(IMATRIX_USE) };
 
 /* Fastest first. `needs`: the CPU features the variant's folder is compiled for
  * (its kernels.h). A new ISA folder adds one row here, behind its LC_HAVE_<ISA>. */
@@ -82,6 +88,30 @@ bool lc_quant_supported(lc_dtype t) {
     return (unsigned)t < LC_DT_COUNT && lc_qk_ref.quantize[t] && lc_qk_ref.dequantize[t];
 }
 
+bool lc_quant_writable(lc_dtype t) {
+    return (unsigned)t < LC_DT_COUNT && lc_qk_ref.quantize_rows[t] && lc_qk_ref.dequantize[t];
+}
+
+lc_imatrix_use lc_quant_imatrix_use(lc_dtype t) {
+    return lc_quant_writable(t) ? (lc_imatrix_use)IMATRIX[t] : LC_IMATRIX_NONE;
+}
+
+bool lc_quant_imatrix_whole_rows(lc_dtype t) {
+    return t == LC_DT_Q4_0 || t == LC_DT_Q4_1 || t == LC_DT_Q5_0 || t == LC_DT_Q5_1;
+}
+
+lc_code lc_quant_prepare(lc_dtype t, lc_error *err) {
+    switch (t) {
+    case LC_DT_IQ2_XXS: return lc_iq_grid_ready(LC_IQG_IQ2_XXS, err);
+    case LC_DT_IQ2_XS: return lc_iq_grid_ready(LC_IQG_IQ2_XS, err);
+    case LC_DT_IQ2_S: return lc_iq_grid_ready(LC_IQG_IQ2_S, err);
+    case LC_DT_IQ1_S: case LC_DT_IQ1_M: return lc_iq_grid_ready(LC_IQG_IQ1, err);
+    case LC_DT_IQ3_XXS: return lc_iq_grid_ready(LC_IQG_IQ3_XXS, err);
+    case LC_DT_IQ3_S: return lc_iq_grid_ready(LC_IQG_IQ3_S, err);
+    default: return LC_OK;
+    }
+}
+
 bool lc_dequant_supported(lc_dtype t) {
     return (unsigned)t < LC_DT_COUNT && lc_qk_ref.dequantize[t];
 }
@@ -89,7 +119,7 @@ bool lc_dequant_supported(lc_dtype t) {
 /* Validates a rows request (quantize or not) and returns the bytes of one quantized row. */
 static lc_code check_rows(lc_dtype t, bool quantize, size_t nrows, size_t ncols,
                           uint64_t *row_bytes, lc_error *err) {
-    if (quantize ? !lc_quant_supported(t) : !lc_dequant_supported(t))
+    if (quantize ? !lc_quant_writable(t) : !lc_dequant_supported(t))
         return lc_fail(err, LC_E_UNSUPPORTED, LC_NO_OFFSET, "no %s for dtype %s",
                        quantize ? "quantizer" : "dequantizer", lc_dtype_name(t));
     const lc_dtype_info *info = lc_dtype_get(t);
@@ -106,15 +136,34 @@ static lc_code check_rows(lc_dtype t, bool quantize, size_t nrows, size_t ncols,
     return LC_OK;
 }
 
-lc_code lc_quantize_rows(lc_dtype to, const float *x, void *y, size_t nrows, size_t ncols,
-                         lc_error *err) {
+lc_code lc_quantize_rows_imatrix(lc_dtype to, const float *x, void *y, size_t nrows,
+                                 size_t ncols, const float *imatrix, lc_error *err) {
     uint64_t row_bytes;
     LC_TRY(check_rows(to, true, nrows, ncols, &row_bytes, err));
-    const lc_quantize_fn f = lc_qk_quantize(lc_qkernels_best(), to);
+    const lc_imatrix_use use = lc_quant_imatrix_use(to);
+    if (use == LC_IMATRIX_IGNORES)
+        imatrix = NULL;                     /* as ggml: the same bytes either way */
+    if (!imatrix && use == LC_IMATRIX_REQUIRES)
+        return lc_fail(err, LC_E_ARG, LC_NO_OFFSET, "%s needs an importance matrix",
+                       lc_dtype_name(to));
+    LC_TRY(lc_quant_prepare(to, err));
+    const lc_qkernels *k = lc_qkernels_best();
+    const lc_quantize_fn f = imatrix ? NULL : lc_qk_quantize(k, to);
+    if (!f) {                               /* the row entry: a variant's, else ref's */
+        const lc_quantize_rows_fn g =
+            k->quantize_rows[to] ? k->quantize_rows[to] : lc_qk_ref.quantize_rows[to];
+        g(x, y, nrows, ncols, imatrix);
+        return LC_OK;
+    }
     uint8_t *out = y;
     for (size_t r = 0; r < nrows; r++, x += ncols, out += row_bytes)
         f(x, out, ncols);
     return LC_OK;
+}
+
+lc_code lc_quantize_rows(lc_dtype to, const float *x, void *y, size_t nrows, size_t ncols,
+                         lc_error *err) {
+    return lc_quantize_rows_imatrix(to, x, y, nrows, ncols, NULL, err);
 }
 
 lc_code lc_dequantize_rows(lc_dtype from, const void *x, float *y, size_t nrows, size_t ncols,

@@ -106,6 +106,10 @@ bool lc_ftype_available(const lc_ftype *f) {
     return f && lc_mix_ftype_writable(f->id, f->base);
 }
 
+bool lc_ftype_available_imatrix(const lc_ftype *f) {
+    return f && lc_mix_ftype_writable_imatrix(f->id, f->base);
+}
+
 /* Appends n bytes of s at *len, as far as cap - 1 allows; *len counts them all. */
 static void put(char *buf, size_t cap, size_t *len, const char *s, size_t n, bool lower) {
     for (size_t k = 0; k < n; k++, (*len)++)

@@ -60,6 +60,10 @@ const lc_ftype *lc_ftype_for_dtype(lc_dtype t);
  * importance matrix (lc_mix_ftype_writable). */
 bool lc_ftype_available(const lc_ftype *f);
 
+/* The same with an importance matrix (lc_mix_ftype_writable_imatrix): the types that
+ * need one count once their kernels exist. */
+bool lc_ftype_available_imatrix(const lc_ftype *f);
+
 /* Writes the names of the rows that have every flag in `flags` (and, with
  * `available_only`, are available), in row order, separated by `sep`, lower-case when
  * `lower` ("f32|f16|bf16|q8_0" for LC_FTYPE_OUTTYPE): for --help text and error

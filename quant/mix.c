@@ -1,8 +1,8 @@
 /* quant/mix.c: llama-quantize's per-tensor type rules as one table (see mix.h).
  *
  * Ported from src/llama-quant.cpp of the llama.cpp that llama-cpp-python 0.3.36 vendors;
- * the names in comments are that file's. Nothing here depends on an importance matrix:
- * libconvert takes none, so every "has_imatrix" test in llama.cpp is false here. */
+ * the names in comments are that file's. llama.cpp's "has_imatrix" tests read
+ * lc_mix_opts.has_imatrix (a rule's `im`). */
 #include "quant/mix.h"
 
 #include <ctype.h>
@@ -86,12 +86,17 @@ static bool special(when w) {
 #define KEEP LC_DT_INVALID      /* a row's type: the type the tensor has so far */
 enum { R_V_AFTER = 1 };         /* then attn_v's adjustments (see pick_rules) */
 
+/* A rule that holds only with (IM_WITH) or only without (IM_WITHOUT) an importance
+ * matrix; 0 (the rows that say nothing): either way. */
+enum { IM_WITH = 1, IM_WITHOUT = 2 };
+
 typedef struct rule {
     uint8_t  group;     /* group */
     uint8_t  when;      /* when */
     uint8_t  flags;     /* R_* */
     lc_dtype type;      /* the type it gives, or KEEP */
     uint64_t ftypes;    /* F(...) of the file types it applies to */
+    uint8_t  im;        /* IM_*, or 0 */
 } rule;
 
 #define Q(T) LC_DT_##T
@@ -137,7 +142,7 @@ static const rule RULES[] = {
     { G_ATTN_V, W_ALWAYS, R_V_AFTER, Q(Q3_K), F(Q2_K) },
     { G_ATTN_V, W_GQA4, R_V_AFTER, Q(Q4_K), F(Q2_K_S) },
     { G_ATTN_V, W_GQA4, R_V_AFTER, Q(Q4_K), F(IQ3_XXS) },
-    { G_ATTN_V, W_ALWAYS, R_V_AFTER, Q(IQ3_S), F(IQ3_XXS) },   /* IQ3_XXS with an imatrix */
+    { G_ATTN_V, W_ALWAYS, R_V_AFTER, Q(IQ3_S), F(IQ3_XXS), IM_WITHOUT },
     { G_ATTN_V, W_GQA4, R_V_AFTER, Q(Q4_K), F(IQ3_XS) | F(IQ3_S) },
     { G_ATTN_V, W_ALWAYS, R_V_AFTER, Q(Q4_K), F(IQ3_M) },
     { G_ATTN_V, W_I_LT_2, R_V_AFTER, Q(Q5_K), F(Q3_K_M) },
@@ -161,8 +166,8 @@ static const rule RULES[] = {
     { G_FFN_DOWN, W_ALWAYS, 0, Q(Q3_K), F(Q2_K) },
     { G_FFN_DOWN, W_I_LT_N8, 0, Q(Q4_K), F(Q2_K_S) },
     { G_FFN_DOWN, W_ALWAYS, 0, KEEP, F(Q2_K_S) },
-    { G_FFN_DOWN, W_I_LT_N8, 0, Q(Q4_K), F(IQ3_XXS) },      /* IQ3_XXS without an imatrix */
-    { G_FFN_DOWN, W_ALWAYS, 0, Q(Q3_K), F(IQ3_XXS) },
+    { G_FFN_DOWN, W_I_LT_N8, 0, Q(Q4_K), F(IQ3_XXS), IM_WITHOUT },
+    { G_FFN_DOWN, W_ALWAYS, 0, Q(Q3_K), F(IQ3_XXS), IM_WITHOUT },
     { G_FFN_DOWN, W_I_LT_N16, 0, Q(Q5_K), F(Q3_K_M) },
     { G_FFN_DOWN, W_NOT_FALCON_OR_MORE_BITS, 0, Q(Q4_K), F(Q3_K_M) },
     { G_FFN_DOWN, W_ALWAYS, 0, Q(Q3_K), F(Q3_K_M) },
@@ -174,10 +179,12 @@ static const rule RULES[] = {
     { G_FFN_DOWN, W_FALCON, 0, Q(Q4_K), F(Q4_K_M) },
     { G_FFN_DOWN, W_MORE_BITS, 0, Q(Q6_K), F(Q4_K_M) },
     { G_FFN_DOWN, W_ALWAYS, 0, KEEP, F(Q4_K_M) },
-    { G_FFN_DOWN, W_I_LT_N8, 0, Q(Q5_K), F(IQ4_NL) | F(IQ4_XS) },   /* without an imatrix */
+    { G_FFN_DOWN, W_I_LT_N8, 0, Q(Q5_K), F(IQ4_NL) | F(IQ4_XS), IM_WITHOUT },
     { G_FFN_DOWN, W_MORE_BITS, 0, Q(Q6_K), F(Q5_K_M) },
     { G_FFN_DOWN, W_NOT_FALCON_I_LT_N8, 0, Q(Q5_K), F(Q4_K_S) },
-    /* (Q4_0 and Q5_0 bump the first layers only with an imatrix) */
+    /* Q4_0 and Q5_0 bump the first layers only with an imatrix */
+    { G_FFN_DOWN, W_I_LT_N8, 0, Q(Q4_1), F(Q4_0), IM_WITH },
+    { G_FFN_DOWN, W_I_LT_N8, 0, Q(Q5_1), F(Q5_0), IM_WITH },
 
     /* attn_output */
     { G_ATTN_OUT, W_NOT_FALCON_EXP8, 0, Q(Q5_K), F(Q2_K) | F(IQ3_XS) | F(IQ3_XXS) |
@@ -320,7 +327,7 @@ static group group_of(cat c, bool tied) {
 /* ---- types ---- */
 
 static bool writable(lc_dtype t) {
-    return t == LC_DT_F32 || t == LC_DT_F16 || t == LC_DT_BF16 || lc_quant_supported(t);
+    return t == LC_DT_F32 || t == LC_DT_F16 || t == LC_DT_BF16 || lc_quant_writable(t);
 }
 
 /* tensor_type_fallback's switch: the type a row that is not whole blocks of t tries
@@ -415,7 +422,8 @@ static lc_dtype apply_rules(const lc_mix *m, group g, const pos *p, lc_dtype t) 
     for (size_t k = 0; k < NRULES; k++) {
         const rule *r = &RULES[k];
         if ((r->group != G_ANY && r->group != g) || !(r->ftypes & bit) ||
-            !holds(m, (when)r->when, p))
+            (r->im == IM_WITH && !m->o.has_imatrix) ||
+            (r->im == IM_WITHOUT && m->o.has_imatrix) || !holds(m, (when)r->when, p))
             continue;
         lc_dtype out = r->type != KEEP ? r->type : t;
         if (r->flags & R_V_AFTER) {
@@ -606,22 +614,32 @@ lc_code lc_mix_new(const lc_mix_opts *o, const lc_mix_model *mm, const char *con
 
 /* ---- what can be written ---- */
 
-/* t, and the type its rows fall back to, are written by libconvert. */
-static bool type_ok(uint32_t ftype, lc_dtype t) {
+/* t, and the type its rows fall back to, are written by libconvert (with an importance
+ * matrix when `im`). */
+static bool type_ok(uint32_t ftype, lc_dtype t, bool im) {
     if (t == LC_DT_INVALID)
         return true;                /* KEEP */
     const lc_dtype fb = fallback_of(t);
-    return writable(t) && !needs_imatrix(ftype, t) && (fb == LC_DT_INVALID || writable(fb));
+    return writable(t) && (im || !needs_imatrix(ftype, t)) &&
+           (fb == LC_DT_INVALID || writable(fb));
 }
 
-bool lc_mix_ftype_writable(uint32_t ftype, lc_dtype base) {
-    if (ftype >= 64 || base == LC_DT_INVALID || !type_ok(ftype, base))
+static bool ftype_writable(uint32_t ftype, lc_dtype base, bool im) {
+    if (ftype >= 64 || base == LC_DT_INVALID || !type_ok(ftype, base, im))
         return false;
     if (!lc_dtype_is_quant(base))
         return true;                /* F32, F16, BF16: no rules apply */
     for (size_t k = 0; k < NRULES; k++)
         if ((RULES[k].ftypes & (UINT64_C(1) << ftype)) && !special((when)RULES[k].when) &&
-            !type_ok(ftype, RULES[k].type))
+            RULES[k].im != (im ? IM_WITHOUT : IM_WITH) && !type_ok(ftype, RULES[k].type, im))
             return false;
     return true;
+}
+
+bool lc_mix_ftype_writable(uint32_t ftype, lc_dtype base) {
+    return ftype_writable(ftype, base, false);
+}
+
+bool lc_mix_ftype_writable_imatrix(uint32_t ftype, lc_dtype base) {
+    return ftype_writable(ftype, base, true);
 }

@@ -63,6 +63,8 @@ typedef struct lc_mix_opts {
     lc_dtype token_embd_type;     /* --token-embedding-type; LC_DT_INVALID: the rules' */
     const lc_mix_pattern *patterns;   /* --tensor-type, in order: the first match wins */
     size_t   n_patterns;
+    bool     has_imatrix;         /* an importance matrix is given (llama.cpp's
+                                   * qs.has_imatrix): some rules differ */
 } lc_mix_opts;
 
 /* Why a tensor gets its type. */
@@ -139,5 +141,9 @@ lc_dtype lc_mix_fallback(lc_dtype t, uint64_t ncols);
  * A 70B model or an expert model may still need a type that is missing: lc_mix_pick
  * names it per tensor and the caller refuses. */
 bool lc_mix_ftype_writable(uint32_t ftype, lc_dtype base);
+
+/* The same when an importance matrix is given: the types that need one count, and the
+ * rules that hold only without one do not. */
+bool lc_mix_ftype_writable_imatrix(uint32_t ftype, lc_dtype base);
 
 #endif

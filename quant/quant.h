@@ -83,6 +83,22 @@
 typedef void (*lc_quantize_fn)(const float *restrict x, void *restrict y, size_t n);
 typedef void (*lc_dequantize_fn)(const void *restrict x, float *restrict y, size_t n);
 
+/* The row entry, ggml_quantize_chunk's contract: `nrows` rows of `n_per_row` floats
+ * (a multiple of the block size) from x into nrows * lc_dtype_row_bytes(t, n_per_row)
+ * bytes at y; `imatrix` is NULL or n_per_row importance weights (>= 0), the same for
+ * every row. Never fails, never allocates, thread-safe; a type whose trait is REQUIRES
+ * must get an imatrix (lc_quantize_rows_imatrix checks). */
+typedef void (*lc_quantize_rows_fn)(const float *restrict x, void *restrict y, size_t nrows,
+                                    size_t n_per_row, const float *restrict imatrix);
+
+/* What a type's quantizer does with an importance matrix (quant/types.h LC_WRITE_TYPES). */
+typedef enum lc_imatrix_use {
+    LC_IMATRIX_NONE = 0,    /* not a type quant/ writes */
+    LC_IMATRIX_IGNORES,
+    LC_IMATRIX_USES,
+    LC_IMATRIX_REQUIRES,
+} lc_imatrix_use;
+
 /* ---- scalar references (quant/ref*.c) ----
  * lc_<stem>_quantize_ref and lc_<stem>_dequantize_ref for every type of LC_QUANT_TYPES:
  * lc_q8_0_, lc_q4_0_, lc_q4_1_, lc_q5_0_, lc_q5_1_, lc_q2_K_, lc_q3_K_, lc_q4_K_,
@@ -95,16 +111,26 @@ LC_QUANT_TYPES(LC_QUANT_DECLARE_REF)
 #define LC_DEQUANT_DECLARE_REF(T, stem) LC_DEQUANT_DECLARE(stem, ref)
 LC_DEQUANT_TYPES(LC_DEQUANT_DECLARE_REF)
 #undef LC_DEQUANT_DECLARE_REF
+/* lc_<stem>_quantize_rows_ref for every type of LC_WRITE_TYPES: bit-identical to ggml's
+ * quantize_<stem>(src, dst, nrows, n_per_row, imatrix), what ggml_quantize_chunk runs.
+ * For the types of LC_QUANT_TYPES without an imatrix that is the block reference over
+ * all the rows; with one, ggml's quantize_row_<stem>_impl row by row. */
+#define LC_QUANT_ROWS_DECLARE_REF(T, stem, im) LC_QUANT_ROWS_DECLARE(stem, ref)
+LC_WRITE_TYPES(LC_QUANT_ROWS_DECLARE_REF)
+#undef LC_QUANT_ROWS_DECLARE_REF
 
 /* ---- the kernel table (quant/dispatch.c) ---- */
 
 /* One variant's kernels, indexed by lc_dtype. A NULL entry means "use ref" (and in
  * lc_qk_ref itself, that the type has no such kernel: quantize is NULL for the
- * dequantize-only types). */
+ * dequantize-only types). quantize is the block kernel, the no-imatrix path of the
+ * types of LC_QUANT_TYPES; quantize_rows the row entry (LC_WRITE_TYPES), which a variant
+ * may leave to the reference (every variant does for the imatrix paths today). */
 typedef struct lc_qkernels {
     const char      *name;                    /* "ref", "avx2", "avx512", "neon" */
     lc_quantize_fn   quantize[LC_DT_COUNT];
     lc_dequantize_fn dequantize[LC_DT_COUNT];
+    lc_quantize_rows_fn quantize_rows[LC_DT_COUNT];
 } lc_qkernels;
 
 /* The fastest variant this build and CPU support, chosen once (thread-safe). The
@@ -127,6 +153,25 @@ lc_dequantize_fn lc_qk_dequantize(const lc_qkernels *k, lc_dtype t);
  * (Q8_0 Q4_0 Q4_1 Q5_0 Q5_1 Q2_K Q3_K Q4_K Q5_K Q6_K). */
 bool lc_quant_supported(lc_dtype t);
 
+/* True when `t` can be written here: the types of LC_WRITE_TYPES (a superset of
+ * LC_QUANT_TYPES). A writer asks this one. */
+bool lc_quant_writable(lc_dtype t);
+
+/* What t's quantizer does with an importance matrix; LC_IMATRIX_NONE when t is not
+ * writable. */
+lc_imatrix_use lc_quant_imatrix_use(lc_dtype t);
+
+/* Builds what t's quantizer needs before its first use (the IQ types' search tables,
+ * quant/iq_grid.c): LC_E_NOMEM when they cannot be allocated. lc_quantize_rows_imatrix
+ * calls it; a caller of a row entry directly should too (an entry whose tables are
+ * missing writes zero blocks). Thread-safe; cheap after the first call. */
+lc_code lc_quant_prepare(lc_dtype t, lc_error *err);
+
+/* True when quantizing t with an importance matrix makes rows that depend on the whole
+ * row (Q4_0, Q4_1, Q5_0, Q5_1 weigh by the row's mean square), so a reader must quantize
+ * whole rows; the other types' blocks (or super-blocks) stay independent. */
+bool lc_quant_imatrix_whole_rows(lc_dtype t);
+
 /* True when `t` can be dequantized here: LC_QUANT_TYPES and LC_DEQUANT_TYPES, i.e. every
  * block type the pinned ggml defines. A reader asks this one; a writer asks
  * lc_quant_supported. */
@@ -140,6 +185,13 @@ bool lc_dequant_supported(lc_dtype t);
  * between threads by the caller. */
 lc_code lc_quantize_rows(lc_dtype to, const float *x, void *y, size_t nrows, size_t ncols,
                          lc_error *err);
+
+/* lc_quantize_rows with an importance vector of ncols weights for every row (NULL: none),
+ * as ggml_quantize_chunk(to, x, y, 0, nrows, ncols, imatrix): the best variant's block
+ * kernel when there is no imatrix (or t ignores it), else the row entry. LC_E_ARG also
+ * when t requires an imatrix and gets none; LC_E_UNSUPPORTED when t is not writable. */
+lc_code lc_quantize_rows_imatrix(lc_dtype to, const float *x, void *y, size_t nrows,
+                                 size_t ncols, const float *imatrix, lc_error *err);
 
 /* The inverse: `nrows` rows of `ncols` elements of type `from` into floats. Same codes;
  * LC_E_UNSUPPORTED only when `from` has no dequantizer (lc_dequant_supported). */

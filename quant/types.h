@@ -18,6 +18,15 @@
  * Per-type facts (name, block size, bytes per block, GGUF id) stay in
  * libconvert/dtype.c, which already knows every ggml type.
  *
+ * LC_WRITE_TYPES(X) lists every type quant/ can write, X(TYPE, stem, IMATRIX), with
+ * what its quantizer does with an importance matrix (ggml_quantize_chunk's `imatrix`:
+ * one weight per column of a row, the same for every row): IGNORES it (Q8_0, TQ1_0),
+ * USES it when given (the K types, Q4_0 ...; without one they are their block kernels
+ * above), or REQUIRES it (ggml asserts one: ggml_quantize_requires_imatrix). Each has a
+ * row entry lc_<stem>_quantize_rows_ref (quant/quant.h); the types of LC_QUANT_TYPES are
+ * all here, the others (the i-quants, the ternary types) are quantized by rows only and
+ * stay in LC_DEQUANT_TYPES, whose block kernels are dequantizers.
+ *
  * A type joins a list together with its reference kernels and their tests: see
  * "Adding a type" in quant/quant.h. */
 #ifndef LC_QUANT_TYPES_H
@@ -55,6 +64,29 @@
     X(Q1_0, q1_0)           \
     X(Q2_0, q2_0)
 
+#define LC_WRITE_TYPES(X)      \
+    X(Q8_0, q8_0, IGNORES)     \
+    X(Q4_0, q4_0, USES)        \
+    X(Q4_1, q4_1, USES)        \
+    X(Q5_0, q5_0, USES)        \
+    X(Q5_1, q5_1, USES)        \
+    X(Q2_K, q2_K, USES)        \
+    X(Q3_K, q3_K, USES)        \
+    X(Q4_K, q4_K, USES)        \
+    X(Q5_K, q5_K, USES)        \
+    X(Q6_K, q6_K, USES)        \
+    X(IQ4_NL, iq4_nl, USES)    \
+    X(IQ4_XS, iq4_xs, USES)    \
+    X(TQ1_0, tq1_0, IGNORES)   \
+    X(TQ2_0, tq2_0, IGNORES)   \
+    X(IQ2_XXS, iq2_xxs, REQUIRES) \
+    X(IQ2_XS, iq2_xs, REQUIRES) \
+    X(IQ2_S, iq2_s, USES)      \
+    X(IQ3_XXS, iq3_xxs, USES)  \
+    X(IQ3_S, iq3_s, USES)      \
+    X(IQ1_S, iq1_s, REQUIRES)  \
+    X(IQ1_M, iq1_m, USES)
+
 /* The prototypes of one variant's kernels for one type, e.g.
  *   LC_QUANT_DECLARE(q8_0, avx2) declares lc_q8_0_quantize_avx2, lc_q8_0_dequantize_avx2.
  * The contract of every kernel is in quant/quant.h. */
@@ -69,7 +101,15 @@
     void lc_##stem##_dequantize_##variant(const void *restrict x, float *restrict y,       \
                                           size_t n);
 
+/* The row entry of a type of LC_WRITE_TYPES (contract in quant/quant.h). */
+#define LC_QUANT_ROWS_DECLARE(stem, variant)                                               \
+    void lc_##stem##_quantize_rows_##variant(const float *restrict x, void *restrict y,    \
+                                             size_t nrows, size_t n_per_row,               \
+                                             const float *restrict imatrix);
+
 /* For either list: `LC_DT_TYPE,` (an initialiser list of lc_dtype). */
 #define LC_QUANT_DTYPE(T, stem) LC_DT_##T,
+/* For LC_WRITE_TYPES: `LC_DT_TYPE,`. */
+#define LC_WRITE_DTYPE(T, stem, im) LC_DT_##T,
 
 #endif

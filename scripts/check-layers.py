@@ -55,6 +55,7 @@ PRIVATE_SUFFIX = "_impl.h"
 PRIVATE_HEADERS = {
     "quant/quant_impl.h": "quant",  # the kernel table's private half; ISA subfolders share it
     "quant/iq_tables.h": "quant",   # generated IQ grids and FP4 levels, for every variant
+    "quant/iq_grid_impl.h": "quant",     # the IQ quantizers' maps and neighbour lists
     "quant/avx2/kernels.h": "quant",     # the AVX2 table and kernels, for dispatch.c
     "quant/avx2/simd.h": "quant/avx2",   # vector steps the AVX2 kernels share
     "quant/lanes.h": "quant",            # the lane kernels every ISA folder compiles

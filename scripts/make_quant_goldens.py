@@ -40,6 +40,67 @@ GGML_ID = {
     "Q1_0": 41, "Q2_0": 42,
 }
 QUANTIZE = ["Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K"]
+# The types we write by rows only (quant/types.h LC_WRITE_TYPES less LC_QUANT_TYPES);
+# without an importance matrix their hard/special goldens are ggml_quantize_chunk's too
+# (quantize_<type>, not quantize_row_<type>_ref: the two differ for IQ4_NL).
+ROWS_ONLY = ["IQ4_NL", "IQ4_XS", "TQ1_0", "TQ2_0"]
+WRITE = QUANTIZE + ROWS_ONLY
+# The types whose quantizer uses an importance matrix when it gets one (quant/types.h
+# LC_WRITE_TYPES, USES and REQUIRES): imatrix.<TYPE>.bin holds ggml_quantize_chunk of
+# hard.f32 + special.f32 as rows of IMATRIX_ROW values weighted by imatrix.f32.
+IMATRIX = ["Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K", "IQ4_NL",
+           "IQ4_XS"]
+IMATRIX_ROW = 512
+# The grid types (quant/ref_iq1.c, ref_iq2.c, ref_iq3.c): ggml's quantizers assert on
+# inputs whose weights overflow or are NaN, so their goldens are made from grid.f32
+# (grid_inputs: finite data whose squares stay finite, with ties and zeros), as rows of
+# 256 weighted by the first 256 values of imatrix.f32 (grid.<TYPE>.bin) and, for the
+# types that run without one, unweighted (grid-plain.<TYPE>.bin).
+GRID = ["IQ3_XXS", "IQ3_S", "IQ2_S", "IQ2_XXS", "IQ2_XS", "IQ1_S", "IQ1_M"]
+GRID_NEEDS_IMATRIX = ["IQ2_XXS", "IQ2_XS", "IQ1_S"]
+
+
+def grid_inputs(n=8192, seed=21):
+    """Values the grid quantizers take without asserting: normal data at several scales,
+    bf16-rounded values (many ties), integers and halves (exact ties), sparse blocks,
+    all-equal and all-zero sub-blocks, subnormals."""
+    rng = np.random.default_rng(seed)
+    parts = []
+    while sum(p.size for p in parts) < n:
+        k = len(parts) % 8
+        if k == 0:
+            v = rng.standard_normal(256) * 10.0 ** rng.uniform(-3, 3)
+        elif k == 1:        # bf16: the low 16 bits cleared
+            v = (rng.standard_normal(256) * 0.02).astype(np.float32)
+            v = (v.view(np.uint32) & 0xFFFF0000).view(np.float32)
+        elif k == 2:
+            v = rng.integers(-4, 5, 256) * 0.25
+        elif k == 3:
+            v = np.where(rng.random(256) < 0.8, 0.0, rng.standard_normal(256))
+        elif k == 4:
+            v = np.repeat(rng.standard_normal(16), 16)
+        elif k == 5:
+            v = rng.standard_normal(256)
+            v[rng.integers(0, 8) * 32:][:32] = 0
+        elif k == 6:
+            v = rng.standard_normal(256) * 1e-39
+        else:
+            v = np.abs(rng.standard_normal(256)) + 0.5
+        parts.append(np.asarray(v, np.float32))
+    return np.concatenate(parts)[:n].astype(np.float32)
+
+
+def imatrix_vector(n=IMATRIX_ROW, seed=20):
+    """An importance vector as llama-imatrix makes them (mean squared activations: >= 0,
+    spread over decades), with the values that test the weighting: zeros, a subnormal,
+    huge ones, runs of equal values."""
+    rng = np.random.default_rng(seed)
+    v = (10.0 ** rng.uniform(-4, 2, n)).astype(np.float32)
+    v[::61] = 0.0
+    v[7] = np.float32(1e-40)
+    v[100:132] = 1.0
+    v[300] = np.float32(1e30)
+    return v.astype(np.float32)
 DEQUANTIZE_ONLY = ["Q8_1", "Q8_K", "IQ2_XXS", "IQ2_XS", "IQ3_XXS", "IQ1_S", "IQ4_NL",
                    "IQ3_S", "IQ2_S", "IQ4_XS", "IQ1_M", "TQ1_0", "TQ2_0", "MXFP4", "NVFP4",
                    "Q1_0", "Q2_0"]
@@ -92,6 +153,25 @@ class Ggml:
         out = np.zeros(rows * t.type_size, np.uint8)
         n = self.lib.ggml_quantize_chunk(tid, x.ctypes.data, out.ctypes.data, 0, rows,
                                          t.blck_size, None)
+        assert n == out.size
+        return out
+
+    def quantize_rows(self, name, x, n_per_row, imatrix=None):
+        """ggml_quantize_chunk of x as rows of n_per_row values, each weighted by imatrix
+        (n_per_row float32, or None), as llama-quantize calls it."""
+        tid = GGML_ID[name]
+        x = np.ascontiguousarray(x, dtype=np.float32)
+        assert x.size % n_per_row == 0
+        rows = x.size // n_per_row
+        rs = self.lib.ggml_row_size(tid, n_per_row)
+        out = np.zeros(rows * rs, np.uint8)
+        im = None
+        if imatrix is not None:
+            imatrix = np.ascontiguousarray(imatrix, dtype=np.float32)
+            assert imatrix.size == n_per_row
+            im = imatrix.ctypes.data
+        n = self.lib.ggml_quantize_chunk(tid, x.ctypes.data, out.ctypes.data, 0, rows,
+                                         n_per_row, im)
         assert n == out.size
         return out
 
@@ -178,9 +258,28 @@ def goldens(g):
     files = {}
     for inp in ("hard", "special"):
         x = np.fromfile(FIX / f"{inp}.f32", "<f4")
-        for t in QUANTIZE:
+        for t in WRITE:
             sym = "quantize_row_" + (t[:2].lower() + t[2:] if t.endswith("_K") else t.lower())
-            files[f"{inp}.{t}.bin"] = (g.quantize(t, x).tobytes(), f"ggml {sym}_ref", ver)
+            sym = sym + "_ref" if t in QUANTIZE else sym.replace("_row", "")
+            files[f"{inp}.{t}.bin"] = (g.quantize(t, x).tobytes(), f"ggml {sym}", ver)
+    x = np.concatenate([np.fromfile(FIX / f"{inp}.f32", "<f4") for inp in ("hard", "special")])
+    im = imatrix_vector()
+    files["imatrix.f32"] = (im.astype("<f4").tobytes(),
+                            "scripts/make_quant_goldens.py imatrix_vector", f"numpy={np.__version__}")
+    for t in IMATRIX:
+        sym = "quantize_" + (t[:2].lower() + t[2:] if t.endswith("_K") else t.lower())
+        files[f"imatrix.{t}.bin"] = (g.quantize_rows(t, x, IMATRIX_ROW, im).tobytes(),
+                                     f"ggml {sym} with imatrix.f32", ver)
+    gx = grid_inputs()
+    files["grid.f32"] = (gx.astype("<f4").tobytes(), "scripts/make_quant_goldens.py grid_inputs",
+                         f"numpy={np.__version__}")
+    for t in GRID:
+        sym = "quantize_" + t.lower()
+        files[f"grid.{t}.bin"] = (g.quantize_rows(t, gx, 256, im[:256]).tobytes(),
+                                  f"ggml {sym} with imatrix.f32[:256]", ver)
+        if t not in GRID_NEEDS_IMATRIX:
+            files[f"grid-plain.{t}.bin"] = (g.quantize_rows(t, gx, 256).tobytes(),
+                                            f"ggml {sym}", ver)
     for t in DEQUANTIZE_ONLY:
         if g.dequantizer(t) is None:
             continue

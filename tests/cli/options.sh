@@ -19,7 +19,7 @@ declare -A takes=(
     [safetensors-rewrite]="--dtype=bf16 --stringify-meta $writer $common"
     [safetensors2gguf]="--outtype=q8_0 --vocab-only --dry-run --metadata=a=str:b --pre=x --device=cpu $split $writer $common"
     [gguf2safetensors]="--dtype=f32 $writer $common"
-    [gguf-quantize]="--pure --leave-output-tensor --output-tensor-type=q8_0 --token-embedding-type=f16 --tensor-type=a=q8_0 --allow-requantize --override-kv=a=str:b --dry-run --json --device=cpu $split $writer $common"
+    [gguf-quantize]="--pure --leave-output-tensor --output-tensor-type=q8_0 --token-embedding-type=f16 --tensor-type=a=q8_0 --allow-requantize --override-kv=a=str:b --imatrix=x --include-weights=a --exclude-weights=b --dry-run --json --device=cpu $split $writer $common"
     [gguf-split]="--split --merge --dry-run $split $writer $common"
     [model-verify]="--tokens=1,2 --text=x --file=f --max-tokens=8 --layers --report=r.html --json $writer $common"
 )
@@ -29,7 +29,7 @@ declare -A refuses=(
     [safetensors-rewrite]="--json --key=x"
     [safetensors2gguf]="--json --dtype=f16"
     [gguf2safetensors]="--json --outtype=f16"
-    [gguf-quantize]="--outtype=q8_0 --dtype=f16 --imatrix=x"
+    [gguf-quantize]="--outtype=q8_0 --dtype=f16 --prune-layers=1"
     [gguf-split]="--json --outtype=f16 --dtype=f16"
     [model-verify]="--outtype=f16 --dtype=f16 --key=x"
 )

@@ -33,6 +33,11 @@ FIX = ROOT / "fixtures" / "quant"
 RAW = Path(os.environ.get("LC_TEST_BIN", ROOT / "build" / "test-bin")) / "lc-quant-raw"
 
 ALL = ["Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K"]
+# quant/types.h LC_WRITE_TYPES: ALL and the types written by rows only (the grid types'
+# goldens come from grid.f32: ggml's quantizers assert on some of hard/special's values).
+GRID = ["IQ3_XXS", "IQ3_S", "IQ2_S", "IQ2_XXS", "IQ2_XS", "IQ1_S", "IQ1_M"]
+GRID_NEEDS_IMATRIX = ["IQ2_XXS", "IQ2_XS", "IQ1_S"]
+WRITE = ALL + ["IQ4_NL", "IQ4_XS", "TQ1_0", "TQ2_0"]
 LEGACY = ["Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1"]
 # quant/types.h LC_DEQUANT_TYPES, and the ones gguf-py can decode too.
 DEQ_ONLY = ["Q8_1", "Q8_K", "IQ2_XXS", "IQ2_XS", "IQ3_XXS", "IQ1_S", "IQ4_NL", "IQ3_S",
@@ -81,7 +86,7 @@ def diff_blocks(qtype, got, want):
 # ---- 1. golden blocks from ggml itself ----
 
 @pytest.mark.parametrize("inp", ["hard", "special"])
-@pytest.mark.parametrize("qtype", ALL)
+@pytest.mark.parametrize("qtype", WRITE)
 def test_quantize_matches_ggml_golden(qtype, inp, tmp_path):
     x = np.fromfile(FIX / f"{inp}.f32", "<f4")
     want = np.fromfile(FIX / f"{inp}.{qtype}.bin", np.uint8)
@@ -95,6 +100,57 @@ def test_golden_fixtures_are_not_degenerate():
     for qtype in ALL:
         b = np.fromfile(FIX / f"hard.{qtype}.bin", np.uint8)
         assert np.unique(b).size > 16, qtype
+
+
+# Importance-matrix quantization (scripts/make_quant_goldens.py IMATRIX): ggml_quantize_chunk
+# of hard.f32 + special.f32 as rows of 512 weighted by imatrix.f32 (zeros, a subnormal,
+# huge and equal weights), i.e. ggml's quantize_row_<type>_impl.
+IMATRIX = ["Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K", "IQ4_NL",
+           "IQ4_XS"]
+
+
+def lc_quantize_rows(qtype, x, n_per_row, imatrix, tmp_path, env=None):
+    src, dst, im = tmp_path / "in.bin", tmp_path / "out.bin", tmp_path / "im.bin"
+    x.astype("<f4").tofile(src)
+    args = [str(RAW), "quantize", qtype, str(src), str(dst), str(n_per_row)]
+    if imatrix is not None:
+        imatrix.astype("<f4").tofile(im)
+        args.append(str(im))
+    subprocess.run(args, check=True, env=env)
+    return np.fromfile(dst, np.uint8)
+
+
+@pytest.mark.parametrize("qtype", IMATRIX)
+def test_imatrix_quantize_matches_ggml_golden(qtype, tmp_path):
+    x = np.concatenate([np.fromfile(FIX / f"{inp}.f32", "<f4") for inp in ("hard", "special")])
+    im = np.fromfile(FIX / "imatrix.f32", "<f4")
+    want = np.fromfile(FIX / f"imatrix.{qtype}.bin", np.uint8)
+    got = lc_quantize_rows(qtype, x, im.size, im, tmp_path)
+    bad = diff_blocks(qtype, got, want)
+    assert bad.size == 0, f"{qtype}: {bad.size} blocks differ from ggml, first {bad[:5]}"
+    # The weighting matters: the same rows without it are other bytes.
+    plain = np.fromfile(FIX / f"hard.{qtype}.bin", np.uint8)
+    assert not np.array_equal(want[:plain.size], plain), qtype
+
+
+@pytest.mark.parametrize("plain", [False, True])
+@pytest.mark.parametrize("qtype", GRID)
+def test_grid_types_match_ggml_golden(qtype, plain, tmp_path):
+    if plain and qtype in GRID_NEEDS_IMATRIX:
+        # ggml requires an importance matrix for it; so do we.
+        src, dst = tmp_path / "in.f32", tmp_path / "out.bin"
+        np.ones(256, np.float32).tofile(src)
+        r = subprocess.run([str(RAW), "quantize", qtype, str(src), str(dst)],
+                           capture_output=True, text=True)
+        assert r.returncode == 1 and "needs an importance matrix" in r.stderr
+        return
+    x = np.fromfile(FIX / "grid.f32", "<f4")
+    im = np.fromfile(FIX / "imatrix.f32", "<f4")[:256]
+    want = np.fromfile(FIX / f"grid{'-plain' if plain else ''}.{qtype}.bin", np.uint8)
+    got = lc_quantize_rows(qtype, x, 256, None if plain else im, tmp_path)
+    bad = diff_blocks(qtype, got, want)
+    assert bad.size == 0, f"{qtype}: {bad.size} blocks differ from ggml, first {bad[:5]}"
+    assert np.unique(want).size > 64
 
 
 # ---- 2. gguf-py's numpy quantizers on hard inputs ----
@@ -274,7 +330,7 @@ def test_dequantize_only_goldens_are_not_degenerate():
 def test_quantize_refuses_dequantize_only_types(tmp_path):
     src, dst = tmp_path / "in.f32", tmp_path / "out.bin"
     np.ones(256, np.float32).tofile(src)
-    r = subprocess.run([str(RAW), "quantize", "IQ2_XXS", str(src), str(dst)],
+    r = subprocess.run([str(RAW), "quantize", "MXFP4", str(src), str(dst)],
                        capture_output=True, text=True)
     assert r.returncode == 2 and "unsupported" in r.stderr
     assert not dst.exists()
@@ -285,7 +341,7 @@ def test_type_table_lists_every_ggml_block_type():
     # libconvert/dtype.c and the kernel table; gguf-py's sizes as the second opinion.
     out = subprocess.run([str(RAW), "types"], check=True, capture_output=True, text=True)
     rows = {f[0]: tuple(int(v) for v in f[1:]) for f in map(str.split, out.stdout.splitlines())}
-    assert sorted(t for t, r in rows.items() if r[3]) == sorted(ALL)
+    assert sorted(t for t, r in rows.items() if r[3]) == sorted(WRITE + GRID)
     assert sorted(t for t, r in rows.items() if r[4]) == sorted(ALL + DEQ_ONLY)
     for name, (gid, block, size, _, _) in rows.items():
         if hasattr(Q, name):

@@ -3,10 +3,14 @@ llama-cpp-python 0.3.36), called through ctypes (scripts/make_quant_goldens.py h
 harness), against our kernels through $LC_TEST_BIN/lc-quant-raw with LC_QUANT=ref.
 
 - Every type we quantize: our bytes equal ggml_quantize_chunk's (no importance matrix, so
-  quantize_row_<type>_ref, what llama-quantize writes) on about four million values per
+  quantize_row_<type>_ref for the types that have one, what llama-quantize writes; the
+  row-only types' quantize_<type>) on about four million values per
   type: normal and uniform data at every magnitude, signed zeros, exact .5 and integer
   ties, all-equal and all-zero blocks, values at GROUP_MAX_EPS, subnormals, huge values
   and sums of squares that overflow, NaN (with payloads) and infinities in every lane.
+- With an importance matrix (every type that uses one), ggml_quantize_chunk's bytes on
+  over two million values per type: rows of 256 to 4096, the edge inputs and normal
+  data, importance vectors spread over decades, all zero, all equal and extreme.
 - Every block type ggml can decode: our floats equal its to_float bit for bit on a
   million random-byte values with every special scale.
 - libconvert's dtype table names every block type ggml defines, with ggml's sizes.
@@ -147,7 +151,7 @@ def inputs():
 
 # ---- quantize ----
 
-@pytest.mark.parametrize("qtype", mqg.QUANTIZE)
+@pytest.mark.parametrize("qtype", mqg.WRITE)
 def test_quantize_matches_ggml(ggml, inputs, qtype, tmp_path):
     want = ggml.quantize(qtype, inputs)
     got = np.frombuffer(lc("quantize", qtype, inputs.astype("<f4").tobytes(), tmp_path),
@@ -170,6 +174,141 @@ def test_quantize_inputs_cover_the_edges(inputs):
     assert (u == 0x80000000).sum() > 1000                           # -0.0
     assert (np.abs(inputs) > 1e38).sum() > 10_000
     assert np.isin(u, [0x7FA12345, 0xFFC00001]).sum() > 100         # NaN payloads
+
+
+# ---- quantize with an importance matrix ----
+# ggml_quantize_chunk(type, x, rows of n_per_row, imatrix) runs quantize_row_<type>_impl.
+# The edge inputs less the NaNs with payloads: where two NaNs of different payloads meet
+# in one sum (x^2 summed over a row), which one survives depends on the operand order the
+# compiler picked for that addition, and ggml's -O3 build and ours order the row sums of
+# Q4_0/Q5_0 differently (ggml's vector loop alternates); every other input, default NaNs
+# and infinities included, gives the same bytes. llama-quantize never quantizes a NaN
+# (its loader refuses the row), nor does gguf-quantize (quant/validate.h).
+IM_KINDS = [k for k in KINDS if k != "nan_payloads"]
+
+
+def importance(kind, n, rng):
+    """An importance vector of one kind: what llama-imatrix stores (>= 0), and worse."""
+    if kind == "spread":            # mean squared activations over decades, some zero
+        v = 10.0 ** rng.uniform(-6, 3, n)
+        v[rng.integers(0, n, n // 16)] = 0
+    elif kind == "zeros":           # a column never activated: every weight 0
+        v = np.zeros(n)
+    elif kind == "equal":
+        v = np.full(n, rng.uniform(0.1, 10))
+    elif kind == "extreme":         # subnormals and values near float's top
+        v = np.where(rng.random(n) < 0.5, 1e-40, 1e30) * rng.uniform(1, 2, n)
+    else:
+        raise ValueError(kind)
+    return v.astype(np.float32)
+
+
+def lc_rows(qtype, x, n_per_row, imatrix, tmp_path):
+    src, dst, im = tmp_path / "in.bin", tmp_path / "out.bin", tmp_path / "im.bin"
+    x.astype("<f4").tofile(src)
+    args = [str(RAW), "quantize", qtype, str(src), str(dst), str(n_per_row)]
+    if imatrix is not None:
+        imatrix.astype("<f4").tofile(im)
+        args.append(str(im))
+    r = subprocess.run(args, env=ENV, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    return np.fromfile(dst, np.uint8)
+
+
+IMATRIX_TYPES = [t for t in mqg.IMATRIX]
+
+
+@pytest.mark.parametrize("qtype", IMATRIX_TYPES)
+def test_quantize_with_imatrix_matches_ggml(ggml, qtype, tmp_path):
+    rng = np.random.default_rng(mqg.GGML_ID[qtype])
+    edge = np.concatenate([kind_block(kd, rng) for _ in range(40) for kd in IM_KINDS])
+    normal = rng.standard_normal(1 << 20).astype(np.float32)
+    block, size = mqg.BLOCK[qtype]
+    total = 0
+    for x, n_per_row, kind in [(edge, 256, "spread"), (edge, 1024, "spread"),
+                               (normal, 4096, "spread"), (edge, 512, "zeros"),
+                               (edge, 256, "equal"), (edge, 2048, "extreme"),
+                               (normal, 256, "extreme")]:
+        x = x[:x.size // n_per_row * n_per_row]
+        im = importance(kind, n_per_row, rng)
+        want = ggml.quantize_rows(qtype, x, n_per_row, im)
+        got = lc_rows(qtype, x, n_per_row, im, tmp_path)
+        assert got.size == want.size
+        bad = np.nonzero((got != want).reshape(-1, size).any(axis=1))[0]
+        assert bad.size == 0, (f"{qtype}, rows of {n_per_row}, {kind} imatrix: {bad.size} of "
+                               f"{want.size // size} blocks differ from ggml, first {bad[0]}")
+        total += x.size
+    assert total >= 2_000_000
+
+
+# The grid types (IQ3_XXS ... IQ1_M). ggml's quantizers assert (abort the process) on
+# some inputs: where weights overflow to infinity or turn NaN no grid point scores. So
+# ggml runs in a forked child per chunk of one kind of data, and a chunk it aborts on is
+# left out (the abort is ggml's answer; ours writes a block) as long as most are compared.
+# Their goldens (make check) are scripts/make_quant_goldens.py's grid inputs.
+
+
+def ggml_in_child(fn):
+    """fn()'s bytes (a numpy array) computed in a forked child; None if the child died."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:                                    # pragma: no cover (the child)
+        os.close(r)
+        os.dup2(os.open(os.devnull, os.O_WRONLY), 2)
+        try:
+            data = fn().tobytes()
+            while data:
+                data = data[os.write(w, data):]
+        finally:
+            os._exit(0)
+    os.close(w)
+    chunks = []
+    while True:
+        c = os.read(r, 1 << 20)
+        if not c:
+            break
+        chunks.append(c)
+    os.close(r)
+    _, status = os.waitpid(pid, 0)
+    return np.frombuffer(b"".join(chunks), np.uint8) if status == 0 else None
+
+
+def bf16_block(rng):
+    """256 values as a bf16 checkpoint holds them: many exact ties per block."""
+    v = (rng.standard_normal(256) * 0.02).astype(np.float32)
+    return (v.view(np.uint32) & 0xFFFF0000).view(np.float32)
+
+
+@pytest.mark.parametrize("qtype", mqg.GRID)
+def test_grid_types_match_ggml(ggml, qtype, tmp_path):
+    rng = np.random.default_rng(mqg.GGML_ID[qtype])
+    ggml.quantize_rows(qtype, np.ones(256, np.float32), 256, np.ones(256, np.float32))
+    chunks = {kd: np.concatenate([kind_block(kd, rng) for _ in range(24)]) for kd in KINDS}
+    chunks["bf16"] = np.concatenate([bf16_block(rng) for _ in range(64)])
+    chunks["normal-4096"] = rng.standard_normal(1 << 18).astype(np.float32)
+    block, size = mqg.BLOCK[qtype]
+    imatrices = ["spread", "equal", "zeros"] + \
+        ([] if qtype in mqg.GRID_NEEDS_IMATRIX else [None])
+    compared, aborted = 0, []
+    for kind in imatrices:
+        for name, x in chunks.items():
+            n_per_row = 4096 if name == "normal-4096" else 256 if kind != "equal" else 1024
+            im = importance(kind, n_per_row, rng) if kind else None
+            want = ggml_in_child(lambda: ggml.quantize_rows(qtype, x, n_per_row, im))
+            if want is None:
+                aborted.append(f"{name}/{kind}")
+                continue
+            got = lc_rows(qtype, x, n_per_row, im, tmp_path)
+            bad = np.nonzero((got != want).reshape(-1, size).any(axis=1))[0]
+            assert bad.size == 0, (f"{qtype}, {name} in rows of {n_per_row}, {kind} imatrix: "
+                                   f"{bad.size} of {want.size // size} blocks differ from "
+                                   f"ggml, first {bad[0]}")
+            compared += x.size
+    assert compared >= 1_000_000, (compared, aborted)
+    # ggml gives up only on data whose weights overflow or are NaN.
+    assert all(a.split("/")[0] in ("magnitudes", "huge", "max_finite", "nan", "nan_last", "inf",
+                                   "all_nan", "inf_alternating", "square_overflow",
+                                   "nan_payloads", "wide") for a in aborted), aborted
 
 
 def test_ggml_requires_no_imatrix_for_our_types(ggml):

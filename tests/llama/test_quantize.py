@@ -87,11 +87,13 @@ def ggml_type(name):
 
 def llama_quantize(inp, out, ftype, *, dry_run=False, pure=False, leave_output=False,
                    allow_requantize=False, output_type=None, token_type=None,
-                   tensor_types=(), overrides=(), keep_split=False):
+                   tensor_types=(), overrides=(), keep_split=False, imatrix=None):
     """llama_model_quantize(inp, out) with these parameters; returns (rc, log text).
     keep_split: out is the prefix of the parts' names (llama-quantize strips ".gguf").
     tensor_types: (pattern, type name) pairs, patterns lower-cased as llama-quantize's
-    parser does; overrides: (key, "int"|"float"|"bool"|"str", value)."""
+    parser does; overrides: (key, "int"|"float"|"bool"|"str", value); imatrix: {tensor
+    name: float32 weights}, what llama-quantize's tool hands it (test_quantize_imatrix.py
+    makes it, and the keys the tool adds, from a file)."""
     llama_cpp.llama_backend_init()
     llama_cpp.llama_log_set(_log_cb, ctypes.c_void_p())
     p = llama_cpp.llama_model_quantize_default_params()
@@ -130,8 +132,19 @@ def llama_quantize(inp, out, ftype, *, dry_run=False, pure=False, leave_output=F
             elif t == "bool":
                 arr[i].value.val_bool = v == "true"
             else:
-                arr[i].value.val_str = v.encode()
+                arr[i].value.val_str = v if isinstance(v, bytes) else v.encode()
         p.kv_overrides = ctypes.cast(arr, ctypes.POINTER(llama_cpp.llama_model_kv_override))
+        keep.append(arr)
+    if imatrix:
+        arr = (llama_cpp.llama_model_imatrix_data * (len(imatrix) + 1))()
+        for i, (name, v) in enumerate(imatrix.items()):
+            v = np.ascontiguousarray(v, dtype=np.float32)
+            keep += [name.encode(), v]
+            arr[i].name = keep[-2]
+            arr[i].data = v.ctypes.data_as(ctypes.POINTER(ctypes.c_float))
+            arr[i].size = v.size
+        arr[len(imatrix)].name = None
+        p.imatrix = ctypes.cast(arr, ctypes.POINTER(llama_cpp.llama_model_imatrix_data))
         keep.append(arr)
     _log.clear()
     _capture[0] = True
@@ -275,7 +288,12 @@ def test_threads_do_not_change_the_file(inputs, tmp_path):
     assert (tmp_path / "a.gguf").read_bytes() == (tmp_path / "b.gguf").read_bytes()
 
 
-@pytest.mark.parametrize("model", HF_INPUTS + ["llama-spm", "qwen2"])
+# The families of issue 18 too: stacks of experts, gemma's + 1 and phi3's fused tensors
+# quantized in the same pass as they are made.
+FAMILY_FOLDERS = ["qwen3", "qwen3moe", "qwen3moe-fused", "gemma3", "mixtral", "phi3"]
+
+
+@pytest.mark.parametrize("model", HF_INPUTS + ["llama-spm", "qwen2"] + FAMILY_FOLDERS)
 def test_hf_folder_in_one_pass(inputs, tmp_path, model):
     """HF -> TYPE in one pass == safetensors2gguf (default out type) then llama.cpp."""
     ftype = "Q4_K_M" if "Q4_K_M" in OFFERED else "Q8_0"
@@ -290,7 +308,7 @@ def test_hf_folder_in_one_pass(inputs, tmp_path, model):
 
 
 @pytest.mark.parametrize("ftype", ["Q4_K_M", "Q4_0", "Q5_K_S", "Q6_K"])
-@pytest.mark.parametrize("model", HF_INPUTS + ["llama-spm", "qwen2"])
+@pytest.mark.parametrize("model", HF_INPUTS + ["llama-spm", "qwen2"] + FAMILY_FOLDERS)
 def test_safetensors2gguf_outtype_in_one_pass(inputs, tmp_path, model, ftype):
     """Issue 9 item 6: safetensors2gguf --outtype TYPE (one command, one streaming pass,
     no intermediate file) == safetensors2gguf (default out type) then llama.cpp's

@@ -1,11 +1,14 @@
 /* tests/tools/lc-quant-raw.c: test-only driver for the oracle tests.
- *   lc-quant-raw quantize TYPE IN OUT     IN: raw little-endian f32, OUT: blocks
+ *   lc-quant-raw quantize TYPE IN OUT [N_PER_ROW [IMATRIX]]
+ *                                         IN: raw little-endian f32, OUT: blocks; as rows
+ *                                         of N_PER_ROW (default: one row), each weighted by
+ *                                         IMATRIX (N_PER_ROW raw f32) when given
  *   lc-quant-raw dequantize TYPE IN OUT   IN: blocks, OUT: raw f32
  *   lc-quant-raw types                    one line per block type: NAME GGUF_ID
  *                                         BLOCK_SIZE TYPE_SIZE Q D (Q, D: 1 when it can
  *                                         be quantized, dequantized)
- * TYPE is a ggml type name (Q8_0, q4_k, iq2_xxs, ...). Uses lc_quantize_rows with one
- * row, i.e. the kernel lc_qkernels_best() picks (LC_QUANT=ref forces the reference).
+ * TYPE is a ggml type name (Q8_0, q4_k, iq2_xxs, ...). Uses lc_quantize_rows_imatrix,
+ * i.e. the kernel lc_qkernels_best() picks (LC_QUANT=ref forces the reference).
  * Exit 0 ok, 1 failure, 2 usage. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,7 +34,7 @@ static int list_types(void) {
         const lc_dtype_info *info = lc_dtype_get((lc_dtype)t);
         if (lc_dtype_is_quant((lc_dtype)t))
             printf("%s %d %u %u %d %d\n", info->name, info->gguf_id, (unsigned)info->block_size,
-                   (unsigned)info->type_size, lc_quant_supported((lc_dtype)t),
+                   (unsigned)info->type_size, lc_quant_writable((lc_dtype)t),
                    lc_dequant_supported((lc_dtype)t));
     }
     return 0;
@@ -40,19 +43,21 @@ static int list_types(void) {
 int main(int argc, char **argv) {
     if (argc == 2 && strcmp(argv[1], "types") == 0)
         return list_types();
-    if (argc != 5 || (strcmp(argv[1], "quantize") && strcmp(argv[1], "dequantize"))) {
-        fprintf(stderr, "usage: lc-quant-raw quantize|dequantize TYPE IN OUT | types\n");
+    const bool quant = argc > 1 && strcmp(argv[1], "quantize") == 0;
+    if ((argc != 5 && !(quant && (argc == 6 || argc == 7))) ||
+        (!quant && strcmp(argv[1], "dequantize"))) {
+        fprintf(stderr, "usage: lc-quant-raw quantize|dequantize TYPE IN OUT "
+                        "[N_PER_ROW [IMATRIX]] | types\n");
         return 2;
     }
-    const bool quant = strcmp(argv[1], "quantize") == 0;
     const lc_dtype t = lc_dtype_from_name(argv[2]);
-    if (quant ? !lc_quant_supported(t) : !lc_dequant_supported(t)) {
+    if (quant ? !lc_quant_writable(t) : !lc_dequant_supported(t)) {
         fprintf(stderr, "lc-quant-raw: unsupported type %s\n", argv[2]);
         return 2;
     }
     const lc_dtype_info *info = lc_dtype_get(t);
     lc_error err = {0};
-    lc_map *in = NULL;
+    lc_map *in = NULL, *im = NULL;
     void *out = NULL;
     int rc = 1;
     if (lc_map_open(argv[3], &in, &err) != LC_OK)
@@ -76,7 +81,26 @@ int main(int argc, char **argv) {
         goto done;
     }
     const float *xf = (const float *)(const void *)in->data;   /* mmap: page-aligned */
-    lc_code c = quant ? lc_quantize_rows(t, xf, out, 1, ncols, &err)
+    size_t nrows = 1, per_row = ncols;
+    const float *imatrix = NULL;
+    if (argc >= 6) {
+        per_row = (size_t)strtoull(argv[5], NULL, 10);
+        if (per_row == 0 || ncols % per_row != 0) {
+            fprintf(stderr, "lc-quant-raw: %zu values are not rows of %s\n", ncols, argv[5]);
+            goto done;
+        }
+        nrows = ncols / per_row;
+    }
+    if (argc == 7) {
+        if (lc_map_open(argv[6], &im, &err) != LC_OK)
+            goto done;
+        if (im->size != per_row * sizeof(float)) {
+            fprintf(stderr, "lc-quant-raw: %s is not %zu floats\n", argv[6], per_row);
+            goto done;
+        }
+        imatrix = (const float *)(const void *)im->data;
+    }
+    lc_code c = quant ? lc_quantize_rows_imatrix(t, xf, out, nrows, per_row, imatrix, &err)
                       : lc_dequantize_rows(t, in->data, out, 1, ncols, &err);
     if (c == LC_OK)
         rc = write_all(argv[4], out, out_bytes);
@@ -88,5 +112,6 @@ done:
     }
     lc_free(out);
     lc_map_close(in);
+    lc_map_close(im);
     return rc;
 }

@@ -95,24 +95,29 @@ Test(ftype, for_dtype_is_llama_cpp_guess) {
 
 /* What we can write: plain floats, and file types whose rules (quant/mix.c) give a dense
  * model only types with kernels: Q4_K_M needs Q4_K, Q6_K and their fallbacks Q5_0, Q8_0;
- * Q4_K_S also needs Q5_K; Q2_K_S needs an importance matrix. */
+ * Q4_K_S also needs Q5_K; Q2_K_S needs an importance matrix (and has one with
+ * lc_ftype_available_imatrix). */
 Test(ftype, available_rows_follow_the_kernels) {
     static const char *yes[] = { "F32", "F16", "BF16", "Q8_0", "Q4_0", "Q4_1", "Q5_0",
                                  "Q5_1", "Q6_K", "Q4_K_M", "Q4_K", "Q2_K", "Q3_K_S",
-                                 "Q3_K_M", "Q3_K_L", "Q4_K_S", "Q5_K_S", "Q5_K_M" };
-    /* Dequantize-only bases (IQ*, TQ*, FP4, Q1_0) cannot be written. */
-    static const char *no[] = { "Q2_K_S", "IQ2_XXS", "IQ3_XS", "TQ1_0", "MXFP4_MOE", "NVFP4",
-                                "Q1_0", "Q2_0", "IQ4_NL" };
+                                 "Q3_K_M", "Q3_K_L", "Q4_K_S", "Q5_K_S", "Q5_K_M", "IQ4_NL",
+                                 "IQ4_XS", "TQ1_0", "TQ2_0" };
+    /* Bases without a quantizer (the low IQ types for now, FP4, Q1_0) cannot be written. */
+    static const char *no[] = { "Q2_K_S", "IQ2_XXS", "IQ3_XS", "MXFP4_MOE", "NVFP4",
+                                "Q1_0", "Q2_0" };
     for (size_t i = 0; i < sizeof yes / sizeof yes[0]; i++)
         cr_assert(lc_ftype_available(lc_ftype_by_name(yes[i])), "%s", yes[i]);
     for (size_t i = 0; i < sizeof no / sizeof no[0]; i++)
         cr_assert_not(lc_ftype_available(lc_ftype_by_name(no[i])), "%s", no[i]);
     cr_assert_not(lc_ftype_available(NULL));
+    cr_assert(lc_ftype_available_imatrix(lc_ftype_by_name("Q2_K_S")));
+    cr_assert(lc_ftype_available_imatrix(lc_ftype_by_name("Q4_K_M")));
+    cr_assert_not(lc_ftype_available_imatrix(NULL));
     for (size_t i = 0; i < lc_ftype_count(); i++) {
         const lc_ftype *f = lc_ftype_at(i);
         if (lc_ftype_available(f) && f->base != LC_DT_F32 && f->base != LC_DT_F16 &&
             f->base != LC_DT_BF16)
-            cr_assert(lc_quant_supported(f->base), "%s", f->name);
+            cr_assert(lc_quant_writable(f->base), "%s", f->name);
     }
 }
 
@@ -129,7 +134,15 @@ Test(ftype, outtype_names) {
     }
     lc_ftype_names(0, true, false, ", ", buf, sizeof buf);
     cr_assert_str_eq(buf, "F32, F16, BF16, Q4_0, Q4_1, Q8_0, Q5_0, Q5_1, Q2_K, Q3_K_S, Q3_K_M, "
-                          "Q3_K_L, Q4_K_S, Q4_K_M, Q5_K_S, Q5_K_M, Q6_K");
+                          "Q3_K_L, Q4_K_S, Q4_K_M, Q5_K_S, Q5_K_M, Q6_K, IQ4_NL, IQ3_S, IQ3_M, "
+                          "IQ4_XS, TQ1_0, TQ2_0");
+    /* With an importance matrix, every IQ file type and Q2_K_S too. */
+    static const char *const with_im[] = { "IQ2_XXS", "IQ2_XS", "Q2_K_S", "IQ3_XS", "IQ3_XXS",
+                                           "IQ1_S", "IQ2_S", "IQ2_M", "IQ1_M" };
+    for (size_t i = 0; i < sizeof with_im / sizeof *with_im; i++) {
+        cr_assert_not(lc_ftype_available(lc_ftype_by_name(with_im[i])), "%s", with_im[i]);
+        cr_assert(lc_ftype_available_imatrix(lc_ftype_by_name(with_im[i])), "%s", with_im[i]);
+    }
     lc_ftype_names(LC_FTYPE_MIX, false, false, " ", buf, sizeof buf);
     cr_assert_str_eq(buf, "Q3_K_S Q3_K_M Q3_K_L Q4_K_S Q4_K_M Q5_K_S Q5_K_M Q2_K_S IQ3_XS "
                           "IQ3_M IQ2_S IQ2_M MXFP4_MOE");

@@ -269,9 +269,9 @@ Test(mix, fallbacks_for_rows_that_are_not_whole_blocks) {
 
 Test(mix, writable_file_types_follow_the_table) {
     static const char *const yes[] = { "F32", "BF16", "Q8_0", "Q4_0", "Q6_K", "Q4_K_M",
-                                       "Q4_K_S", "Q5_K_M", "Q3_K_L", "Q2_K" };
-    /* Q2_K_S needs an importance matrix; IQ4_XS and MXFP4 have no quantizer here. */
-    static const char *const no[] = { "Q2_K_S", "IQ4_XS", "MXFP4_MOE" };
+                                       "Q4_K_S", "Q5_K_M", "Q3_K_L", "Q2_K", "IQ4_XS" };
+    /* Q2_K_S and IQ2_XXS need an importance matrix; MXFP4 has no quantizer here. */
+    static const char *const no[] = { "Q2_K_S", "IQ2_XXS", "MXFP4_MOE" };
     for (size_t i = 0; i < sizeof yes / sizeof *yes; i++) {
         const lc_ftype *f = lc_ftype_by_name(yes[i]);
         cr_assert(lc_mix_ftype_writable(f->id, f->base), "%s", yes[i]);
@@ -280,6 +280,12 @@ Test(mix, writable_file_types_follow_the_table) {
         const lc_ftype *f = lc_ftype_by_name(no[i]);
         cr_assert_not(lc_mix_ftype_writable(f->id, f->base), "%s", no[i]);
     }
+    const lc_ftype *f = lc_ftype_by_name("Q2_K_S");
+    cr_assert(lc_mix_ftype_writable_imatrix(f->id, f->base), "with an importance matrix");
+    f = lc_ftype_by_name("IQ2_XXS");
+    cr_assert(lc_mix_ftype_writable_imatrix(f->id, f->base), "IQ2_XXS with a matrix");
+    f = lc_ftype_by_name("MXFP4_MOE");
+    cr_assert_not(lc_mix_ftype_writable_imatrix(f->id, f->base), "no MXFP4 quantizer");
 }
 
 /* ---- ggml's row checks ---- */

@@ -601,6 +601,44 @@ Test(quant, quantize_rows_matches_kernel) {
     cr_assert_eq(err.code, LC_OK);
 }
 
+/* The row entry: without an importance matrix it is the block kernel (whatever variant
+ * is best), a type that ignores one gives the same bytes with it, and a type that uses
+ * one gives the reference's weighted rows from every variant. */
+Test(quant, quantize_rows_imatrix_contract) {
+    enum { R = 2, C = 512 };
+    static float x[R * C], im[C];
+    fill_normal(x, R * C, 9);
+    for (int j = 0; j < C; j++)
+        im[j] = (float)(j % 7) * 0.25f;
+    static uint8_t got[R * C * 2], want[R * C * 2];
+    lc_error err = {0};
+    for (int t = 0; t < LC_DT_COUNT; t++) {
+        const lc_imatrix_use use = lc_quant_imatrix_use((lc_dtype)t);
+        cr_assert_eq(use != LC_IMATRIX_NONE, lc_quant_writable((lc_dtype)t), "%s",
+                     lc_dtype_name((lc_dtype)t));
+        if (lc_quant_supported((lc_dtype)t))
+            cr_assert(lc_quant_writable((lc_dtype)t), "%s", lc_dtype_name((lc_dtype)t));
+    }
+    cr_assert_eq(lc_quant_imatrix_use(LC_DT_Q8_0), LC_IMATRIX_IGNORES);
+    cr_assert_eq(lc_quant_imatrix_use(LC_DT_Q4_K), LC_IMATRIX_USES);
+    cr_assert_eq(lc_quant_imatrix_use(LC_DT_F16), LC_IMATRIX_NONE);
+    for (size_t i = 0; i < NTYPES; i++) {
+        const lc_dtype t = types[i];
+        const size_t rb = C / lc_dtype_get(t)->block_size * lc_dtype_get(t)->type_size;
+        cr_assert_eq(lc_quantize_rows_imatrix(t, x, got, R, C, NULL, &err), LC_OK);
+        lc_qk_quantize(&lc_qk_ref, t)(x, want, R * C);
+        cr_assert(memcmp(got, want, R * rb) == 0, "%s without imatrix", lc_dtype_name(t));
+        cr_assert_eq(lc_quantize_rows_imatrix(t, x, got, R, C, im, &err), LC_OK);
+        lc_qk_ref.quantize_rows[t](x, want, R, C, im);
+        cr_assert(memcmp(got, want, R * rb) == 0, "%s with imatrix", lc_dtype_name(t));
+        lc_qk_quantize(&lc_qk_ref, t)(x, want, R * C);
+        const bool same = memcmp(got, want, R * rb) == 0;
+        cr_assert_eq(same, lc_quant_imatrix_use(t) == LC_IMATRIX_IGNORES, "%s",
+                     lc_dtype_name(t));
+    }
+    cr_assert_eq(err.code, LC_OK);
+}
+
 Test(quant, quantize_rows_errors) {
     float x[64] = {0};
     uint8_t y[256];
@@ -614,8 +652,8 @@ Test(quant, quantize_rows_errors) {
     lc_error e3 = {0};
     cr_assert_eq(lc_quantize_rows(LC_DT_F16, x, y, 1, 64, &e3), LC_E_UNSUPPORTED);
     lc_error e4 = {0};
-    cr_assert_eq(lc_quantize_rows(LC_DT_IQ2_XXS, x, y, 1, 256, &e4), LC_E_UNSUPPORTED);
-    cr_assert(strstr(e4.msg, "no quantizer for dtype IQ2_XXS"), "%s", e4.msg);
+    cr_assert_eq(lc_quantize_rows(LC_DT_MXFP4, x, y, 1, 64, &e4), LC_E_UNSUPPORTED);
+    cr_assert(strstr(e4.msg, "no quantizer for dtype MXFP4"), "%s", e4.msg);
     cr_assert_eq(y[0], 0xaa);
     lc_error e4b = {0};
     cr_assert_eq(lc_dequantize_rows(LC_DT_IQ2_XXS, y, x, 1, 0, &e4b), LC_OK);

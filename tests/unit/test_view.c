@@ -169,3 +169,54 @@ Test(view, quant_reads_only_the_blocks_a_range_touches) {
                   (unsigned long long)g_read);
     lc_model_free(m);
 }
+
+/* An importance-weighted view of a stack of experts: expert e's rows use the e-th row of
+ * the matrix (llama-quantize's per-expert slice), whatever range is read. */
+static float im_rows[3 * 512];
+static int im_freed;
+static lc_code im_get(void *ctx, uint64_t mat, float *out, lc_error *err) {
+    (void)ctx;
+    (void)err;
+    memcpy(out, im_rows + mat * 512, 512 * sizeof *out);
+    return LC_OK;
+}
+static void im_free(void *ctx) { im_freed += ctx == im_rows; }
+
+Test(view, quant_imatrix_per_expert) {
+    enum { E = 3, R = 4, C = 512 };
+    static float x[E * R * C];
+    for (int i = 0; i < E * R * C; i++)
+        x[i] = (float)((i * 7919) % 1009) / 97.0f - 5.0f;
+    for (int i = 0; i < E * C; i++)
+        im_rows[i] = (float)((i * 31) % 101) * (i < C ? 0.01f : i < 2 * C ? 1.0f : 100.0f);
+    const lc_dtype types[] = { LC_DT_Q4_0, LC_DT_Q4_K, LC_DT_IQ4_XS };
+    for (size_t k = 0; k < sizeof types / sizeof types[0]; k++) {
+        const lc_dtype t = types[k];
+        lc_error err = { 0 };
+        lc_model *m = lc_model_new();
+        const uint64_t shape[3] = { E, R, C };
+        lc_tensor *f, *q;
+        cr_assert_eq(lc_model_add_tensor(m, "f", LC_DT_F32, 3, shape, &f, &err), LC_OK);
+        f->data = (const uint8_t *)x;
+        cr_assert_eq(lc_model_add_tensor(m, "q", t, 3, shape, &q, &err), LC_OK);
+        const lc_quant_imatrix qi = { .get = im_get, .free = im_free, .ctx = im_rows,
+                                      .rows_per_matrix = R };
+        cr_assert_eq(lc_quant_view_imatrix(q, f, t, &qi, &err), LC_OK);
+        const size_t rb = C / lc_dtype_get(t)->block_size * lc_dtype_get(t)->type_size;
+        static uint8_t want[E * R * C], got[E * R * C];
+        for (int e = 0; e < E; e++)
+            cr_assert_eq(lc_quantize_rows_imatrix(t, x + e * R * C, want + e * R * rb, R, C,
+                                                  im_rows + e * C, &err), LC_OK);
+        cr_assert_eq(lc_tensor_read(q, 0, got, E * R * rb, &err), LC_OK);
+        cr_assert_eq(memcmp(got, want, E * R * rb), 0, "%s", lc_dtype_name(t));
+        const uint64_t off = rb * 3 + 5, len = rb * 5 + 7;      /* across two experts */
+        memset(got, 0, sizeof got);
+        cr_assert_eq(lc_tensor_read(q, off, got, len, &err), LC_OK);
+        cr_assert_eq(memcmp(got, want + off, len), 0, "%s", lc_dtype_name(t));
+        /* Expert 1's weights matter: another matrix gives other bytes there only. */
+        cr_assert_eq(lc_quantize_rows_imatrix(t, x + R * C, got, R, C, im_rows, &err), LC_OK);
+        cr_assert_neq(memcmp(got, want + R * rb, R * rb), 0, "%s", lc_dtype_name(t));
+        lc_model_free(m);
+    }
+    cr_assert_eq(im_freed, 3, "the view releases its context");
+}
