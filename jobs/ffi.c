@@ -375,7 +375,10 @@ lc_code lc_ffi_quantize(const lc_ffi_quantize_args *a, lc_progress *p, char **re
         .dry_run = a->dry_run != 0, .output_type = a->output_type,
         .token_embd_type = a->token_embd_type, .tensor_types = a->tensor_types,
         .n_tensor_types = a->n_tensor_types, .overrides = a->overrides,
-        .n_overrides = a->n_overrides, .threads = a->threads, .json = true,
+        .n_overrides = a->n_overrides, .imatrix = a->imatrix,
+        .include_weights = a->include_weights, .n_include = a->n_include,
+        .exclude_weights = a->exclude_weights, .n_exclude = a->n_exclude,
+        .threads = a->threads, .json = true,
     };
     capture c;
     lc_code rc;

@@ -26,7 +26,7 @@
 #include "libconvert/progress.h"
 
 /* Bumped whenever a struct or a signature below changes; the caller checks it. */
-#define LC_FFI_ABI 1
+#define LC_FFI_ABI 2
 int lc_ffi_abi(void);
 
 /* Frees what a call below returned through `char **` or `uint8_t **`; NULL-safe. */
@@ -143,6 +143,11 @@ typedef struct lc_ffi_quantize_args {
     size_t             n_tensor_types;
     const char *const *overrides;      /* "KEY=TYPE:VALUE" */
     size_t             n_overrides;
+    const char        *imatrix;        /* llama-imatrix's GGUF or .dat, or NULL */
+    const char *const *include_weights;    /* --include-weights NAME */
+    size_t             n_include;
+    const char *const *exclude_weights;    /* --exclude-weights NAME */
+    size_t             n_exclude;
     int32_t            pure, leave_output, allow_requantize, keep_split, dry_run;
     int32_t            threads;
 } lc_ffi_quantize_args;

@@ -18,7 +18,8 @@ from ._lib import (ArgumentError, Error, FileError, ForbiddenError, LimitError,
                    TruncatedError, UnsupportedError)
 from ._meta import Typed
 from ._model import Model, TensorInfo, open
-from ._quant import dequantize_array, dequantize_types, quantize_array, quantize_types
+from ._quant import (dequantize_array, dequantize_types, imatrix_use, quantize_array,
+                     quantize_types)
 from ._results import (Global, LogitFigures, QuantizeResult, QuantizeTensor, ScanResult,
                        TensorFigures, VerifyResult)
 from ._write import save_gguf, save_safetensors
@@ -27,7 +28,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "open", "Model", "TensorInfo", "DType", "Typed",
-    "quantize_array", "dequantize_array", "quantize_types", "dequantize_types",
+    "quantize_array", "dequantize_array", "quantize_types", "dequantize_types", "imatrix_use",
     "save_gguf", "save_safetensors",
     "convert", "quantize", "verify", "pth_to_safetensors", "scan",
     "QuantizeResult", "QuantizeTensor", "VerifyResult", "TensorFigures", "LogitFigures",

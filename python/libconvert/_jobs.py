@@ -133,7 +133,9 @@ TensorTypes = Union[Mapping[str, str], Iterable[Tuple[str, str]]]
 
 
 def quantize(inp: PathLike, out: Optional[PathLike], ftype: Union[str, int], *,
-             imatrix=None, tensor_types: Optional[TensorTypes] = None,
+             imatrix: Optional[PathLike] = None,
+             include_weights: Sequence[str] = (), exclude_weights: Sequence[str] = (),
+             tensor_types: Optional[TensorTypes] = None,
              output_tensor_type: Optional[str] = None,
              token_embedding_type: Optional[str] = None, pure: bool = False,
              leave_output_tensor: bool = False, allow_requantize: bool = False,
@@ -148,23 +150,25 @@ def quantize(inp: PathLike, out: Optional[PathLike], ftype: Union[str, int], *,
     tensor_types {regex: type} (first match wins), output_tensor_type,
     token_embedding_type, pure, allow_requantize, keep_split, dry_run (nthread is
     `threads`; 0 or None: one per core, at most 8), plus leave_output_tensor and
-    override_kv {key: value or (type, value)}. `imatrix` needs the importance-matrix
-    quantizers, which this build does not have: NotImplementedError. Returns the plan
-    and summary (gguf-quantize --json's figures)."""
-    if imatrix is not None:
-        raise NotImplementedError("quantize: importance matrices are not supported by "
-                                  "this build")
+    override_kv {key: value or (type, value)}. `imatrix` is llama-imatrix's file (its
+    GGUF or the legacy .dat), as --imatrix, filtered by include_weights /
+    exclude_weights (names containing any of these); the types that need one (IQ1_S,
+    IQ2_XXS, ...) refuse to run without it. Returns the plan and summary
+    (gguf-quantize --json's figures)."""
     if isinstance(tensor_types, Mapping):
         tt = [f"{k}={v}" for k, v in tensor_types.items()]
     else:
         tt = [f"{k}={v}" for k, v in (tensor_types or [])]
     tta, ttn, k1 = str_array(tt)
     ova, ovn, k2 = str_array(_overrides(override_kv))
+    inca, incn, k3 = str_array(include_weights)
+    exca, excn, k4 = str_array(exclude_weights)
     a = lc_ffi_quantize_args(
         in_=fspath(inp), out=opt_bytes(out), ftype=str(ftype).encode(),
         output_type=opt_bytes(output_tensor_type),
         token_embd_type=opt_bytes(token_embedding_type), tensor_types=tta,
-        n_tensor_types=ttn, overrides=ova, n_overrides=ovn, pure=pure,
+        n_tensor_types=ttn, overrides=ova, n_overrides=ovn, imatrix=opt_bytes(imatrix),
+        include_weights=inca, n_include=incn, exclude_weights=exca, n_exclude=excn, pure=pure,
         leave_output=leave_output_tensor, allow_requantize=allow_requantize,
         keep_split=keep_split, dry_run=dry_run, threads=threads or 0)
     err = lc_error()

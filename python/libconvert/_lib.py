@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Callable, Optional
 
 # jobs/ffi.h's LC_FFI_ABI: the layouts below are that version's.
-ABI = 1
+ABI = 2
 MAX_DIMS = 8        # libconvert/tensor.h LC_MAX_DIMS
 NO_OFFSET = (1 << 64) - 1
 
@@ -90,6 +90,9 @@ class lc_ffi_quantize_args(C.Structure):
                 ("output_type", C.c_char_p), ("token_embd_type", C.c_char_p),
                 ("tensor_types", StrArray), ("n_tensor_types", C.c_size_t),
                 ("overrides", StrArray), ("n_overrides", C.c_size_t),
+                ("imatrix", C.c_char_p), ("include_weights", StrArray),
+                ("n_include", C.c_size_t), ("exclude_weights", StrArray),
+                ("n_exclude", C.c_size_t),
                 ("pure", C.c_int32), ("leave_output", C.c_int32),
                 ("allow_requantize", C.c_int32), ("keep_split", C.c_int32),
                 ("dry_run", C.c_int32), ("threads", C.c_int32)]
@@ -136,7 +139,10 @@ _sig("lc_ffi_write_gguf", C.c_int, VP, C.c_char_p, C.c_int, VP, E)
 _sig("lc_ffi_write_safetensors", C.c_int, VP, C.c_char_p, C.c_bool, C.c_int, VP, E)
 _sig("lc_quantize_rows", C.c_int, C.c_int, VP, VP, C.c_size_t, C.c_size_t, E)
 _sig("lc_dequantize_rows", C.c_int, C.c_int, VP, VP, C.c_size_t, C.c_size_t, E)
+_sig("lc_quantize_rows_imatrix", C.c_int, C.c_int, VP, VP, C.c_size_t, C.c_size_t, VP, E)
 _sig("lc_quant_supported", C.c_bool, C.c_int)
+_sig("lc_quant_writable", C.c_bool, C.c_int)
+_sig("lc_quant_imatrix_use", C.c_int, C.c_int)
 _sig("lc_dequant_supported", C.c_bool, C.c_int)
 _sig("lc_progress_new_fn", VP, PROGRESS_FN, VP)
 _sig("lc_progress_free", None, VP)

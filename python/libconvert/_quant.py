@@ -30,46 +30,64 @@ def _address(a: np.ndarray) -> int:
     return a.__array_interface__["data"][0]    # cheaper than a.ctypes.data
 
 
+def _split(nrows: int, ncols: int, threads: int) -> list:
+    """Row ranges for the threads: one range below _PARALLEL_MIN elements."""
+    n = min(threads, max(1, nrows * ncols // _PARALLEL_MIN), nrows) if nrows else 1
+    step = (nrows + n - 1) // n if nrows else 1
+    return [(r, min(r + step, nrows)) for r in range(0, nrows, step)] or [(0, 0)]
+
+
+def _run(one, ranges) -> None:
+    """one(r0, r1) over the ranges, in parallel: ctypes releases the GIL, so the threads
+    run the C kernels at once."""
+    if len(ranges) == 1:
+        one(*ranges[0])
+        return
+    global _pool
+    if _pool is None or _pool._max_workers < len(ranges):
+        _pool = ThreadPoolExecutor(max_workers=len(ranges), thread_name_prefix="libconvert")
+    for f in [_pool.submit(one, r0, r1) for r0, r1 in ranges]:
+        f.result()
+
+
 def _run_rows(fn, code: int, src: np.ndarray, dst: np.ndarray, nrows: int, ncols: int,
               src_row: int, dst_row: int, threads: int) -> None:
-    """fn(code, src + r * src_row, dst + r * dst_row, rows, ncols) over row ranges, in
-    parallel: ctypes releases the GIL, so the threads run the C kernels at once."""
+    """fn(code, src + r * src_row, dst + r * dst_row, rows, ncols, err) over row ranges."""
     s0, d0 = _address(src), _address(dst)
 
     def one(r0: int, r1: int) -> None:
         err = lc_error()
         check(fn(code, s0 + r0 * src_row, d0 + r0 * dst_row, r1 - r0, ncols, C.byref(err)),
               err)
+    _run(one, _split(nrows, ncols, threads))
 
-    n = min(threads, max(1, nrows * ncols // _PARALLEL_MIN), nrows) if nrows else 1
-    if n <= 1:
-        one(0, nrows)
-        return
-    global _pool
-    if _pool is None or _pool._max_workers < n:
-        _pool = ThreadPoolExecutor(max_workers=n, thread_name_prefix="libconvert")
-    step = (nrows + n - 1) // n
-    futures = [_pool.submit(one, r, min(r + step, nrows)) for r in range(0, nrows, step)]
-    for f in futures:
-        f.result()
+
+_IMATRIX_USE = {1: "ignores", 2: "uses", 3: "requires"}
+
+
+def imatrix_use(qtype) -> str:
+    """What QTYPE's quantizer does with an importance matrix: "ignores" (Q8_0, TQ1_0,
+    TQ2_0), "uses" (the legacy and K types, IQ4_NL, IQ4_XS, IQ3_S, ...) or "requires"
+    (IQ2_XXS, IQ2_XS, IQ1_S), as ggml's quantizers; ValueError for a type not written."""
+    d = _dtypes.qtype(qtype)
+    use = _IMATRIX_USE.get(lib.lc_quant_imatrix_use(d.code))
+    if use is None:
+        raise ValueError(f"{d.name} is not a type quantize_array writes")
+    return use
 
 
 def quantize_array(x, qtype, imatrix=None, *, threads: Optional[int] = None) -> np.ndarray:
     """Quantizes X (any float array, rows along its last axis) to the block type QTYPE
     ("Q4_K", a ggml type id, or gguf-py's GGMLQuantizationType): uint8 of shape
-    (*x.shape[:-1], bytes per row), as gguf-py's `gguf.quants.quantize` returns it and
-    byte for byte what ggml's `ggml_quantize_chunk` writes without an importance matrix
-    (quantize_row_<type>_ref: what llama-quantize writes). Types: Q8_0 Q4_0 Q4_1 Q5_0
-    Q5_1 Q2_K Q3_K Q4_K Q5_K Q6_K. `imatrix` (one weight per column) needs the weighted
-    quantizers, which this build does not have: NotImplementedError. Rows are split
-    between `threads` threads (default: one per core, at most 8) for large arrays; the
-    bytes are the same for any count."""
+    (*x.shape[:-1], bytes per row), as gguf-py's `gguf.quants.quantize` returns it, byte
+    for byte what ggml's `ggml_quantize_chunk(type, x, y, 0, rows, row_length, imatrix)`
+    writes: without an importance matrix the _ref quantizers llama-quantize writes with,
+    with one (`imatrix`: a weight per column, >= 0, as llama-imatrix collects them) the
+    weighted searches. Types: quantize_types(); imatrix_use() says which ignore, use or
+    require a matrix. Rows are split between `threads` threads (default: one per core, at
+    most 8) for large arrays; the bytes are the same for any count."""
     d = _dtypes.qtype(qtype)
-    if imatrix is not None:
-        raise NotImplementedError(
-            f"quantize_array: importance matrices are not supported by this build "
-            f"(no weighted quantizer for {d.name})")
-    if not lib.lc_quant_supported(d.code):
+    if not lib.lc_quant_writable(d.code):
         raise ValueError(f"quantize_array: no quantizer for {d.name} (types: "
                          f"{', '.join(quantize_types())})")
     a = np.ascontiguousarray(x, dtype=np.float32)
@@ -77,11 +95,24 @@ def quantize_array(x, qtype, imatrix=None, *, threads: Optional[int] = None) -> 
         raise ValueError("quantize_array: a scalar has no rows")
     ncols = a.shape[-1]
     row = d.row_bytes(ncols)
+    im = None
+    if imatrix is not None:
+        im = np.ascontiguousarray(imatrix, dtype=np.float32)
+        if im.shape != (ncols,):
+            raise ValueError(f"quantize_array: the importance matrix has shape {im.shape}, "
+                             f"rows of {ncols} values need ({ncols},)")
     out = np.empty(a.shape[:-1] + (row,), np.uint8)
     nrows = a.size // ncols if ncols else 0
     if nrows and ncols:
-        _run_rows(lib.lc_quantize_rows, d.code, a, out, nrows, ncols, ncols * 4, row,
-                  _threads(threads))
+        s0, d0 = _address(a), _address(out)
+        imp = _address(im) if im is not None else None
+        src_row = ncols * 4
+
+        def one(r0: int, r1: int) -> None:
+            err = lc_error()
+            check(lib.lc_quantize_rows_imatrix(d.code, s0 + r0 * src_row, d0 + r0 * row,
+                                               r1 - r0, ncols, imp, C.byref(err)), err)
+        _run(one, _split(nrows, ncols, _threads(threads)))
     return out
 
 
@@ -120,7 +151,7 @@ def dequantize_array(blocks, qtype, shape: Optional[Sequence[int]] = None, *,
 
 def quantize_types() -> list:
     """The block types quantize_array writes."""
-    return [d.name for d in _dtypes.BY_CODE.values() if lib.lc_quant_supported(d.code)]
+    return [d.name for d in _dtypes.BY_CODE.values() if lib.lc_quant_writable(d.code)]
 
 
 def dequantize_types() -> list:

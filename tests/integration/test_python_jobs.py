@@ -240,3 +240,24 @@ def test_threads_read_while_jobs_run(tmp_path):
     tool("gguf-quantize", FIX / "hf-ref" / "qwen2-f16.gguf", tmp_path / "tool.gguf", "Q4_K_M")
     for i in range(2):
         assert (tmp_path / f"{i}.gguf").read_bytes() == (tmp_path / "tool.gguf").read_bytes()
+
+
+@pytest.mark.parametrize("ftype", ["Q4_K_M", "IQ2_XS", "IQ4_XS"])
+def test_quantize_with_imatrix_equals_tool(tmp_path, ftype):
+    """quantize(imatrix=, include_weights=, exclude_weights=) writes what gguf-quantize
+    --imatrix writes (test_gguf_quantize_imatrix.py makes the matrix as llama-imatrix
+    lays it out)."""
+    from test_gguf_quantize_imatrix import stats_for, write_gguf
+    src = FIX / "hf-ref" / "qwen2-f16.gguf"
+    im = tmp_path / "m.imatrix.gguf"
+    write_gguf(im, stats_for(str(src)))
+    tool("gguf-quantize", "--imatrix", im, "--exclude-weights", "attn_v", src,
+         tmp_path / "tool.gguf", ftype)
+    got = lc.quantize(src, tmp_path / "py.gguf", ftype, imatrix=im, exclude_weights=["attn_v"])
+    assert (tmp_path / "py.gguf").read_bytes() == (tmp_path / "tool.gguf").read_bytes()
+    with lc.open(tmp_path / "py.gguf") as m:
+        assert m.metadata["quantize.imatrix.file"] == str(im)
+    assert got.type == ftype
+    if ftype == "IQ2_XS":      # a type that needs a matrix refuses to run without one
+        with pytest.raises(lc.Error, match="importance matrix"):
+            lc.quantize(src, tmp_path / "none.gguf", ftype)

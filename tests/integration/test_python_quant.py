@@ -1,8 +1,9 @@
 """quantize_array / dequantize_array against ggml's own bytes (fixtures/quant/, made by the
-pinned ggml: every type we quantize, hard and non-finite inputs) and gguf-py's
-gguf.quants where it has the type (quantize: Q8_0 Q4_0 Q4_1 Q5_0 Q5_1; dequantize: every
-type it decodes). tests/llama/test_python_ggml.py compares with ggml_quantize_chunk
-itself on millions of values (make check-llama)."""
+pinned ggml's ggml_quantize_chunk: every type we write, hard and non-finite inputs,
+without and with an importance matrix) and gguf-py's gguf.quants where it has the type
+(quantize: Q8_0 Q4_0 Q4_1 Q5_0 Q5_1; dequantize: every type it decodes).
+tests/llama/test_python_ggml.py compares with ggml_quantize_chunk itself on millions of
+values (make check-llama)."""
 import numpy as np
 import pytest
 from gguf import GGMLQuantizationType as Q
@@ -10,7 +11,8 @@ from gguf import quants
 from gguf.constants import GGML_QUANT_SIZES
 
 from pylc import FIX, libconvert as lc
-from test_quant import ALL, CASES, DEQ_GGML, DEQ_PY, LEGACY, SIGNED_GRID
+from test_quant import (ALL, CASES, DEQ_GGML, DEQ_PY, GRID, GRID_NEEDS_IMATRIX, IMATRIX,
+                        LEGACY, SIGNED_GRID, WRITE)
 
 QF = FIX / "quant"
 
@@ -22,18 +24,49 @@ def blocks_differ(qtype, got, want):
 
 
 def test_every_type_of_quant_is_offered():
-    assert set(lc.quantize_types()) == set(ALL)
+    assert set(lc.quantize_types()) == set(WRITE) | set(GRID)
+    assert {t for t in lc.quantize_types() if lc.imatrix_use(t) == "requires"} == \
+        set(GRID_NEEDS_IMATRIX)
+    assert {t for t in lc.quantize_types() if lc.imatrix_use(t) == "ignores"} == \
+        {"Q8_0", "TQ1_0", "TQ2_0"}
     assert set(lc.dequantize_types()) == set(ALL) | set(DEQ_GGML) | {"Q8_1"}
 
 
 @pytest.mark.parametrize("inp", ["hard", "special"])
-@pytest.mark.parametrize("qtype", ALL)
+@pytest.mark.parametrize("qtype", WRITE)
 def test_quantize_array_is_ggml_golden(qtype, inp):
     x = np.fromfile(QF / f"{inp}.f32", "<f4")
     want = np.fromfile(QF / f"{inp}.{qtype}.bin", np.uint8)
     got = lc.quantize_array(x, qtype)
     bad = blocks_differ(qtype, got, want)
     assert bad.size == 0, f"{qtype} {inp}: blocks {bad[:5]} differ from ggml"
+
+
+@pytest.mark.parametrize("qtype", IMATRIX)
+def test_quantize_array_with_imatrix_is_ggml_golden(qtype):
+    """ggml_quantize_chunk of rows of 512 weighted by imatrix.f32 (zeros, a subnormal,
+    huge and equal weights)."""
+    x = np.concatenate([np.fromfile(QF / f"{inp}.f32", "<f4") for inp in ("hard", "special")])
+    im = np.fromfile(QF / "imatrix.f32", "<f4")
+    want = np.fromfile(QF / f"imatrix.{qtype}.bin", np.uint8)
+    with np.errstate(all="ignore"):
+        got = lc.quantize_array(x.reshape(-1, im.size), qtype, imatrix=im, threads=3)
+    bad = blocks_differ(qtype, got, want)
+    assert bad.size == 0, f"{qtype}: blocks {bad[:5]} differ from ggml"
+
+
+@pytest.mark.parametrize("plain", [False, True])
+@pytest.mark.parametrize("qtype", GRID)
+def test_quantize_array_grid_types_are_ggml_golden(qtype, plain):
+    x = np.fromfile(QF / "grid.f32", "<f4").reshape(-1, 256)
+    im = np.fromfile(QF / "imatrix.f32", "<f4")[:256]
+    if plain and qtype in GRID_NEEDS_IMATRIX:
+        with pytest.raises(lc.ArgumentError, match="needs an importance matrix"):
+            lc.quantize_array(x, qtype)
+        return
+    want = np.fromfile(QF / f"grid{'-plain' if plain else ''}.{qtype}.bin", np.uint8)
+    got = lc.quantize_array(x, qtype, imatrix=None if plain else im)
+    assert blocks_differ(qtype, got, want).size == 0
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
@@ -58,7 +91,7 @@ def test_quantize_array_large_matrix_is_gguf_py(qtype):
     assert np.array_equal(lc.quantize_array(x, qtype, threads=1), got)
 
 
-@pytest.mark.parametrize("qtype", ALL)
+@pytest.mark.parametrize("qtype", WRITE)
 def test_quantize_array_shapes_and_inputs(qtype):
     """Rows along the last axis, any leading shape, any float dtype and layout."""
     block, size = GGML_QUANT_SIZES[getattr(Q, qtype)]
@@ -76,11 +109,11 @@ def test_quantize_array_refusals():
     with pytest.raises(ValueError, match="multiple of 32"):
         lc.quantize_array(np.ones(33, np.float32), "Q8_0")
     with pytest.raises(ValueError, match="no quantizer"):
-        lc.quantize_array(np.ones(256, np.float32), "IQ2_XXS")
+        lc.quantize_array(np.ones(256, np.float32), "MXFP4")
     with pytest.raises(ValueError, match="unknown type"):
         lc.quantize_array(np.ones(32, np.float32), "Q9_9")
-    with pytest.raises(NotImplementedError, match="importance"):
-        lc.quantize_array(np.ones(256, np.float32), "Q4_K", imatrix=np.ones(256))
+    with pytest.raises(ValueError, match="importance matrix has shape"):
+        lc.quantize_array(np.ones((2, 256), np.float32), "Q4_K", imatrix=np.ones(255))
 
 
 @pytest.mark.parametrize("inp", ["hard", "special"])
