@@ -79,8 +79,10 @@ def test_quantize_dry_run_keep_split_and_errors(tmp_path):
     with pytest.raises(lc.ArgumentError) as e:          # requantizing needs permission
         lc.quantize(FIX / "hf-ref" / "llama-bpe-q8_0.gguf", tmp_path / "x.gguf", "Q4_0")
     assert "requantize" in str(e.value) and e.value.where
-    with pytest.raises(NotImplementedError):
-        lc.quantize(src, tmp_path / "x.gguf", "Q4_K_M", imatrix="imatrix.dat")
+    with pytest.raises(lc.NotFoundError) as e:
+        lc.quantize(src, tmp_path / "x.gguf", "Q4_K_M", imatrix=tmp_path / "none.dat")
+    assert e.value.path == str(tmp_path / "none.dat")
+    assert not (tmp_path / "x.gguf").exists()
     # a split input: keep_split writes the same parts as the tool
     tool("gguf-split", "--split-max-tensors", "12", src, tmp_path / "in")
     first = sorted(tmp_path.glob("in-*.gguf"))[0]
