@@ -21,6 +21,8 @@
 #include "libconvert/bytes.h"
 #include "libconvert/input.h"
 #include "libconvert/json.h"
+#include "libconvert/parallel.h"
+#include "quant/quant.h"
 
 int lc_ffi_abi(void) { return LC_FFI_ABI; }
 
@@ -304,6 +306,64 @@ lc_code lc_ffi_write_safetensors(const lc_model *m, const char *path, bool strin
     lc_st_write_opts o = { .stringify_meta = stringify_meta, .threads = threads };
     new_job();
     return lc_safetensors_write(m, path, &o, p, err);
+}
+
+/* ---- arrays ---- */
+
+/* Rows per range: a million values or so, so that a small array takes one thread. */
+#define ROWS_RANGE_VALUES (1u << 20)
+
+typedef struct rows_job {
+    lc_dtype     type;
+    const void  *x;
+    void        *y;
+    uint64_t     ncols;
+    size_t       x_row, y_row;      /* bytes per row on each side */
+    const float *imatrix;
+    bool         quantize;
+} rows_job;
+
+static lc_code rows_range(void *ctx, size_t worker, size_t begin, size_t end, lc_error *err) {
+    const rows_job *j = ctx;
+    (void)worker;
+    const uint8_t *x = (const uint8_t *)j->x + begin * j->x_row;
+    uint8_t *y = (uint8_t *)j->y + begin * j->y_row;
+    return j->quantize
+        ? lc_quantize_rows_imatrix(j->type, (const float *)x, y, end - begin, j->ncols,
+                                   j->imatrix, err)
+        : lc_dequantize_rows(j->type, x, (float *)y, end - begin, j->ncols, err);
+}
+
+static lc_code run_rows(rows_job *j, uint64_t nrows, int threads, lc_error *err) {
+    uint64_t row_bytes;
+    if (j->type <= LC_DT_INVALID || j->type >= LC_DT_COUNT ||
+        !lc_dtype_row_bytes(j->type, j->ncols, &row_bytes) || nrows > SIZE_MAX ||
+        row_bytes > SIZE_MAX / 2 || j->ncols > SIZE_MAX / 8)
+        return lc_fail(err, LC_E_ARG, LC_NO_OFFSET, "rows of %" PRIu64 " values are not whole "
+                       "%s blocks", j->ncols, lc_dtype_name(j->type));
+    j->x_row = j->quantize ? (size_t)j->ncols * 4 : (size_t)row_bytes;
+    j->y_row = j->quantize ? (size_t)row_bytes : (size_t)j->ncols * 4;
+    if (j->quantize) {      /* the IQ tables before the threads, not in each */
+        lc_code rc = lc_quant_prepare(j->type, err);
+        if (rc != LC_OK)
+            return rc;
+    }
+    const size_t per = j->ncols >= ROWS_RANGE_VALUES ? 1 : ROWS_RANGE_VALUES / j->ncols;
+    return lc_parallel_for((size_t)nrows, per, threads, rows_range, j, err);
+}
+
+lc_code lc_ffi_quantize_rows(int32_t to, const float *x, void *y, uint64_t nrows,
+                             uint64_t ncols, const float *imatrix, int threads,
+                             lc_error *err) {
+    rows_job j = { .type = (lc_dtype)to, .x = x, .y = y, .ncols = ncols, .imatrix = imatrix,
+                   .quantize = true };
+    return ncols ? run_rows(&j, nrows, threads, err) : LC_OK;
+}
+
+lc_code lc_ffi_dequantize_rows(int32_t from, const void *x, float *y, uint64_t nrows,
+                               uint64_t ncols, int threads, lc_error *err) {
+    rows_job j = { .type = (lc_dtype)from, .x = x, .y = y, .ncols = ncols };
+    return ncols ? run_rows(&j, nrows, threads, err) : LC_OK;
 }
 
 /* ---- jobs ---- */

@@ -26,7 +26,7 @@
 #include "libconvert/progress.h"
 
 /* Bumped whenever a struct or a signature below changes; the caller checks it. */
-#define LC_FFI_ABI 2
+#define LC_FFI_ABI 3
 int lc_ffi_abi(void);
 
 /* Frees what a call below returned through `char **` or `uint8_t **`; NULL-safe. */
@@ -96,6 +96,17 @@ lc_code lc_ffi_write_gguf(const lc_model *m, const char *path, int threads, lc_p
                           lc_error *err);
 lc_code lc_ffi_write_safetensors(const lc_model *m, const char *path, bool stringify_meta,
                                  int threads, lc_progress *p, lc_error *err);
+
+/* ---- arrays ---- */
+
+/* lc_quantize_rows_imatrix (IMATRIX NULL: none) and lc_dequantize_rows over NROWS rows,
+ * split between `threads` workers (libconvert/parallel.h; 0: one per core, at most 8) in
+ * ranges of about a million values: the same bytes for any count. Their codes. */
+lc_code lc_ffi_quantize_rows(int32_t to, const float *x, void *y, uint64_t nrows,
+                             uint64_t ncols, const float *imatrix, int threads,
+                             lc_error *err);
+lc_code lc_ffi_dequantize_rows(int32_t from, const void *x, float *y, uint64_t nrows,
+                               uint64_t ncols, int threads, lc_error *err);
 
 /* ---- jobs ---- */
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Callable, Optional
 
 # jobs/ffi.h's LC_FFI_ABI: the layouts below are that version's.
-ABI = 2
+ABI = 3
 MAX_DIMS = 8        # libconvert/tensor.h LC_MAX_DIMS
 NO_OFFSET = (1 << 64) - 1
 
@@ -137,9 +137,8 @@ _sig("lc_ffi_add_tensor", C.c_int, VP, C.c_char_p, C.c_int32, C.c_uint32,
      C.POINTER(C.c_uint64), VP, C.c_uint64, E)
 _sig("lc_ffi_write_gguf", C.c_int, VP, C.c_char_p, C.c_int, VP, E)
 _sig("lc_ffi_write_safetensors", C.c_int, VP, C.c_char_p, C.c_bool, C.c_int, VP, E)
-_sig("lc_quantize_rows", C.c_int, C.c_int, VP, VP, C.c_size_t, C.c_size_t, E)
-_sig("lc_dequantize_rows", C.c_int, C.c_int, VP, VP, C.c_size_t, C.c_size_t, E)
-_sig("lc_quantize_rows_imatrix", C.c_int, C.c_int, VP, VP, C.c_size_t, C.c_size_t, VP, E)
+_sig("lc_ffi_quantize_rows", C.c_int, C.c_int32, VP, VP, C.c_uint64, C.c_uint64, VP, C.c_int, E)
+_sig("lc_ffi_dequantize_rows", C.c_int, C.c_int32, VP, VP, C.c_uint64, C.c_uint64, C.c_int, E)
 _sig("lc_quant_supported", C.c_bool, C.c_int)
 _sig("lc_quant_writable", C.c_bool, C.c_int)
 _sig("lc_quant_imatrix_use", C.c_int, C.c_int)

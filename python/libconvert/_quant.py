@@ -2,8 +2,6 @@
 from __future__ import annotations
 
 import ctypes as C
-import os
-from concurrent.futures import ThreadPoolExecutor
 from typing import Optional, Sequence
 
 import numpy as np
@@ -11,58 +9,23 @@ import numpy as np
 from . import _dtypes
 from ._lib import check, lc_error, lib
 
-# Rows are split between threads above this many elements (below it a thread costs
-# more than it saves).
-_PARALLEL_MIN = 1 << 20
-_pool: Optional[ThreadPoolExecutor] = None
-_CORES = min(os.cpu_count() or 1, 8)     # asked once: it reads /proc each time
-
 
 def _threads(threads: Optional[int]) -> int:
-    if threads is not None:
-        if threads < 1:
-            raise ValueError("threads must be at least 1")
-        return threads
-    return _CORES
+    """The library's -t: 0 is one thread per core (at most 8)."""
+    if threads is None:
+        return 0
+    if threads < 1:
+        raise ValueError("threads must be at least 1")
+    return threads
 
 
 def _address(a: np.ndarray) -> int:
     return a.__array_interface__["data"][0]    # cheaper than a.ctypes.data
 
 
-def _split(nrows: int, ncols: int, threads: int) -> list:
-    """Row ranges for the threads: one range below _PARALLEL_MIN elements."""
-    n = min(threads, max(1, nrows * ncols // _PARALLEL_MIN), nrows) if nrows else 1
-    step = (nrows + n - 1) // n if nrows else 1
-    return [(r, min(r + step, nrows)) for r in range(0, nrows, step)] or [(0, 0)]
-
-
-def _run(one, ranges) -> None:
-    """one(r0, r1) over the ranges, in parallel: ctypes releases the GIL, so the threads
-    run the C kernels at once."""
-    if len(ranges) == 1:
-        one(*ranges[0])
-        return
-    global _pool
-    if _pool is None or _pool._max_workers < len(ranges):
-        _pool = ThreadPoolExecutor(max_workers=len(ranges), thread_name_prefix="libconvert")
-    for f in [_pool.submit(one, r0, r1) for r0, r1 in ranges]:
-        f.result()
-
-
-def _run_rows(fn, code: int, src: np.ndarray, dst: np.ndarray, nrows: int, ncols: int,
-              src_row: int, dst_row: int, threads: int) -> None:
-    """fn(code, src + r * src_row, dst + r * dst_row, rows, ncols, err) over row ranges."""
-    s0, d0 = _address(src), _address(dst)
-
-    def one(r0: int, r1: int) -> None:
-        err = lc_error()
-        check(fn(code, s0 + r0 * src_row, d0 + r0 * dst_row, r1 - r0, ncols, C.byref(err)),
-              err)
-    _run(one, _split(nrows, ncols, threads))
-
-
 _IMATRIX_USE = {1: "ignores", 2: "uses", 3: "requires"}
+# Asked once (a foreign call is a microsecond, and quantize_array may be called per row).
+_WRITABLE = frozenset(c for c in _dtypes.BY_CODE if lib.lc_quant_writable(c))
 
 
 def imatrix_use(qtype) -> str:
@@ -85,9 +48,10 @@ def quantize_array(x, qtype, imatrix=None, *, threads: Optional[int] = None) -> 
     with one (`imatrix`: a weight per column, >= 0, as llama-imatrix collects them) the
     weighted searches. Types: quantize_types(); imatrix_use() says which ignore, use or
     require a matrix. Rows are split between `threads` threads (default: one per core, at
-    most 8) for large arrays; the bytes are the same for any count."""
+    most 8; the library's parallel-for, as the tools' -t) in ranges of about a million
+    values; the bytes are the same for any count."""
     d = _dtypes.qtype(qtype)
-    if not lib.lc_quant_writable(d.code):
+    if d.code not in _WRITABLE:
         raise ValueError(f"quantize_array: no quantizer for {d.name} (types: "
                          f"{', '.join(quantize_types())})")
     a = np.ascontiguousarray(x, dtype=np.float32)
@@ -104,15 +68,10 @@ def quantize_array(x, qtype, imatrix=None, *, threads: Optional[int] = None) -> 
     out = np.empty(a.shape[:-1] + (row,), np.uint8)
     nrows = a.size // ncols if ncols else 0
     if nrows and ncols:
-        s0, d0 = _address(a), _address(out)
-        imp = _address(im) if im is not None else None
-        src_row = ncols * 4
-
-        def one(r0: int, r1: int) -> None:
-            err = lc_error()
-            check(lib.lc_quantize_rows_imatrix(d.code, s0 + r0 * src_row, d0 + r0 * row,
-                                               r1 - r0, ncols, imp, C.byref(err)), err)
-        _run(one, _split(nrows, ncols, _threads(threads)))
+        err = lc_error()
+        check(lib.lc_ffi_quantize_rows(d.code, _address(a), _address(out), nrows, ncols,
+                                       _address(im) if im is not None else None,
+                                       _threads(threads), C.byref(err)), err)
     return out
 
 
@@ -144,14 +103,15 @@ def dequantize_array(blocks, qtype, shape: Optional[Sequence[int]] = None, *,
     out = np.empty(shape, np.float32)
     nrows = n // ncols if ncols else 0
     if nrows and ncols:
-        _run_rows(lib.lc_dequantize_rows, d.code, b, out, nrows, ncols, d.row_bytes(ncols),
-                  ncols * 4, _threads(threads))
+        err = lc_error()
+        check(lib.lc_ffi_dequantize_rows(d.code, _address(b), _address(out), nrows, ncols,
+                                         _threads(threads), C.byref(err)), err)
     return out
 
 
 def quantize_types() -> list:
     """The block types quantize_array writes."""
-    return [d.name for d in _dtypes.BY_CODE.values() if lib.lc_quant_writable(d.code)]
+    return [d.name for d in _dtypes.BY_CODE.values() if d.code in _WRITABLE]
 
 
 def dequantize_types() -> list:
