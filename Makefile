@@ -319,14 +319,23 @@ ubsan: bootstrap
 	$(Q)$(MAKE) --no-print-directory BUILD=build/ubsan SAN=undefined test-unit test-cli test-py
 
 # libFuzzer harnesses, built by clang with ASan+UBSan over the library sources.
+comma := ,
 FUZZ_CC    ?= clang
 FUZZ_FLAGS := -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -I. -g -O1 -ffp-contract=off \
               -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
 FUZZ_BINS  := $(FUZZ_SRC:tests/fuzz/%.c=build/fuzz/%)
-# Portable sources only (LIB_SRC, no ISA folder): FUZZ_FLAGS has no ISA flags.
-build/fuzz/%: tests/fuzz/%.c $(LIB_SRC) $(wildcard */*.h)
+# Portable sources only (LIB_SRC, no ISA folder): FUZZ_FLAGS has no ISA flags. The
+# library is compiled once (coverage and sanitizers, libFuzzer's main left out) and
+# linked into every harness.
+FUZZ_OBJ   := $(LIB_SRC:%.c=build/fuzz/obj/%.o)
+build/fuzz/obj/%.o: %.c
 	@mkdir -p $(@D)
-	$(Q)$(FUZZ_CC) $(FUZZ_FLAGS) $(LIB_SRC) $< $(LDLIBS) -o $@
+	$(Q)$(FUZZ_CC) $(subst fuzzer$(comma),fuzzer-no-link$(comma),$(FUZZ_FLAGS)) -MMD -MP \
+	    -c $< -o $@
+build/fuzz/%: tests/fuzz/%.c $(FUZZ_OBJ)
+	@mkdir -p $(@D)
+	$(Q)$(FUZZ_CC) $(FUZZ_FLAGS) $(FUZZ_OBJ) $< $(LDLIBS) -o $@
+-include $(wildcard $(FUZZ_OBJ:.o=.d))
 
 fuzz: $(FUZZ_BINS)
 	$(Q)LC_FUZZ_SECONDS=$(FUZZ_SECONDS) scripts/run-fuzz.sh $(FUZZ_BINS)

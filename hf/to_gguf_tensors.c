@@ -231,10 +231,10 @@ static size_t exp_index(const lc_tg_experts *e, const lc_arch_tensor *row) {
     return SIZE_MAX;
 }
 
-static lc_code experts_init(lc_tg *c, lc_error *err) {
+/* The stacked rows the source spells one expert per tensor. */
+static void experts_init(lc_tg *c) {
     lc_tg_experts *e = &c->exps;
     const lc_arch *a = c->cfg.arch;
-    const uint32_t L = c->cfg.hp.block_count, E = c->cfg.hp.expert_count;
     for (size_t i = 0; i < a->n_tensors; i++) {
         const lc_arch_tensor *row = &a->tensors[i];
         const char *p = c->spelling == LC_SPELL_HF ? row->hf : row->meta;
@@ -242,20 +242,27 @@ static lc_code experts_init(lc_tg *c, lc_error *err) {
             e->n_rows < sizeof e->row / sizeof e->row[0])
             e->row[e->n_rows++] = row;
     }
-    e->n_expert = E;
-    if (e->n_rows == 0 || E == 0)
+    e->n_expert = c->cfg.hp.expert_count;
+}
+
+/* The slots, made when the first tensor of one expert is met (a fused layout needs
+ * none). Every slot is a tensor of the checkpoint's, but for layers without experts
+ * (a model may mix dense and MoE layers): the config's counts are held to that. */
+static lc_code experts_alloc(lc_tg *c, lc_error *err) {
+    lc_tg_experts *e = &c->exps;
+    const uint32_t L = c->cfg.hp.block_count;
+    const uint64_t slots = (uint64_t)L * e->n_rows * e->n_expert;
+    const size_t T = lc_model_tensor_count(c->in);
+    if (e->slot)
         return LC_OK;
-    /* Every slot is one source tensor: more experts than tensors cannot be. */
-    if ((uint64_t)E > lc_model_tensor_count(c->in))
-        return lc_fail(err, LC_E_MISMATCH, LC_NO_OFFSET, "%s declares %" PRIu32 " experts but "
-                       "the checkpoint has %zu tensors", c->cfg_file, E,
-                       lc_model_tensor_count(c->in));
-    const uint64_t slots = (uint64_t)L * e->n_rows * E;
-    if (slots > (uint64_t)lc_model_tensor_count(c->in) * 64 + 4096 ||
-        !(e->slot = lc_calloc((size_t)slots, sizeof *e->slot)) ||
+    if (slots > (uint64_t)T * 16 + 4096)
+        return lc_fail(err, LC_E_MISMATCH, LC_NO_OFFSET, "%s declares %" PRIu32 " layers of %"
+                       PRIu32 " experts: more expert tensors than the checkpoint's %zu tensors "
+                       "could hold", c->cfg_file, L, e->n_expert, T);
+    if (!(e->slot = lc_calloc((size_t)slots, sizeof *e->slot)) ||
         !(e->count = lc_calloc(L, sizeof *e->count)) || !(e->last = lc_calloc(L, sizeof *e->last)))
         return lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory for %" PRIu32 " layers of %"
-                       PRIu32 " experts", L, E);
+                       PRIu32 " experts", L, e->n_expert);
     return LC_OK;
 }
 
@@ -339,7 +346,7 @@ lc_code lc_tg_check_tensors(lc_tg *c, lc_error *err) {
                        lc_model_tensor_count(c->in));
     LC_TRY(lc_arch_seen_init(&c->seen, c->cfg.arch, n_layers, err));
     c->seen.moe = c->cfg.hp.expert_count > 0;
-    LC_TRY(experts_init(c, err));
+    experts_init(c);
     for (size_t i = 0; i < lc_model_tensor_count(c->in); i++) {
         const lc_tensor *s = lc_model_tensor(c->in, i);
         lc_arch_hit hits[4];
@@ -359,6 +366,7 @@ lc_code lc_tg_check_tensors(lc_tg *c, lc_error *err) {
                 return lc_fail_in(err, LC_E_UNSUPPORTED, LC_NO_OFFSET, s->name, "tensor "
                                   "%.80s: one expert's tensor of a row that is not stacked",
                                   s->name);
+            LC_TRY(experts_alloc(c, err));
             *slot_of(&c->exps, h->layer, r, h->expert) = s;
             c->exps.count[h->layer]++;
             c->exps.last[h->layer] = i;

@@ -31,8 +31,10 @@ typedef struct found {
     const lc_tensor *(*layer)[LC_ROLE_COUNT];       /* [n_layers][LC_ROLE_COUNT] */
     uint8_t (*how)[LC_ROLE_COUNT];                  /* [n_layers][LC_ROLE_COUNT] HOW_* */
     const lc_arch_tensor *(*row)[LC_ROLE_COUNT];    /* [n_layers][LC_ROLE_COUNT] */
-    const lc_tensor **exp;                          /* [n_layers][3][n_expert] */
+    const lc_tensor **exp;                          /* [n_layers][3][n_expert], made at
+                                                     * the first per-expert tensor */
     uint32_t n_expert;
+    size_t n_tensors;                               /* the model's */
 } found;
 
 static const lc_tensor **exp_at(const found *f, uint32_t l, int k, uint32_t e) {
@@ -68,9 +70,20 @@ static lc_code file_tensor(found *f, const lc_arch_hit *h, const lc_tensor *t,
     }
     const int k = exp_slot(h->row->role);
     if (h->expert != UINT32_MAX) {
-        if (k < 0 || !f->exp)
+        if (k < 0)
             return lc_fail_in(err, LC_E_MALFORMED, LC_NO_OFFSET, t->name, "tensor %.100s: one "
                               "expert's tensor of a row that is not stacked", t->name);
+        if (!f->exp) {
+            /* made at the first one: a slot per expert tensor the model can hold */
+            const uint64_t slots = (uint64_t)hp->block_count * 3 * f->n_expert;
+            if (slots > (uint64_t)f->n_tensors * 16 + 4096)
+                return lc_fail_in(err, LC_E_MALFORMED, LC_NO_OFFSET, t->name, "%" PRIu32
+                                  " layers of %" PRIu32 " experts: more expert tensors than "
+                                  "the model's %zu", hp->block_count, f->n_expert, f->n_tensors);
+            if (!(f->exp = lc_calloc((size_t)slots, sizeof *f->exp)))
+                return lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory for %" PRIu64
+                               " expert tensors", slots);
+        }
         *exp_at(f, h->layer, k, h->expert) = t;
         f->how[h->layer][h->row->role] = HOW_PER_EXPERT;
     } else {
@@ -88,9 +101,9 @@ static lc_code find_tensors(const lc_model *m, const lc_arch *a, const lc_hparam
                             lc_spelling sp, found *f, lc_error *err) {
     const uint32_t L = hp->block_count, E = hp->expert_count;
     f->n_expert = E;
+    f->n_tensors = lc_model_tensor_count(m);
     if (!(f->layer = lc_calloc(L, sizeof *f->layer)) || !(f->how = lc_calloc(L, sizeof *f->how)) ||
-        !(f->row = lc_calloc(L, sizeof *f->row)) ||
-        (E && !(f->exp = lc_calloc((size_t)L * 3 * E, sizeof *f->exp))))
+        !(f->row = lc_calloc(L, sizeof *f->row)))
         return lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory for %" PRIu32 " layers",
                        L);
     lc_arch_seen seen;

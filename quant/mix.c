@@ -453,8 +453,8 @@ static lc_code position(lc_mix *m, group g, const char *name, uint32_t layer, po
     } else if (m->mm.n_expert > 1) {
         /* layer_info: experts are not in layer order, so the layer comes from the name */
         if (layer == UINT32_MAX || layer >= (uint32_t)m->n_ffn)
-            return lc_fail(err, LC_E_MALFORMED, LC_NO_OFFSET, "cannot tell the layer of "
-                           "tensor %.80s in a %d-layer model", name, m->n_ffn);
+            return lc_fail_in(err, LC_E_MALFORMED, LC_NO_OFFSET, name, "cannot tell the "
+                              "layer of tensor %.80s in a %d-layer model", name, m->n_ffn);
         p->i = (int)layer, p->n = m->n_ffn;
     } else {
         p->i = *counter, p->n = m->n_ffn;

@@ -97,8 +97,7 @@ lc_code lc_mix_pattern_compile(const char *p, size_t n, struct lc_re **out, lc_e
  * counts the attn_v tensors and looks for output.weight before it picks). Patterns are
  * compiled here (lc_mix_pattern_compile): LC_E_ARG or LC_E_OVERFLOW naming a pattern
  * that does not compile. LC_E_ARG for a base
- * type that is LC_DT_INVALID or a model without a family; LC_E_UNSUPPORTED for a model
- * with experts (arch/ has no roles for their tensors yet); LC_E_NOMEM. On failure *out
+ * type that is LC_DT_INVALID or a model without a family; LC_E_NOMEM. On failure *out
  * is NULL. */
 lc_code lc_mix_new(const lc_mix_opts *o, const lc_mix_model *mm, const char *const *names,
                    size_t n, lc_mix **out, lc_error *err);
@@ -109,7 +108,9 @@ void    lc_mix_free(lc_mix *m);
  * go. Codes: LC_E_ARG (where = name) when a type asked for explicitly cannot hold t's
  * rows; LC_E_UNSUPPORTED when llama.cpp defines no fallback for the type a row needs, or
  * when t is a tensor llama-quantize quantizes but the family's table has no row for
- * (llama.cpp would place it by a part of its name: the rules cannot follow).
+ * (llama.cpp would place it by a part of its name: the rules cannot follow);
+ * LC_E_MALFORMED (where = name) in a model with experts when t's layer, which the rules
+ * need there, is not one of the model's (llama.cpp reads it from the name too).
  * Whether libconvert can write c->type (lc_quant_supported) and what to do about
  * c->needs_imatrix are the caller's questions. */
 lc_code lc_mix_pick(lc_mix *m, const lc_tensor *t, lc_mix_choice *c, lc_error *err);

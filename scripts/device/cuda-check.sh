@@ -22,9 +22,11 @@ step() {  # step NAME LIMIT_S CMD...
 step probe 20 $D/test-bin/lc-cuda-check probe
 step kernels 45 $D/test-bin/lc-cuda-check kernels
 step variants 45 env LC_TEST_REQUIRE_CUDA=1 LC_FIXTURES=fixtures $D/unit-tests --jobs 1 --filter 'quant_variants/*'
+if [ -z "${NO_BENCH:-}" ]; then     # NO_BENCH=1: the checks alone (8 files come back)
 step kbench 45 $D/test-bin/lc-cuda-bench 256 5
 step wholefile 130 env LC_BIN=$D/bin LC_TEST_BIN=$D/test-bin PY=python3 BENCH_RUNS=${BENCH_RUNS:-2} scripts/bench-cuda.sh
-step device_py 100 env LC_TEST_DEVICE_REAL=1 LC_BIN=$PWD/$D/bin python3 -m pytest -q -x -n 16 -p no:cacheprovider tests/integration/test_device.py
+fi
+step device_py ${PY_LIMIT:-100} env LC_TEST_DEVICE_REAL=1 LC_BIN=$PWD/$D/bin python3 -m pytest -q -x -n 16 -p no:cacheprovider tests/integration/test_device.py
 step memcheck 45 "$SAN" --tool memcheck --error-exitcode 1 --leak-check full $D/test-bin/lc-cuda-check kernels 65536
 step racecheck 45 "$SAN" --tool racecheck --error-exitcode 1 $D/test-bin/lc-cuda-check kernels 65536
 cat "$OUT/machine.log"

@@ -60,7 +60,7 @@ static void plan(const lc_mix_opts *o, const lc_mix_model *mm, lc_model *m) {
         memset(&c, 0xa5, sizeof c);
         lc_error e = { 0 };
         rc = lc_mix_pick(mix, ts[i], &c, &e);
-        if (rc == LC_E_ARG || rc == LC_E_UNSUPPORTED)
+        if (rc == LC_E_ARG || rc == LC_E_UNSUPPORTED || rc == LC_E_MALFORMED)
             continue;
         if (rc != LC_OK || c.type <= LC_DT_INVALID || c.type >= LC_DT_COUNT ||
             c.wanted <= LC_DT_INVALID || c.wanted >= LC_DT_COUNT || c.why > LC_MIX_OPTION)
