@@ -14,6 +14,8 @@
 #   make check-cuda   the CUDA back end on a GPU (skips, saying why, without one)
 #   make bench-cuda   GB/s of the CUDA back end beside the CPU and the copy bound (GPU)
 #   make install PREFIX=/usr/local
+#   make shared     build/pic/libconvert.so, the library the Python package loads
+#   make wheel      the Python package (python/) as a wheel in build/wheel
 # A bare `make` builds every tool: the CUDA fatbin's rule below comes first in the file.
 .DEFAULT_GOAL := all
 CUDA    ?= 0
@@ -111,7 +113,7 @@ HEADERS := $(filter-out %_impl.h $(PRIVATE_H),$(wildcard libconvert/*.h arch/*.h
 
 .PHONY: all tools check test-unit test-cli test-py test-fuzz-short asan ubsan tsan demo bench fuzz \
         install clean bootstrap check-llama check-clang check-layers check-neon \
-        test-cuda-host check-ptx check-cuda bench-cuda
+        test-cuda-host check-ptx check-cuda bench-cuda shared wheel
 
 # Keep the objects of tools and test drivers: they are intermediates of pattern rules,
 # which make would otherwise delete (and rebuild on the next run).
@@ -126,6 +128,23 @@ $(O)/%.o: %.c
 
 $(BUILD)/libconvert.a: $(LIB_OBJ)
 	$(Q)rm -f $@; $(AR) rcs $@ $^
+
+# libconvert.so, for the Python package (python/): the library's sources built again
+# with -fPIC in a folder of their own, $(BUILD)/pic, by this Makefile run with O there
+# (so every per-folder flag above applies), leaving the tools' objects as they are.
+PIC := $(BUILD)/pic
+shared:
+	$(Q)$(MAKE) --no-print-directory O=$(PIC) CFLAGS='$(CFLAGS) -fPIC' $(PIC)/libconvert.so
+$(O)/libconvert.so: $(LIB_OBJ)
+	$(Q)$(CC) -shared $(XLDFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
+
+# The Python package as a wheel in $(BUILD)/wheel: python/'s own build backend
+# (python/_build/backend.py) runs `make shared` and packs the .so beside the modules.
+wheel: bootstrap
+	$(Q)rm -rf $(BUILD)/wheel
+	$(Q)LC_MAKE_ARGS='BUILD=$(BUILD)' $(PY) -m pip wheel -q --no-deps --disable-pip-version-check \
+	    -w $(BUILD)/wheel ./python
+	$(Q)ls $(BUILD)/wheel/*.whl
 
 $(BUILD)/bin/%: $(O)/cmd/%.o $(BUILD)/libconvert.a
 	@mkdir -p $(@D)
@@ -157,8 +176,20 @@ test-cli: tools
 	$(Q)LC_BIN=$(BUILD)/bin scripts/run-cli-tests.sh tests/cli
 
 PY_TESTS := $(wildcard tests/integration/test_*.py)
-test-py: tools
-	$(Q)$(if $(PY_TESTS),LC_BIN=$(abspath $(BUILD)/bin) LC_TEST_BIN=$(abspath $(BUILD)/test-bin) $(PY) -m pytest -q -p no:cacheprovider $(PY_TESTS),echo "py: no integration tests yet")
+# The Python package's tests (test_python*.py) load $(PIC)/libconvert.so into the venv's
+# python. In a sanitizer build that library is instrumented and python is not: its
+# runtime is preloaded into python for them (its leaks are not ours: detect_leaks=0).
+PY_PKG_TESTS := $(wildcard tests/integration/test_python*.py)
+comma := ,
+SAN_RUNTIME = $(foreach s,$(subst $(comma), ,$(SAN)),\
+    $(shell $(CC) -print-file-name=lib$(if $(filter address,$(s)),asan,$(if $(filter thread,$(s)),tsan,ubsan)).so))
+test-py: tools shared
+	$(Q)LC_BIN=$(abspath $(BUILD)/bin) LC_TEST_BIN=$(abspath $(BUILD)/test-bin) \
+	    LIBCONVERT_LIBRARY=$(abspath $(PIC)/libconvert.so) $(PY) -m pytest -q \
+	    -p no:cacheprovider $(if $(SAN),$(filter-out $(PY_PKG_TESTS),$(PY_TESTS)),$(PY_TESTS))
+	$(Q)$(if $(SAN),LC_BIN=$(abspath $(BUILD)/bin) LC_TEST_BIN=$(abspath $(BUILD)/test-bin) \
+	    LIBCONVERT_LIBRARY=$(abspath $(PIC)/libconvert.so) LD_PRELOAD='$(strip $(SAN_RUNTIME))' \
+	    ASAN_OPTIONS=detect_leaks=0 $(PY) -m pytest -q -p no:cacheprovider $(PY_PKG_TESTS))
 
 # Who may include and call whom: the one table is at the top of the script.
 check-layers:
@@ -174,7 +205,9 @@ check-clang: bootstrap
 check-llama: bootstrap
 	$(Q)scripts/bootstrap-llama.sh
 	$(Q)$(MAKE) --no-print-directory tools
+	$(Q)$(MAKE) --no-print-directory shared
 	$(Q)LC_BIN=$(abspath $(BUILD)/bin) LC_TEST_BIN=$(abspath $(BUILD)/test-bin) \
+	    LIBCONVERT_LIBRARY=$(abspath $(PIC)/libconvert.so) \
 	    build/llama-venv/bin/python -m pytest -q -rs \
 	    -p no:cacheprovider tests/llama
 
@@ -328,6 +361,7 @@ install: all
 
 clean:
 	rm -rf $(BUILD)/obj $(BUILD)/bin $(BUILD)/asan $(BUILD)/ubsan $(BUILD)/fuzz \
-	    $(BUILD)/clang $(BUILD)/libconvert.a $(BUILD)/unit-tests $(BUILD)/cuda-host-tests
+	    $(BUILD)/clang $(BUILD)/libconvert.a $(BUILD)/unit-tests $(BUILD)/cuda-host-tests \
+	    $(BUILD)/pic $(BUILD)/wheel
 
 -include $(shell find $(O) -name '*.d' 2>/dev/null)

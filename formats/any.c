@@ -31,8 +31,8 @@ static bool is_pth_index(const char *path, bool dir) {
     return access(p, F_OK) == 0;
 }
 
-static lc_code open_any(const char *path, bool lenient, lc_model **out, lc_any_info *info,
-                        lc_error *err) {
+static lc_code open_any(const char *path, bool lenient, const lc_pth_opts *pth, lc_model **out,
+                        lc_any_info *info, lc_error *err) {
     *out = NULL;
     memset(info, 0, sizeof *info);
     struct stat st;
@@ -45,7 +45,7 @@ static lc_code open_any(const char *path, bool lenient, lc_model **out, lc_any_i
     if (S_ISDIR(st.st_mode) || ends_with(path, ".index.json")) {
         if (is_pth_index(path, S_ISDIR(st.st_mode))) {
             info->format = "pth-sharded";
-            return lc_pth_load(path, NULL, out, err);
+            return lc_pth_load(path, pth, out, err);
         }
         info->format = "safetensors-sharded";
         return lc_safetensors_load_index(path, out, err);
@@ -80,7 +80,7 @@ static lc_code open_any(const char *path, bool lenient, lc_model **out, lc_any_i
      * byte 8 opens its JSON header). */
     if (memcmp(magic, "PK\3\4", 4) == 0 || (magic[8] != '{' && magic[0] == 0x80 && magic[1] <= 5)) {
         info->format = "pth";
-        return lc_pth_load(path, NULL, out, err);
+        return lc_pth_load(path, pth, out, err);
     }
     info->format = "safetensors";
     return lc_safetensors_load_hdr(path, out, &info->header_size, err);
@@ -88,12 +88,17 @@ static lc_code open_any(const char *path, bool lenient, lc_model **out, lc_any_i
 
 lc_code lc_model_open_any_info(const char *path, lc_model **out, lc_any_info *info,
                                lc_error *err) {
-    return open_any(path, false, out, info, err);
+    return open_any(path, false, NULL, out, info, err);
 }
 
 lc_code lc_model_open_any_lenient(const char *path, lc_model **out, lc_any_info *info,
                                   lc_error *err) {
-    return open_any(path, true, out, info, err);
+    return open_any(path, true, NULL, out, info, err);
+}
+
+lc_code lc_model_open_any_pth(const char *path, const lc_pth_opts *pth, lc_model **out,
+                              lc_any_info *info, lc_error *err) {
+    return open_any(path, false, pth, out, info, err);
 }
 
 lc_code lc_model_open_any(const char *path, lc_model **out, const char **format, lc_error *err) {

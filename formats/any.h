@@ -20,6 +20,7 @@
 #include <stdint.h>
 #include <stdbool.h>
 
+#include "formats/pth.h"
 #include "libconvert/error.h"
 #include "libconvert/model.h"
 
@@ -44,5 +45,10 @@ lc_code lc_model_open_any_info(const char *path, lc_model **out, lc_any_info *in
  * open would have failed. Other formats open as lc_model_open_any_info does. */
 lc_code lc_model_open_any_lenient(const char *path, lc_model **out, lc_any_info *info,
                                   lc_error *err);
+
+/* As lc_model_open_any_info, with PTH (may be NULL) as the options of a PyTorch
+ * checkpoint's reader (which state dict, zero-copy views of the mapped file). */
+lc_code lc_model_open_any_pth(const char *path, const lc_pth_opts *pth, lc_model **out,
+                              lc_any_info *info, lc_error *err);
 
 #endif

@@ -20,14 +20,12 @@
 
 #include <inttypes.h>
 #include <math.h>
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "libconvert/alloc.h"
 #include "libconvert/convert.h"
-#include "libconvert/pipeline.h"
+#include "libconvert/parallel.h"
 #include "libconvert/view.h"
 #include "quant/quant.h"
 
@@ -54,16 +52,19 @@ typedef struct job {
     uint32_t nr, nc;
 } job;
 
+/* One worker's buffers: two float32 and three raw of the largest job. */
+typedef struct scratch {
+    float   *fa, *fb;
+    uint8_t *ra, *rb, *rq;
+} scratch;
+
 typedef struct pool {
     lc_vf_tensors *r;
     job           *jobs;
     part          *parts;
     size_t         n_jobs;
     lc_progress   *progress;
-    atomic_size_t  next;
-    pthread_mutex_t mu;
-    size_t         fail_job;    /* the lowest failed job, or n_jobs */
-    lc_error       err;
+    scratch       *scratch;     /* one per worker of the parallel-for */
 } pool;
 
 /* Adds n elements (one block of a block type, a run of a row otherwise) to the sums and
@@ -169,43 +170,16 @@ static lc_code run_job(pool *pl, const job *j, float *fa, float *fb, uint8_t *ra
     return LC_OK;
 }
 
-typedef struct worker {
-    pool     *pl;
-    pthread_t tid;
-    size_t    elems, bytes;     /* buffer sizes */
-} worker;
-
-static void *work(void *arg) {
-    worker *w = arg;
-    pool *pl = w->pl;
-    float *fa = lc_malloc_array(w->elems, sizeof *fa), *fb = lc_malloc_array(w->elems, sizeof *fb);
-    uint8_t *ra = lc_malloc(w->bytes), *rb = lc_malloc(w->bytes), *rq = lc_malloc(w->bytes);
-    for (;;) {
-        const size_t k = atomic_fetch_add(&pl->next, 1);
-        if (k >= pl->n_jobs)
-            break;
-        lc_error e = { 0 };
-        lc_code rc = !fa || !fb || !ra || !rb || !rq
-                         ? lc_fail(&e, LC_E_NOMEM, LC_NO_OFFSET, "out of memory for the buffers")
-                         : run_job(pl, &pl->jobs[k], fa, fb, ra, rb, rq, &pl->parts[k], &e);
-        if (rc != LC_OK) {
-            pthread_mutex_lock(&pl->mu);
-            if (k < pl->fail_job) {
-                pl->fail_job = k;
-                pl->err = e;
-            }
-            pthread_mutex_unlock(&pl->mu);
-            break;
-        }
+/* Jobs [begin, end) on one worker of libconvert/parallel.h, with its buffers. */
+static lc_code work(void *ctx, size_t worker, size_t begin, size_t end, lc_error *err) {
+    pool *pl = ctx;
+    const scratch *b = &pl->scratch[worker];
+    for (size_t k = begin; k < end; k++) {
         const job *j = &pl->jobs[k];
+        LC_TRY(run_job(pl, j, b->fa, b->fb, b->ra, b->rb, b->rq, &pl->parts[k], err));
         lc_progress_add(pl->progress, (uint64_t)j->nr * j->nc * 2);
     }
-    lc_free(fa);
-    lc_free(fb);
-    lc_free(ra);
-    lc_free(rb);
-    lc_free(rq);
-    return NULL;
+    return LC_OK;
 }
 
 /* Cuts every pair of one shape into jobs. */
@@ -262,33 +236,40 @@ static void merge(part *acc, const part *s) {
     }
 }
 
+/* Every job once, on `threads` workers (-t), each with buffers for the largest job; the
+ * lowest failing job's error whatever the thread count. */
 static lc_code run_pool(pool *pl, int threads, lc_error *err) {
-    const int nt = lc_pipeline_threads(threads);
-    worker *w = lc_calloc((size_t)nt, sizeof *w);
-    if (!w)
-        return lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory");
-    size_t elems = 0;
+    size_t elems = 1;
     for (size_t k = 0; k < pl->n_jobs; k++) {
         const size_t n = (size_t)pl->jobs[k].nr * pl->jobs[k].nc;
         elems = n > elems ? n : elems;
     }
-    int started = 0;
-    for (int i = 0; i < nt; i++) {
-        w[i] = (worker){ .pl = pl, .elems = elems ? elems : 1, .bytes = (elems ? elems : 1) * 8 };
-        if (i > 0 && pthread_create(&w[i].tid, NULL, work, &w[i]) != 0)
-            break;
-        started = i + 1;
+    const size_t nw = lc_parallel_workers(pl->n_jobs, 1, threads);
+    lc_code rc = LC_OK;
+    if (!(pl->scratch = lc_calloc(nw, sizeof *pl->scratch)))
+        return lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory for the buffers");
+    for (size_t i = 0; i < nw && rc == LC_OK; i++) {
+        scratch *b = &pl->scratch[i];
+        b->fa = lc_malloc_array(elems, sizeof *b->fa);
+        b->fb = lc_malloc_array(elems, sizeof *b->fb);
+        b->ra = lc_malloc_array(elems, 8);
+        b->rb = lc_malloc_array(elems, 8);
+        b->rq = lc_malloc_array(elems, 8);
+        if (!b->fa || !b->fb || !b->ra || !b->rb || !b->rq)
+            rc = lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory for the buffers");
     }
-    work(&w[0]);
-    for (int i = 1; i < started; i++)
-        pthread_join(w[i].tid, NULL);
-    lc_free(w);
-    if (pl->fail_job < pl->n_jobs) {
-        if (err && err->code == LC_OK)
-            *err = pl->err;
-        return pl->err.code;
+    if (rc == LC_OK)
+        rc = lc_parallel_for(pl->n_jobs, 1, threads, work, pl, err);
+    for (size_t i = 0; i < nw; i++) {
+        lc_free(pl->scratch[i].fa);
+        lc_free(pl->scratch[i].fb);
+        lc_free(pl->scratch[i].ra);
+        lc_free(pl->scratch[i].rb);
+        lc_free(pl->scratch[i].rq);
     }
-    return LC_OK;
+    lc_free(pl->scratch);
+    pl->scratch = NULL;
+    return rc;
 }
 
 /* The sums into figures, and the verdict of each tensor. */
@@ -350,13 +331,9 @@ lc_code lc_vf_tensors_compare(const lc_vf_side *src, const lc_vf_side *dst, int 
          !(acc = lc_calloc(r->n, sizeof *acc))))
         rc = lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory");
     if (rc == LC_OK && pl.n_jobs) {
-        atomic_init(&pl.next, 0);
-        pthread_mutex_init(&pl.mu, NULL);
-        pl.fail_job = pl.n_jobs;
         lc_progress_begin(p, "comparing tensors", total);
         rc = run_pool(&pl, threads, err);
         lc_progress_end(p);
-        pthread_mutex_destroy(&pl.mu);
     }
     if (rc == LC_OK) {
         for (size_t k = 0; k < pl.n_jobs; k++)

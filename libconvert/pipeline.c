@@ -12,6 +12,7 @@
 #include "libconvert/pipeline.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <string.h>
 #include <unistd.h>
@@ -45,10 +46,18 @@ typedef struct run {
 } run;
 
 int lc_pipeline_threads(int threads) {
+    /* Asked once: sysconf reads /sys on every call (about 10 us), which a caller making
+     * many small calls (the Python package's quantize_array) would pay each time. */
+    static atomic_int cores;
     if (threads > 0)
         return threads;
-    const long n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n < 1 ? 1 : n > MAX_AUTO_THREADS ? MAX_AUTO_THREADS : (int)n;
+    int c = atomic_load(&cores);
+    if (c == 0) {
+        const long n = sysconf(_SC_NPROCESSORS_ONLN);
+        c = n < 1 ? 1 : n > MAX_AUTO_THREADS ? MAX_AUTO_THREADS : (int)n;
+        atomic_store(&cores, c);
+    }
+    return c;
 }
 
 static void *worker(void *arg) {

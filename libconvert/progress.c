@@ -12,6 +12,9 @@
 
 struct lc_progress {
     bool            enabled, printed;
+    lc_progress_fn  fn;       /* instead of printing, when not NULL */
+    void           *fn_ctx;
+    bool            begun;    /* a phase is open (fn gets one end per begin) */
     pthread_mutex_t mu;
     char            label[160];
     uint64_t        total, done;
@@ -33,6 +36,15 @@ lc_progress *lc_progress_new(bool enabled) {
     return p;
 }
 
+lc_progress *lc_progress_new_fn(lc_progress_fn fn, void *ctx) {
+    lc_progress *p = lc_progress_new(false);
+    if (p) {
+        p->fn = fn;
+        p->fn_ctx = ctx;
+    }
+    return p;
+}
+
 void lc_progress_free(lc_progress *p) {
     if (!p)
         return;
@@ -51,6 +63,9 @@ void lc_progress_begin(lc_progress *p, const char *label, uint64_t total) {
     p->start = now_s();
     p->last = 0;
     p->printed = false;
+    p->begun = true;
+    if (p->fn)
+        p->fn(p->fn_ctx, p->label, 0, total);
     pthread_mutex_unlock(&p->mu);
 }
 
@@ -60,6 +75,10 @@ void lc_progress_add(lc_progress *p, uint64_t bytes) {
     pthread_mutex_lock(&p->mu);
     p->done += bytes;
     double t = now_s();
+    if (p->fn && t - p->last >= 0.1) {
+        p->fn(p->fn_ctx, p->label, p->done, p->total);
+        p->last = t;
+    }
     if (p->enabled && t - p->start >= 1.0 && t - p->last >= 0.1) {
         double mib = (double)p->done / (1 << 20), rate = mib / (t - p->start);
         if (p->total)
@@ -81,5 +100,8 @@ void lc_progress_end(lc_progress *p) {
     if (p->printed)
         fprintf(stderr, "\r\033[K");
     p->printed = false;
+    if (p->fn && p->begun)
+        p->fn(p->fn_ctx, p->label, p->done, p->total);
+    p->begun = false;
     pthread_mutex_unlock(&p->mu);
 }

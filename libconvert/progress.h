@@ -14,6 +14,14 @@ typedef struct lc_progress lc_progress;
 
 /* enabled = false gives a silent reporter. NULL when out of memory (also silent). */
 lc_progress *lc_progress_new(bool enabled);
+
+/* A reporter that prints nothing and calls FN instead (a library caller's own display,
+ * the Python package's callback): FN(ctx, label, done, total) at each begin, at most
+ * every 0.1 s while bytes are added, and at each end (done then final). Calls are made
+ * under the reporter's lock, one at a time, from whichever thread adds; FN must not
+ * call back into this reporter. NULL when out of memory. */
+typedef void (*lc_progress_fn)(void *ctx, const char *label, uint64_t done, uint64_t total);
+lc_progress *lc_progress_new_fn(lc_progress_fn fn, void *ctx);
 void lc_progress_free(lc_progress *p);
 /* Starts a phase: label ("writing out.safetensors") and total bytes (0: unknown). */
 void lc_progress_begin(lc_progress *p, const char *label, uint64_t total);
