@@ -9,6 +9,7 @@
 
 #include "formats/gguf.h"
 #include "libconvert/alloc.h"
+#include "libconvert/escape.h"
 
 /* gguf-split's print_info: per part the size of its header (gguf_get_meta_size: keys,
  * tensor infos, padding) plus its tensors' bytes, unpadded, in 10^6 bytes rounded down. */
@@ -43,8 +44,10 @@ static lc_code split(const lc_job_gguf_split_opts *o, const lc_model *m, lc_prog
     if (rc == LC_OK && o->summary) {
         const uint32_t first = o->split.part ? o->split.part - 1 : 0;
         const uint32_t n = o->split.part ? 1 : s->count;
-        fprintf(o->summary, "%s %s%s", o->dry_run ? "would write" : "wrote", s->paths[first],
-                n > 1 ? " ..." : "");
+        /* Paths through the one terminal rule: a directory's name is anybody's bytes. */
+        fprintf(o->summary, "%s ", o->dry_run ? "would write" : "wrote");
+        lc_escape_fputs(o->summary, s->paths[first]);
+        fputs(n > 1 ? " ..." : "", o->summary);
         fprintf(o->summary, " (%s%" PRIu32 " of %" PRIu32 " parts, %zu tensors in all)",
                 o->split.part ? "part " : "", o->split.part ? o->split.part : n, s->count,
                 lc_model_tensor_count(m));
@@ -63,10 +66,12 @@ static lc_code merge(const lc_job_gguf_split_opts *o, const lc_model *m, lc_prog
     LC_TRY(lc_gguf_split_merged(m, &r, err));
     const lc_value *c = lc_model_find_meta(m, LC_GGUF_SPLIT_COUNT);
     lc_code rc = o->dry_run ? LC_OK : lc_gguf_write(r, o->out, &wo, p, err);
-    if (rc == LC_OK && o->summary)
-        fprintf(o->summary, "%s %s from %" PRIu64 " parts with %zu tensors\n",
-                o->dry_run ? "would merge" : "merged", o->out, c->u,
+    if (rc == LC_OK && o->summary) {
+        fprintf(o->summary, "%s ", o->dry_run ? "would merge" : "merged");
+        lc_escape_fputs(o->summary, o->out);
+        fprintf(o->summary, " from %" PRIu64 " parts with %zu tensors\n", c->u,
                 lc_model_tensor_count(r));
+    }
     lc_model_free(r);
     return rc;
 }

@@ -188,6 +188,9 @@ def test_every_tool_every_mode(tmp_path):
     shutil.copytree(HF / "llama-spm", hf)
     o = tmp_path / "o"
     o.mkdir()
+    (o / NAME).mkdir()
+    sp = o / NAME / "s"
+    first = o / NAME / "s-00001-of-00004.gguf"
     cases = [
         ("model-inspect", g), ("model-inspect", "--json", g), ("model-inspect", bare),
         ("model-inspect", "--json", bare), ("model-inspect", p), ("model-inspect", "--json", p),
@@ -204,6 +207,12 @@ def test_every_tool_every_mode(tmp_path):
         ("model-verify", "--tokens", "1,2,3", g, g),
         ("model-verify", "--tokens", "1,2,3", "--json", g, g),
         ("model-verify", "--tokens", "1,2,3", "--report", o / "r.html", g, g),
+        # gguf-split: the plan, the parts (OUT's prefix is a directory named hostile too),
+        # a dry merge and the merge of them.
+        ("gguf-split", "--dry-run", "--split-max-tensors", "4", g, sp),
+        ("gguf-split", "--split-max-tensors", "4", g, sp),
+        ("gguf-split", "--merge", "--dry-run", first, o / "j.gguf"),
+        ("gguf-split", "--merge", first, o / "j.gguf"),
     ]
     for args in cases:
         run_all_ways(list(args), " ".join(map(str, args))[:120])
@@ -213,7 +222,8 @@ def test_every_tool_every_mode(tmp_path):
     # Every error line: each input cut short.
     for src, name, extra in ((g, "model-inspect", []), (bare, "safetensors-rewrite", [o / "x"]),
                              (p, "pth2safetensors", [o / "y"]), (g, "gguf-quantize",
-                                                                 [o / "z", "q8_0"])):
+                                                                 [o / "z", "q8_0"]),
+                             (g, "gguf-split", [o / NAME / "c"])):
         cut = tmp_path / ("cut-" + src.name)
         data = src.read_bytes()
         for n in (len(data) // 3, len(data) - 7):
