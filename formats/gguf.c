@@ -963,6 +963,28 @@ static lc_code w_value(sink *f, const lc_value *v, lc_error *err) {
     return put(f, b, lc_vtype_size(v->type), err);
 }
 
+/* Zeros the alignment makes the writer add: up to align - 1 after the header and after
+ * each tensor. ggml pads whatever general.alignment says, so a 100-byte file of no tensors
+ * that asks for 2^31 would become 2 GiB of zeros. Alignments up to 64 KiB (what direct
+ * I/O and page-sized mappings use) are written as ggml writes them; above that the
+ * padding may not outweigh the tensor data it aligns. */
+#define LC_GGUF_ALIGN_FREE (64u * 1024u)
+static lc_code check_padding(const lc_model *m, uint32_t align, uint64_t data,
+                             lc_error *err) {
+    if (align <= LC_GGUF_ALIGN_FREE)
+        return LC_OK;
+    uint64_t pad = align - 1;                       /* after the header, at most */
+    for (size_t i = 0; i < lc_model_tensor_count(m); i++)
+        pad += (align - lc_model_tensor(m, i)->nbytes % align) % align;
+    if (pad <= data)
+        return LC_OK;
+    lc_fail(err, LC_E_ARG, LC_NO_OFFSET, "%s %" PRIu32 " would pad the file with up to %"
+            PRIu64 " zero bytes for %" PRIu64 " bytes of tensor data; above %u the padding "
+            "may not exceed the data", ALIGNMENT_KEY, align, pad, data, LC_GGUF_ALIGN_FREE);
+    lc_err_context(err, NULL, ALIGNMENT_KEY);
+    return LC_E_ARG;
+}
+
 /* Checks what the writer refuses before a byte is written; fills *align. */
 static lc_code check_model(const lc_model *m, uint32_t *align, uint64_t *total, lc_error *err) {
     const lc_value *a = lc_model_find_meta(m, ALIGNMENT_KEY);
@@ -1007,7 +1029,7 @@ static lc_code check_model(const lc_model *m, uint32_t *align, uint64_t *total, 
             return rc;
         }
     }
-    return LC_OK;
+    return check_padding(m, *align, *total, err);
 }
 
 static lc_code pad_to(sink *f, uint32_t align, lc_error *err) {

@@ -433,6 +433,44 @@ Test(gguf, writer_refusals) {
     lc_model_free(m);
 }
 
+/* A huge alignment pads only as much as the data it aligns: a file of no tensors that
+ * asks for 2^31 is refused (ggml would write 2 GiB of zeros), one of 64 KiB is written
+ * as ggml writes it, and 2^20 over 3 MiB of data too. */
+Test(gguf, writer_bounds_the_padding_of_a_huge_alignment) {
+    const char *path = tmp_path("al.gguf");
+    struct { uint32_t align; uint64_t n; lc_code want; } cases[] = {
+        { 1u << 31, 0, LC_E_ARG }, { 1u << 20, 1024, LC_E_ARG },
+        { 1u << 16, 0, LC_OK }, { 1u << 20, 3u << 18, LC_OK },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        lc_error err = { 0 };
+        lc_model *m = lc_model_new();
+        lc_value v = lc_value_uint(LC_VT_U32, cases[i].align);
+        cr_assert_eq(lc_model_add_meta(m, "general.alignment", &v, &err), LC_OK);
+        float *data = NULL;
+        if (cases[i].n) {
+            lc_tensor *t;
+            cr_assert_eq(lc_model_add_tensor(m, "w", LC_DT_F32, 1, (uint64_t[]){ cases[i].n },
+                                             &t, &err), LC_OK);
+            data = calloc(cases[i].n, sizeof *data);
+            t->data = (const uint8_t *)data;
+        }
+        cr_assert_eq(lc_gguf_write(m, path, NULL, NULL, &err), cases[i].want, "case %zu: %s",
+                     i, err.msg);
+        struct stat st;
+        if (cases[i].want == LC_OK) {
+            cr_assert_eq(stat(path, &st), 0);
+            cr_assert_eq(st.st_size % cases[i].align, 0, "padded as ggml pads");
+        } else {
+            cr_assert_str_eq(err.where, "general.alignment");
+            cr_assert_eq(access(path, F_OK), -1, "no file after a refusal");
+        }
+        unlink(path);
+        free(data);
+        lc_model_free(m);
+    }
+}
+
 /* The writer under every allocation failure: NOMEM, and no file or temp file left. */
 Test(gguf, writer_out_of_memory_leaves_nothing) {
     lc_model *m;
