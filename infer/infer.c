@@ -86,6 +86,19 @@ static void free_run_state(run_state *s) {
 
 /* ---- the forward pass ---- */
 
+void lc_infer_set_tap(lc_infer *c, lc_infer_tap_fn fn, void *user) {
+    c->tap = fn;
+    c->tap_user = user;
+}
+
+/* y [n, rows] = x [n, cols] w^T (+ bias), the tap told first */
+static lc_code mm(lc_infer *c, const lc_infer_mat *w, const float *bias, const float *x,
+                  size_t n, float *y, lc_error *err) {
+    if (c->tap && w->role != LC_ROLE_NONE)
+        LC_TRY(c->tap(c->tap_user, w->role, w->layer, w->expert, x, n, (size_t)w->cols, err));
+    return lc_infer_matmul(&c->mm, w, bias, x, n, y, err);
+}
+
 /* x[t] = token_embd[tokens[t]] (times gemma's sqrt(embd)) */
 static lc_code embed(lc_infer *c, const int32_t *tokens, size_t n, float *x, lc_error *err) {
     for (size_t t = 0; t < n; t++) {
@@ -139,11 +152,11 @@ static void attend(lc_infer *c, const lc_infer_layer *L, run_state *s, size_t n)
 static lc_code attention_block(lc_infer *c, const lc_infer_layer *L, run_state *s, size_t n,
                                lc_error *err) {
     rmsnorm_rows(s->xb, s->x, L->attn_norm, n, c->embd, c->eps);
-    LC_TRY(lc_infer_matmul(&c->mm, &L->wq, L->bq, s->xb, n, s->q, err));
-    LC_TRY(lc_infer_matmul(&c->mm, &L->wk, L->bk, s->xb, n, s->k, err));
-    LC_TRY(lc_infer_matmul(&c->mm, &L->wv, L->bv, s->xb, n, s->v, err));
+    LC_TRY(mm(c, &L->wq, L->bq, s->xb, n, s->q, err));
+    LC_TRY(mm(c, &L->wk, L->bk, s->xb, n, s->k, err));
+    LC_TRY(mm(c, &L->wv, L->bv, s->xb, n, s->v, err));
     attend(c, L, s, n);
-    LC_TRY(lc_infer_matmul(&c->mm, &L->wo, NULL, s->att, n, s->proj, err));
+    LC_TRY(mm(c, &L->wo, NULL, s->att, n, s->proj, err));
     if (L->attn_post_norm)
         rmsnorm_rows(s->proj, s->proj, L->attn_post_norm, n, c->embd, c->eps);
     residual(s->x, s->proj, n * c->embd);
@@ -156,9 +169,9 @@ static lc_code gated_attention_block(lc_infer *c, const lc_infer_layer *L, run_s
                                      size_t n, lc_error *err) {
     const uint32_t hd = c->head_dim;
     rmsnorm_rows(s->xb, s->x, L->attn_norm, n, c->embd, c->eps);
-    LC_TRY(lc_infer_matmul(&c->mm, &L->wq, L->bq, s->xb, n, s->qg, err));
-    LC_TRY(lc_infer_matmul(&c->mm, &L->wk, L->bk, s->xb, n, s->k, err));
-    LC_TRY(lc_infer_matmul(&c->mm, &L->wv, L->bv, s->xb, n, s->v, err));
+    LC_TRY(mm(c, &L->wq, L->bq, s->xb, n, s->qg, err));
+    LC_TRY(mm(c, &L->wk, L->bk, s->xb, n, s->k, err));
+    LC_TRY(mm(c, &L->wv, L->bv, s->xb, n, s->v, err));
     for (size_t t = 0; t < n; t++)          /* the queries apart from their gates */
         for (uint32_t h = 0; h < c->n_heads; h++)
             memcpy(s->q + t * c->q_dim + (size_t)h * hd,
@@ -171,7 +184,7 @@ static lc_code gated_attention_block(lc_infer *c, const lc_infer_layer *L, run_s
             for (uint32_t i = 0; i < hd; i++)
                 o[i] *= 1.0f / (1.0f + expf(-g[i]));
         }
-    LC_TRY(lc_infer_matmul(&c->mm, &L->wo, NULL, s->att, n, s->proj, err));
+    LC_TRY(mm(c, &L->wo, NULL, s->att, n, s->proj, err));
     if (L->attn_post_norm)
         rmsnorm_rows(s->proj, s->proj, L->attn_post_norm, n, c->embd, c->eps);
     residual(s->x, s->proj, n * c->embd);
@@ -190,10 +203,10 @@ static lc_code recurrent_block(lc_infer *c, const lc_infer_layer *L, run_state *
     const uint32_t nk = c->ssm_nk, nv = c->ssm_nv, dk = c->ssm_dk, dv = c->ssm_dv;
     const size_t inner = (size_t)nv * dv, key = (size_t)nk * dk;
     rmsnorm_rows(s->xb, s->x, L->attn_norm, n, c->embd, c->eps);
-    LC_TRY(lc_infer_matmul(&c->mm, &L->ssm_qkv, NULL, s->xb, n, s->mix, err));
-    LC_TRY(lc_infer_matmul(&c->mm, &L->ssm_z, NULL, s->xb, n, s->z, err));
-    LC_TRY(lc_infer_matmul(&c->mm, &L->ssm_beta, NULL, s->xb, n, s->beta, err));
-    LC_TRY(lc_infer_matmul(&c->mm, &L->ssm_alpha, NULL, s->xb, n, s->decay, err));
+    LC_TRY(mm(c, &L->ssm_qkv, NULL, s->xb, n, s->mix, err));
+    LC_TRY(mm(c, &L->ssm_z, NULL, s->xb, n, s->z, err));
+    LC_TRY(mm(c, &L->ssm_beta, NULL, s->xb, n, s->beta, err));
+    LC_TRY(mm(c, &L->ssm_alpha, NULL, s->xb, n, s->decay, err));
     lc_infer_conv_silu(s->mix, n, c->ssm_conv, L->ssm_conv, c->ssm_kernel);
     const float qscale = 1.0f / sqrtf((float)dk);
     for (size_t t = 0; t < n; t++) {
@@ -227,7 +240,7 @@ static lc_code recurrent_block(lc_infer *c, const lc_infer_layer *L, run_state *
             lc_infer_gated_rmsnorm(o, o, L->ssm_norm, s->z + t * inner + (size_t)j * dv, dv,
                                    c->eps);
         }
-    LC_TRY(lc_infer_matmul(&c->mm, &L->ssm_out, NULL, s->core, n, s->proj, err));
+    LC_TRY(mm(c, &L->ssm_out, NULL, s->core, n, s->proj, err));
     residual(s->x, s->proj, n * c->embd);
     return LC_OK;
 }
@@ -236,14 +249,14 @@ static lc_code recurrent_block(lc_infer *c, const lc_infer_layer *L, run_state *
 static lc_code gated_ffn(lc_infer *c, const lc_infer_mat *gate, const lc_infer_mat *up,
                          const lc_infer_mat *down, const float *h, size_t n, float *hb,
                          float *hb2, float *out, lc_error *err) {
-    LC_TRY(lc_infer_matmul(&c->mm, gate, NULL, h, n, hb, err));
-    LC_TRY(lc_infer_matmul(&c->mm, up, NULL, h, n, hb2, err));
+    LC_TRY(mm(c, gate, NULL, h, n, hb, err));
+    LC_TRY(mm(c, up, NULL, h, n, hb2, err));
     const size_t count = n * (size_t)gate->rows;
     if (c->act == LC_ACT_GELU_TANH)
         lc_infer_geglu(hb, hb, hb2, count);
     else
         lc_infer_swiglu(hb, hb, hb2, count);
-    return lc_infer_matmul(&c->mm, down, NULL, hb, n, out, err);
+    return mm(c, down, NULL, hb, n, out, err);
 }
 
 /* Token t's experts: softmax over the router's logits, the n_expert_used largest
@@ -273,7 +286,7 @@ static void route_token(const lc_infer *c, float *p, int32_t *chosen, float *wei
 static lc_code moe_ffn(lc_infer *c, const lc_infer_layer *L, run_state *s, size_t n,
                        lc_error *err) {
     const uint32_t k = c->n_expert_used;
-    LC_TRY(lc_infer_matmul(&c->mm, &L->router, NULL, s->xb, n, s->route, err));
+    LC_TRY(mm(c, &L->router, NULL, s->xb, n, s->route, err));
     for (size_t t = 0; t < n; t++)
         route_token(c, s->route + t * c->n_expert, s->chosen + t * k, s->weight + t * k);
     memset(s->proj, 0, n * c->embd * sizeof *s->proj);
@@ -301,7 +314,7 @@ static lc_code moe_ffn(lc_infer *c, const lc_infer_layer *L, run_state *s, size_
         return LC_OK;
     /* qwen35moe: proj += sigmoid(sgate_inp . h) * shared(h) for every token */
     LC_TRY(gated_ffn(c, &L->sgate, &L->sup, &L->sdown, s->xb, n, s->hb, s->hb2, s->xe, err));
-    LC_TRY(lc_infer_matmul(&c->mm, &L->sgate_inp, NULL, s->xb, n, s->route, err));
+    LC_TRY(mm(c, &L->sgate_inp, NULL, s->xb, n, s->route, err));
     for (size_t t = 0; t < n; t++) {
         const float g = 1.0f / (1.0f + expf(-s->route[t]));
         for (uint32_t d = 0; d < c->embd; d++)
@@ -350,6 +363,9 @@ lc_code lc_infer_hidden(lc_infer *c, const int32_t *tokens, size_t n, float *hid
     }
     if (rc == LC_OK)
         rmsnorm_rows(hidden, s.x, c->output_norm, n, c->embd, c->eps);
+    if (rc == LC_OK && c->tap && c->output.role != LC_ROLE_NONE)   /* the head's input */
+        rc = c->tap(c->tap_user, c->output.role, UINT32_MAX, UINT32_MAX, hidden, n, c->embd,
+                    err);
     free_run_state(&s);
     return rc;
 }

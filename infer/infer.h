@@ -73,6 +73,25 @@ typedef struct lc_infer_hook {
     void *user;
 } lc_infer_hook;
 
+/* A tap on the weight products (model-imatrix): called before each product y = x W^T
+ * the forward pass computes with a weight matrix of the model, with its input rows
+ * x [n, cols], valid until the call returns. The matrix is named by its role and layer
+ * in the family's table (the GGUF tensor it is), and for one expert of a stack by the
+ * expert: x then holds only the tokens routed to it, one row per token. A fused matrix
+ * (phi3's attn_qkv, ffn_up of gate and up rows) is reported once, as the one product
+ * llama.cpp computes with it. The final norm's output, the input of the output matrix,
+ * is reported as LC_ROLE_OUTPUT by lc_infer_hidden when the model has an output matrix
+ * of its own (not when it is tied to the embedding); lc_infer_head reports nothing.
+ * layer and expert are UINT32_MAX where they do not apply. A code other than LC_OK
+ * stops the forward pass and is returned by it. */
+typedef lc_code (*lc_infer_tap_fn)(void *user, lc_role role, uint32_t layer,
+                                   uint32_t expert, const float *x, size_t n, size_t cols,
+                                   lc_error *err);
+
+/* Sets (fn NULL: removes) the tap of ctx. Without one the forward pass does no extra
+ * work. */
+void lc_infer_set_tap(lc_infer *ctx, lc_infer_tap_fn fn, void *user);
+
 /* Prepares the forward pass of model m, a model of family `arch` with hyperparameters
  * hp whose tensors are named in `spelling`: lc_arch_read_keys gives arch and hp for a
  * GGUF (LC_SPELL_GGUF), hf/config.h for an HF folder (LC_SPELL_HF). hp->vocab_size 0

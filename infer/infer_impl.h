@@ -76,6 +76,8 @@ struct lc_infer {
                                  * original context; n_rot 0 when none */
     uint32_t long_after;        /* sequences longer than this use rope_long */
     lc_infer_mm mm;             /* per-thread weight rows */
+    lc_infer_tap_fn tap;        /* lc_infer_set_tap's; NULL: none */
+    void *tap_user;
     uint8_t *raw_row;           /* [tok_embd.row_bytes] one embedding row as stored */
 };
 

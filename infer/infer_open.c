@@ -218,6 +218,13 @@ static float shift_of(const lc_arch_tensor *row, lc_spelling sp) {
     return row && (row->flags & LC_AT_NORM_SHIFT) && sp != LC_SPELL_GGUF ? 1.0f : 0.0f;
 }
 
+/* What the tap is told w is (infer.h): the GGUF tensor of role in layer l, expert e. */
+static void tag(lc_infer_mat *w, lc_role role, uint32_t l, uint32_t e) {
+    w->role = role;
+    w->layer = l;
+    w->expert = e;
+}
+
 /* Expert e's matrix of stacked role k: a run of rows of a stack or fused tensor, or its
  * own tensor. */
 static lc_code expert_mat(const found *f, uint32_t l, int k, uint32_t e, uint64_t rows,
@@ -241,6 +248,7 @@ static lc_code open_experts(lc_infer *c, const found *f, uint32_t l, lc_infer_la
         return lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory for %" PRIu32 " experts",
                        c->n_expert);
     LC_TRY(lc_infer_mat_init(&L->router, f->layer[l][LC_ROLE_FFN_GATE_INP], err));
+    tag(&L->router, LC_ROLE_FFN_GATE_INP, l, UINT32_MAX);
     const lc_tensor *const *t = f->layer[l];
     if (t[LC_ROLE_FFN_GATE_INP_SHEXP]) {    /* qwen35moe: the shared expert */
         L->shexp = true;
@@ -248,11 +256,18 @@ static lc_code open_experts(lc_infer *c, const found *f, uint32_t l, lc_infer_la
         LC_TRY(lc_infer_mat_init(&L->sup, t[LC_ROLE_FFN_UP_SHEXP], err));
         LC_TRY(lc_infer_mat_init(&L->sdown, t[LC_ROLE_FFN_DOWN_SHEXP], err));
         LC_TRY(lc_infer_mat_init(&L->sgate_inp, t[LC_ROLE_FFN_GATE_INP_SHEXP], err));
+        tag(&L->sgate, LC_ROLE_FFN_GATE_SHEXP, l, UINT32_MAX);
+        tag(&L->sup, LC_ROLE_FFN_UP_SHEXP, l, UINT32_MAX);
+        tag(&L->sdown, LC_ROLE_FFN_DOWN_SHEXP, l, UINT32_MAX);
+        tag(&L->sgate_inp, LC_ROLE_FFN_GATE_INP_SHEXP, l, UINT32_MAX);
     }
     for (uint32_t e = 0; e < c->n_expert; e++) {
         LC_TRY(expert_mat(f, l, 0, e, c->ff_exp, &L->egate[e], err));
         LC_TRY(expert_mat(f, l, 1, e, c->ff_exp, &L->eup[e], err));
         LC_TRY(expert_mat(f, l, 2, e, c->embd, &L->edown[e], err));
+        tag(&L->egate[e], EXP_ROLES[0], l, e);
+        tag(&L->eup[e], EXP_ROLES[1], l, e);
+        tag(&L->edown[e], EXP_ROLES[2], l, e);
     }
     L->moe = true;
     return LC_OK;
@@ -291,6 +306,11 @@ static lc_code open_recurrent(lc_infer *c, const found *f, uint32_t l, lc_spelli
     LC_TRY(lc_infer_mat_init(&L->ssm_beta, t[LC_ROLE_SSM_BETA], err));
     LC_TRY(lc_infer_mat_init(&L->ssm_alpha, t[LC_ROLE_SSM_ALPHA], err));
     LC_TRY(lc_infer_mat_init(&L->ssm_out, t[LC_ROLE_SSM_OUT], err));
+    tag(&L->ssm_qkv, LC_ROLE_SSM_QKV, l, UINT32_MAX);
+    tag(&L->ssm_z, LC_ROLE_SSM_Z, l, UINT32_MAX);
+    tag(&L->ssm_beta, LC_ROLE_SSM_BETA, l, UINT32_MAX);
+    tag(&L->ssm_alpha, LC_ROLE_SSM_ALPHA, l, UINT32_MAX);
+    tag(&L->ssm_out, LC_ROLE_SSM_OUT, l, UINT32_MAX);
     LC_TRY(read_vector(t[LC_ROLE_SSM_A], c->ssm_nv, 0, &L->ssm_a, err));
     LC_TRY(read_vector(t[LC_ROLE_SSM_DT], c->ssm_nv, 0, &L->ssm_dt, err));
     LC_TRY(read_vector(t[LC_ROLE_SSM_NORM], c->ssm_dv, 0, &L->ssm_norm, err));
@@ -326,25 +346,36 @@ static lc_code open_layer(lc_infer *c, const found *f, uint32_t l, lc_spelling s
         LC_TRY(lc_infer_mat_slice(&L->wq, &qkv, 0, c->q_dim, err));
         LC_TRY(lc_infer_mat_slice(&L->wk, &qkv, c->q_dim, c->kv_dim, err));
         LC_TRY(lc_infer_mat_slice(&L->wv, &qkv, c->q_dim + c->kv_dim, c->kv_dim, err));
+        tag(&L->wq, LC_ROLE_ATTN_QKV, l, UINT32_MAX);   /* wk, wv: the same input */
     } else {
         LC_TRY(lc_infer_mat_init(&L->wq, t[LC_ROLE_ATTN_Q], err));
         LC_TRY(lc_infer_mat_init(&L->wk, t[LC_ROLE_ATTN_K], err));
         LC_TRY(lc_infer_mat_init(&L->wv, t[LC_ROLE_ATTN_V], err));
+        tag(&L->wq, LC_ROLE_ATTN_Q, l, UINT32_MAX);
+        tag(&L->wk, LC_ROLE_ATTN_K, l, UINT32_MAX);
+        tag(&L->wv, LC_ROLE_ATTN_V, l, UINT32_MAX);
     }
-    if (!L->recurrent)
+    if (!L->recurrent) {
         LC_TRY(lc_infer_mat_init(&L->wo, t[LC_ROLE_ATTN_OUT], err));
+        tag(&L->wo, LC_ROLE_ATTN_OUT, l, UINT32_MAX);
+    }
     if (t[LC_ROLE_FFN_GATE_INP])
         return open_experts(c, f, l, L, err);
     if (t[LC_ROLE_FFN_GATE]) {
         LC_TRY(lc_infer_mat_init(&L->gate, t[LC_ROLE_FFN_GATE], err));
         LC_TRY(lc_infer_mat_init(&L->up, t[LC_ROLE_FFN_UP], err));
+        tag(&L->gate, LC_ROLE_FFN_GATE, l, UINT32_MAX);
+        tag(&L->up, LC_ROLE_FFN_UP, l, UINT32_MAX);
     } else {                                /* phi3: gate rows then up rows */
         lc_infer_mat gu;
         LC_TRY(lc_infer_mat_init(&gu, t[LC_ROLE_FFN_UP], err));
         LC_TRY(lc_infer_mat_slice(&L->gate, &gu, 0, c->ff, err));
         LC_TRY(lc_infer_mat_slice(&L->up, &gu, c->ff, c->ff, err));
+        tag(&L->gate, LC_ROLE_FFN_UP, l, UINT32_MAX);   /* up: the same input */
     }
-    return lc_infer_mat_init(&L->down, t[LC_ROLE_FFN_DOWN], err);
+    LC_TRY(lc_infer_mat_init(&L->down, t[LC_ROLE_FFN_DOWN], err));
+    tag(&L->down, LC_ROLE_FFN_DOWN, l, UINT32_MAX);
+    return LC_OK;
 }
 
 /* The widest row (elements and stored bytes) any matrix has: the matmul scratch size. */
@@ -536,6 +567,8 @@ lc_code lc_infer_open(const lc_model *m, const lc_arch *a, const lc_hparams *hp_
                           shift_of(lc_arch_role(a, LC_ROLE_OUTPUT_NORM), sp), &c->output_norm,
                           err)) != LC_OK)
         goto done;
+    if (f.top[LC_ROLE_OUTPUT])              /* tied: llama.cpp's head is token_embd */
+        tag(&c->output, LC_ROLE_OUTPUT, UINT32_MAX, UINT32_MAX);
     if (c->tok_embd.rows > c->vocab)        /* gemma: rows past the vocabulary */
         c->tok_embd.rows = c->vocab;
     if (c->output.rows > c->vocab)          /* ... and so the tied output's */

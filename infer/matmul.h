@@ -25,6 +25,11 @@ typedef struct lc_infer_mat {
     uint64_t r0;            /* the first row of t this matrix is */
     uint64_t rows, cols;
     uint64_t row_bytes;     /* bytes of one row in t's dtype */
+    /* What the tap (infer.h lc_infer_set_tap) is told this matrix is: its role as GGUF
+     * names it (a fused matrix's role on its first part only, since the parts share their
+     * input; LC_ROLE_NONE: never reported), layer and expert (UINT32_MAX: none). */
+    lc_role  role;
+    uint32_t layer, expert;
 } lc_infer_mat;
 
 /* Describes t as a matrix of all its rows. LC_E_UNSUPPORTED when t's dtype cannot be

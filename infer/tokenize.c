@@ -445,6 +445,7 @@ void lc_tok_close(lc_tok *tok) {
 uint32_t lc_tok_n_vocab(const lc_tok *tok) { return tok->n_vocab; }
 int32_t lc_tok_bos(const lc_tok *tok) { return tok->bos; }
 int32_t lc_tok_eos(const lc_tok *tok) { return tok->eos; }
+bool lc_tok_adds_bos(const lc_tok *tok) { return tok->add_bos; }
 
 const char *lc_tok_text(const lc_tok *tok, int32_t id) {
     return id >= 0 && (uint32_t)id < tok->n_vocab ? tok->text[id].s : NULL;

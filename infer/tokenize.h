@@ -76,6 +76,8 @@ uint32_t    lc_tok_n_vocab(const lc_tok *tok);
 const char *lc_tok_text(const lc_tok *tok, int32_t id);
 int32_t     lc_tok_bos(const lc_tok *tok);   /* -1 when the model has none */
 int32_t     lc_tok_eos(const lc_tok *tok);
+/* Whether LC_TOK_ADD_SPECIAL puts BOS first (tokenizer.ggml.add_bos_token). */
+bool        lc_tok_adds_bos(const lc_tok *tok);
 
 /* ---- the tool's token arguments ---- */
 
