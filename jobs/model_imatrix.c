@@ -162,6 +162,8 @@ lc_code lc_job_model_imatrix(const lc_job_imatrix_opts *o, lc_progress *p,
         rc = run_chunks(o, &s, &sums, p, r, err);
         if (rc != LC_OK)
             lc_err_context(err, o->model, NULL);
+        else if (s.spelling == LC_SPELL_HF)
+            rc = lc_imx_tile(&sums, &s.hp, err);
     }
     if (rc == LC_OK && sums.n == 0)
         rc = lc_fail(err, LC_E_UNSUPPORTED, LC_NO_OFFSET, "the forward pass multiplied no "

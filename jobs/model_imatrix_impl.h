@@ -18,6 +18,7 @@
  * stack of experts, else one) and the tokens each row saw. */
 typedef struct lc_imx_entry {
     char      name[64];
+    lc_role   role;
     uint32_t  cols, n_mat;
     double   *sums;         /* [n_mat, cols] sum over tokens of x^2 */
     uint64_t *counts;       /* [n_mat] */
@@ -46,6 +47,13 @@ void    lc_imx_free(lc_imx *s);   /* NULL-safe; leaves s empty */
  * changes; LC_E_NOMEM. */
 lc_code lc_imx_tap(void *user, lc_role role, uint32_t layer, uint32_t expert, const float *x,
                    size_t n, size_t cols, lc_error *err);
+
+/* Transformers' spelling of qwen35's recurrent layers groups the value heads by key
+ * head where GGUF tiles them (arch.h lc_arch_vreorder): the input columns of a matrix
+ * whose row reorders its columns (ssm_out) are moved into GGUF's order, so that the
+ * sums are those of the GGUF tensor, as from a GGUF. Nothing moves for other models.
+ * LC_E_NOMEM. */
+lc_code lc_imx_tile(lc_imx *s, const lc_hparams *hp, lc_error *err);
 
 /* llama-imatrix's file as a model: the keys, then per entry (sorted by name) its sums and
  * counts as F32. dataset NULL: an empty imatrix.datasets. *chunk_count gets the chunk

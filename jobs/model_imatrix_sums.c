@@ -72,6 +72,7 @@ static lc_code entry_of(lc_imx *s, lc_role role, uint32_t layer, size_t cols, ui
     lc_imx_entry *e = &s->e[s->n];
     memset(e, 0, sizeof *e);
     snprintf(e->name, sizeof e->name, "%s", name);
+    e->role = role;
     e->cols = (uint32_t)cols;
     e->n_mat = n_mat;
     e->sums = lc_calloc((size_t)n_mat * cols, sizeof *e->sums);
@@ -115,6 +116,32 @@ lc_code lc_imx_tap(void *user, lc_role role, uint32_t layer, uint32_t expert, co
                               "activations in chunk %" PRIu32 " (column %zu)", e->name,
                               s->chunk, j);
     e->counts[per_expert ? expert : 0] += n;
+    return LC_OK;
+}
+
+lc_code lc_imx_tile(lc_imx *s, const lc_hparams *hp, lc_error *err) {
+    const uint64_t nk = hp->ssm_group_count, nv = hp->ssm_time_step_rank, dv = hp->ssm_head_v;
+    if (!nk || !nv || nk == nv || nv % nk || !dv)
+        return LC_OK;
+    const uint64_t r = nv / nk;
+    for (size_t i = 0; i < s->n; i++) {
+        lc_imx_entry *e = &s->e[i];
+        const lc_arch_tensor *row = lc_arch_role(s->arch, e->role);
+        if (!row || row->vreorder != LC_VR_COLS || e->cols != nv * dv)
+            continue;
+        double *tmp = lc_malloc_array(e->cols, sizeof *tmp);
+        if (!tmp)
+            return lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory");
+        for (uint32_t m = 0; m < e->n_mat; m++) {
+            double *v = e->sums + (size_t)m * e->cols;                  /* [cols] */
+            /* grouped head k r + j (key head k, its j-th) is tiled head j nk + k */
+            for (uint64_t k = 0; k < nk; k++)
+                for (uint64_t j = 0; j < r; j++)
+                    memcpy(tmp + (j * nk + k) * dv, v + (k * r + j) * dv, dv * sizeof *v);
+            memcpy(v, tmp, e->cols * sizeof *v);
+        }
+        lc_free(tmp);
+    }
     return LC_OK;
 }
 
