@@ -460,6 +460,73 @@ Test(infer_forward, hook_sees_every_layer) {
     lc_model_free(t.m);
 }
 
+/* The tap (model-imatrix) sees every weight product's input, named by role and layer. */
+typedef struct taps {
+    int n;
+    lc_role role[16];
+    float x0[16];           /* the first input value of each */
+    int stop_at;            /* a call to fail with LC_E_IO; -1: none */
+} taps;
+
+static lc_code record_tap(void *user, lc_role role, uint32_t layer, uint32_t expert,
+                          const float *x, size_t n, size_t cols, lc_error *err) {
+    taps *t = user;
+    cr_assert_eq(n, 1);
+    cr_assert(cols == 2 || cols == 4, "cols %zu", cols);
+    cr_assert_eq(expert, UINT32_MAX, "a dense model");
+    cr_assert_eq(layer, role == LC_ROLE_OUTPUT ? UINT32_MAX : 0u);
+    cr_assert_lt(t->n, 16);
+    t->role[t->n] = role;
+    t->x0[t->n] = x[0];
+    if (t->n++ == t->stop_at)
+        return lc_fail(err, LC_E_IO, LC_NO_OFFSET, "stopped by the tap");
+    return LC_OK;
+}
+
+Test(infer_forward, tap_sees_every_product) {
+    tiny t = make_tiny(NULL);
+    lc_infer *ctx;
+    lc_error err = { 0 };
+    cr_assert_eq(lc_infer_open(t.m, lc_arch_by_name("llama"), &t.hp, LC_SPELL_GGUF, NULL, &ctx,
+                               &err), LC_OK);
+    taps seen = { .stop_at = -1 };
+    lc_infer_set_tap(ctx, record_tap, &seen);
+    const int32_t tok[1] = { 0 };
+    float logits[3];
+    cr_assert_eq(lc_infer_forward(ctx, tok, 1, logits, NULL, &err), LC_OK, "%s", err.msg);
+    const lc_role want[] = { LC_ROLE_ATTN_Q, LC_ROLE_ATTN_K, LC_ROLE_ATTN_V, LC_ROLE_ATTN_OUT,
+                             LC_ROLE_FFN_GATE, LC_ROLE_FFN_UP, LC_ROLE_FFN_DOWN };
+    cr_assert_eq(seen.n, 7, "the tied head is token_embd: not reported");
+    for (int i = 0; i < 7; i++)
+        cr_assert_eq(seen.role[i], want[i], "product %d", i);
+    /* q, k, v and gate, up read rmsnorm((3, 4)) = (3, 4) / sqrt(12.5); the projections are
+     * zero, so attention's output and down's input (silu(0) * 0) are 0 */
+    near(seen.x0[0], 0.84852814, 1e-6, "q's input");
+    near(seen.x0[4], 0.84852814, 1e-6, "gate's input");
+    near(seen.x0[3], 0, 0, "attn_output's input");
+    near(seen.x0[6], 0, 0, "down's input");
+    seen = (taps){ .stop_at = 2 };
+    cr_assert_eq(lc_infer_forward(ctx, tok, 1, logits, NULL, &err), LC_E_IO);
+    cr_assert_eq(seen.n, 3, "the pass stops at the tap's error");
+    lc_infer_set_tap(ctx, NULL, NULL);
+    seen.n = 0;
+    cr_assert_eq(lc_infer_forward(ctx, tok, 1, logits, NULL, &(lc_error){ 0 }), LC_OK);
+    cr_assert_eq(seen.n, 0, "no tap, no calls");
+    lc_infer_close(ctx);
+    /* an output matrix of its own: its input is the final norm's output, reported once */
+    add(&t, "output.weight", LC_DT_F32, 2, 3, 2, EMBD);
+    cr_assert_eq(lc_infer_open(t.m, lc_arch_by_name("llama"), &t.hp, LC_SPELL_GGUF, NULL, &ctx,
+                               &err), LC_OK, "%s", err.msg);
+    seen = (taps){ .stop_at = -1 };
+    lc_infer_set_tap(ctx, record_tap, &seen);
+    cr_assert_eq(lc_infer_forward(ctx, tok, 1, logits, NULL, &err), LC_OK);
+    cr_assert_eq(seen.n, 8);
+    cr_assert_eq(seen.role[7], LC_ROLE_OUTPUT);
+    near(seen.x0[7], 1.6970563, 1e-6, "rmsnorm((3, 4)) * 2");
+    lc_infer_close(ctx);
+    lc_model_free(t.m);
+}
+
 Test(infer_forward, refuses_what_it_cannot_run) {
     lc_infer *ctx = (lc_infer *)1;
     lc_error err = { 0 };
