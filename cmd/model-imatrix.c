@@ -2,12 +2,14 @@
  * GGUF format (jobs/model_imatrix.h). */
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "jobs/model_imatrix.h"
 #include "libconvert/cli.h"
+#include "libconvert/escape.h"
 #include "libconvert/json.h"
 
 /* A count option: min .. max, else false. */
@@ -50,10 +52,44 @@ static lc_code print_json(const lc_job_imatrix_opts *o, const lc_job_imatrix_res
     return rc;
 }
 
+/* --show-statistics: llama-imatrix's table and per-layer averages, its format. */
+static void print_stats(const char *path, const lc_job_imatrix_stats *r) {
+    char name[160], layer[64], tensor[400];
+    lc_escape(name, sizeof name, path, strlen(path));
+    printf("\nComputing statistics for %s (%d tensors)\n", name, (int)r->n);
+    printf("\n%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", " Layer",
+           "       Tensor", "          \u03a3(Act\u00b2)", "  Min", "            Max",
+           "           \u03bc", "   \u03c3", " % Active", "N", "   Entropy", "E (norm)", "ZD",
+           "  CosSim");
+    for (int i = 0; i < 169; i++)
+        putchar('=');
+    putchar('\n');
+    for (size_t i = 0; i < r->n; i++) {
+        const lc_imatrix_tstat *t = &r->t[i];
+        lc_escape(layer, sizeof layer, t->layer, strlen(t->layer));
+        lc_escape(tensor, sizeof tensor, t->tensor, strlen(t->tensor));
+        const float norm = t->elements > 0 ? 100.0f * (t->entropy / log2f((float)t->elements))
+                                           : 0.0f;
+        printf("%5s\t%-20s\t%10.2f\t%8.4f\t%11.4f\t%6.2f\t%6.2f\t%8.2f%%\t%6d\t%10.4f\t"
+               "%6.2f%%\t%10.2f%%\t%8.4f\n", layer, tensor, (double)t->total, (double)t->min,
+               (double)t->max, (double)t->mean, (double)t->stddev, (double)(t->active * 100.0f),
+               t->elements, (double)t->entropy, (double)norm, (double)(100.0f * t->zd),
+               (double)t->cossim);
+    }
+    printf("\nComputing weighted average statistics per layer (%d layers)\n", (int)r->nl);
+    printf("\n%s\t%s\t%s\t%s\n", "  Layer", "     \u03bc\u03a3(Act\u00b2)", "      \u03bcZD",
+           "\u03bcCosSim");
+    printf("================================================\n");
+    for (size_t i = 0; i < r->nl; i++)
+        printf("%5d\t%14.2f\t%10.4f%%\t%6.4f\n", r->l[i].layer, (double)r->l[i].bias,
+               (double)(100.0f * r->l[i].zd), (double)r->l[i].cossim);
+    printf("\n");
+}
+
 int main(int argc, char **argv) {
     lc_job_imatrix_opts o = { .ctx = 512 };
     const char *ctx = NULL, *chunks = NULL;
-    bool parse_special = false;
+    bool parse_special = false, show = false;
     const lc_cli_opt opts[] = {
         { "file", 'f', "FILE", "the calibration text (default: the bundled text, a few "
           "hundred tokens: give --ctx below that)", .str = &o.file },
@@ -62,10 +98,12 @@ int main(int argc, char **argv) {
         { "process-output", 0, NULL, "record output.weight too", .flag = &o.process_output },
         { "parse-special", 0, NULL, "special tokens' texts in FILE are those tokens",
           .flag = &parse_special },
+        { "show-statistics", 0, NULL, "print llama-imatrix's statistics of the imatrix file "
+          "IMATRIX (GGUF or .dat) instead", .flag = &show },
         { NULL },
     };
     const lc_cli_tool tool = {
-        .synopsis = "[options] MODEL OUT.gguf",
+        .synopsis = "[options] MODEL OUT.gguf\n--show-statistics IMATRIX",
         .about = "MODEL is a GGUF, an HF or Meta folder, or a .pth or .safetensors file "
                  "beside its config. Runs our forward pass over the text, tokenized by the "
                  "model's own tokenizer and cut into chunks of --ctx tokens, each a sequence "
@@ -75,12 +113,25 @@ int main(int argc, char **argv) {
                  "experts, from the tokens routed to each), as llama-imatrix does. OUT is "
                  "llama-imatrix's GGUF: gguf-quantize --imatrix OUT (and llama-quantize) "
                  "read it. --json prints the figures and every chunk's token ids on stdout.",
-        .opts = opts, .common = LC_CLI_WRITER | LC_CLI_JSON, .min_args = 2, .max_args = 2,
+        .opts = opts, .common = LC_CLI_WRITER | LC_CLI_JSON, .min_args = 1, .max_args = 2,
     };
     lc_cli cli;
     int status = lc_cli_parse(&cli, &tool, argc, argv);
     if (status >= 0)
         return status;
+    if (show != (cli.nargs == 1))
+        return lc_cli_usage(&cli);
+    if (show) {
+        lc_cli_start(&cli);
+        lc_error err = { 0 };
+        lc_job_imatrix_stats st;
+        const lc_code rc = lc_job_imatrix_statistics(cli.args[0], &st, &err);
+        if (rc == LC_OK)
+            print_stats(cli.args[0], &st);
+        lc_job_imatrix_stats_free(&st);
+        fflush(stdout);
+        return lc_cli_end(&cli, rc, &err);
+    }
     /* --ctx 0 is the job's one-line error, not a usage error */
     if ((ctx && !parse_count(ctx, 0, 1u << 20, &o.ctx)) ||
         (chunks && !parse_count(chunks, 1, UINT32_MAX, &o.chunks)))

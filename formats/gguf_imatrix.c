@@ -349,3 +349,19 @@ lc_code lc_imatrix_weights(const lc_imatrix *im, size_t i, uint64_t mat, float *
             out[k] = 1;
     return LC_OK;
 }
+
+lc_code lc_imatrix_raw(const lc_imatrix *im, size_t i, uint64_t mat, float *sums,
+                       int64_t *count, lc_error *err) {
+    const entry *e = &im->e[i];
+    const uint64_t ne0 = e->nvalues / e->nmat;
+    if (im->legacy) {
+        memcpy(sums, im->data + e->sums_at, (size_t)ne0 * 4);
+        *count = e->ncall;
+        return LC_OK;
+    }
+    float c;
+    LC_TRY(lc_tensor_read(e->counts, mat * 4, &c, 4, err));
+    LC_TRY(lc_tensor_read(e->sums, mat * ne0 * 4, sums, (size_t)ne0 * 4, err));
+    *count = round_count(c);
+    return LC_OK;
+}

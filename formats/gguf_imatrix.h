@@ -56,6 +56,12 @@ size_t      lc_imatrix_find(const lc_imatrix *im, const char *name);
 lc_code lc_imatrix_weights(const lc_imatrix *im, size_t i, uint64_t mat, float *out,
                            lc_error *err);
 
+/* The raw row of matrix (expert) `mat` of entry i, as llama-imatrix's loader keeps it:
+ * for a GGUF the ne0 sums and the count rounded as the loader rounds it; for a .dat the
+ * stored values and ncall (a scale of the same values). For statistics. */
+lc_code lc_imatrix_raw(const lc_imatrix *im, size_t i, uint64_t mat, float *sums,
+                       int64_t *count, lc_error *err);
+
 /* The first dataset name, or NULL when the file names none. */
 const char *lc_imatrix_dataset(const lc_imatrix *im);
 /* The chunk count as llama-quantize reads it (an int: a u32 above INT32_MAX is

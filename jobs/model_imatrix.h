@@ -58,4 +58,40 @@ lc_code lc_job_model_imatrix(const lc_job_imatrix_opts *o, lc_progress *p,
                              lc_job_imatrix_result *r, lc_error *err);
 void lc_job_imatrix_result_free(lc_job_imatrix_result *r);
 
+/* ---- --show-statistics: llama-imatrix's statistics of an imatrix file ----
+ *
+ * Per entry (tools/imatrix's compute_statistics, in float as it computes them): the
+ * activations are each expert's sums over its count (experts with a count of 0 left
+ * out); their total, min, max, mean, standard deviation, the share above 1e-5 in
+ * magnitude, their entropy (of activation / total, in bits), the share more than one
+ * deviation above the mean, and the cosine of the raw sums with the same tensor of the
+ * layer before (0 when none). Sorted as llama-imatrix sorts them (by the tensor's name
+ * without its layer, then by total, largest first); then per layer the averages of
+ * total, ZD and cosine weighted by the elements. */
+typedef struct lc_imatrix_tstat {
+    char  name[128];        /* the entry (from the file: escape before printing) */
+    char  layer[16];        /* the part after "blk" ("-": none) */
+    char  tensor[128];      /* the part before "weight" (the name when none) */
+    int   blk;              /* layer as a number; -1: none */
+    float total, min, max, mean, stddev, active, entropy, zd, cossim;
+    int   elements;
+} lc_imatrix_tstat;
+
+typedef struct lc_imatrix_lstat {
+    int   layer;
+    float bias, zd, cossim;  /* element-weighted averages of total, ZD, cosine */
+} lc_imatrix_lstat;
+
+typedef struct lc_job_imatrix_stats {
+    lc_imatrix_tstat *t;
+    size_t n;
+    lc_imatrix_lstat *l;
+    size_t nl;
+} lc_job_imatrix_stats;
+
+/* Reads PATH (llama-imatrix's GGUF or .dat, formats/gguf_imatrix.h) into r. The
+ * reader's codes; LC_E_MALFORMED when no entry has data. */
+lc_code lc_job_imatrix_statistics(const char *path, lc_job_imatrix_stats *r, lc_error *err);
+void lc_job_imatrix_stats_free(lc_job_imatrix_stats *r);
+
 #endif

@@ -198,3 +198,45 @@ def test_bad_input(tmp_path):
     refused(tmp_path, "-f", tmp_path / "missing.txt", HF / "llama-spm", words=("missing.txt",))
     refused(tmp_path, "--chunks", "0", HF / "llama-spm", code=2)
     refused(tmp_path, "--ctx", "x", HF / "llama-spm", code=2)
+
+
+def test_show_statistics(tmp_path):
+    """llama-imatrix's table: per entry the activations (sums over counts, experts with a
+    count only), checked in float64 against what the file holds (1e-5: the tool computes
+    in float32 as llama-imatrix does)."""
+    im = tmp_path / "im.gguf"
+    imatrix(HF / "qwen3moe", im, "-c", "32", "--chunks", "3")
+    r = run(TOOL, "--show-statistics", im)
+    _, t = read(im)
+    lines = r.stdout.splitlines()
+    assert lines[1] == f"Computing statistics for {im} ({len(t) // 2} tensors)"
+    rows = {}
+    for ln in lines[5:]:
+        if not ln.strip():
+            break
+        f = [x.strip() for x in ln.split("\t")]
+        rows[(f[0], f[1])] = f
+    assert len(rows) == len(t) // 2
+    for name, layer in [("ffn_gate_exps", "1"), ("attn_q", "0"), ("ffn_down_exps", "0")]:
+        base = f"blk.{layer}.{name}.weight"
+        ne, _, sums = t[base + ".in_sum2"]
+        counts = t[base + ".counts"][2]
+        act = np.concatenate([sums.reshape(-1, ne[0])[i] / c
+                              for i, c in enumerate(counts) if c])
+        f = rows[(layer, name)]
+        total = act.sum()
+        p = act / total
+        assert abs(float(f[2]) - total) <= 0.01 + 1e-5 * total
+        assert int(f[8]) == act.size
+        assert abs(float(f[9]) - -(p * np.log2(p)).sum()) <= 1e-4
+        assert abs(float(f[5]) - act.mean()) <= 0.01
+    # the cosine of layer 1's raw sums with layer 0's
+    a = t["blk.1.attn_q.weight.in_sum2"][2]
+    b = t["blk.0.attn_q.weight.in_sum2"][2]
+    cos = a @ b / np.linalg.norm(a) / np.linalg.norm(b)
+    assert abs(float(rows[("1", "attn_q")][12]) - cos) <= 1e-4
+    assert float(rows[("0", "attn_q")][12]) == 0
+    assert "Computing weighted average statistics per layer (2 layers)" in r.stdout
+    bad = run(TOOL, "--show-statistics", tmp_path / "none.gguf", ok=False)
+    assert bad.returncode == 1 and bad.stderr.count("\n") == 1
+    assert run(TOOL, "--show-statistics", im, im, ok=False).returncode == 2
