@@ -30,11 +30,11 @@ static lc_code print_json(const lc_job_imatrix_opts *o, const lc_job_imatrix_res
     lc_json_buf b = { 0 };
     lc_code rc = lc_json_printf(&b, err, "{\"model\":");
     if (rc == LC_OK)
-        rc = lc_json_put_string(&b, o->model, strlen(o->model), err);
+        rc = lc_json_put_display(&b, o->model, strlen(o->model), err);
     if (rc == LC_OK)
         rc = lc_json_printf(&b, err, ",\"out\":");
     if (rc == LC_OK)
-        rc = lc_json_put_string(&b, o->out, strlen(o->out), err);
+        rc = lc_json_put_display(&b, o->out, strlen(o->out), err);
     if (rc == LC_OK)
         rc = lc_json_printf(&b, err, ",\"text_tokens\":%zu,\"chunks\":%" PRIu32 ",\"chunk_size\":%"
                             PRIu32 ",\"chunk_count\":%" PRIu32 ",\"entries\":%zu,\"seconds\":%.3f,"

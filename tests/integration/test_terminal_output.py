@@ -207,6 +207,9 @@ def test_every_tool_every_mode(tmp_path):
         ("model-verify", "--tokens", "1,2,3", g, g),
         ("model-verify", "--tokens", "1,2,3", "--json", g, g),
         ("model-verify", "--tokens", "1,2,3", "--report", o / "r.html", g, g),
+        ("model-imatrix", "-c", "16", "--chunks", "2", hf, o / "i.gguf"),
+        ("model-imatrix", "--json", "-c", "16", "--chunks", "2", hf, o / "i2.gguf"),
+        ("model-imatrix", "--show-statistics", o / "i.gguf"),
         # gguf-split: the plan, the parts (OUT's prefix is a directory named hostile too),
         # a dry merge and the merge of them.
         ("gguf-split", "--dry-run", "--split-max-tensors", "4", g, sp),
