@@ -88,7 +88,7 @@ static void print_stats(const char *path, const lc_job_imatrix_stats *r) {
 
 int main(int argc, char **argv) {
     lc_job_imatrix_opts o = { .ctx = 512 };
-    const char *ctx = NULL, *chunks = NULL;
+    const char *ctx = NULL, *chunks = NULL, *format = NULL;
     bool parse_special = false, show = false;
     const lc_cli_opt opts[] = {
         { "file", 'f', "FILE", "the calibration text (default: the bundled text, a few "
@@ -98,6 +98,8 @@ int main(int argc, char **argv) {
         { "process-output", 0, NULL, "record output.weight too", .flag = &o.process_output },
         { "parse-special", 0, NULL, "special tokens' texts in FILE are those tokens",
           .flag = &parse_special },
+        { "output-format", 0, "gguf|dat", "OUT as llama-imatrix's GGUF (default) or its "
+          "legacy .dat", .str = &format },
         { "show-statistics", 0, NULL, "print llama-imatrix's statistics of the imatrix file "
           "IMATRIX (GGUF or .dat) instead", .flag = &show },
         { NULL },
@@ -119,8 +121,10 @@ int main(int argc, char **argv) {
     int status = lc_cli_parse(&cli, &tool, argc, argv);
     if (status >= 0)
         return status;
-    if (show != (cli.nargs == 1))
+    if (show != (cli.nargs == 1) ||
+        (format && strcmp(format, "gguf") != 0 && strcmp(format, "dat") != 0))
         return lc_cli_usage(&cli);
+    o.dat = format && strcmp(format, "dat") == 0;
     if (show) {
         lc_cli_start(&cli);
         lc_error err = { 0 };

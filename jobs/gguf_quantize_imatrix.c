@@ -132,11 +132,24 @@ lc_code lc_job_quantize_imatrix_for(job *j, const lc_tensor *s, lc_dtype to, siz
 typedef struct wctx {
     const lc_imatrix *im;
     size_t entry;
+    uint64_t cols;          /* the tensor's: one expert's share of a flat entry */
 } wctx;
 
 static lc_code get_weights(void *ctx, uint64_t mat, float *out, lc_error *err) {
     const wctx *c = ctx;
-    return lc_imatrix_weights(c->im, c->entry, mat, out, err);
+    const uint64_t values = lc_imatrix_values(c->im, c->entry);
+    if (lc_imatrix_matrices(c->im, c->entry) != 1 || values <= c->cols)
+        return lc_imatrix_weights(c->im, c->entry, mat, out, err);
+    /* A .dat entry is one flat vector, the experts' rows one after another: expert mat
+     * reads its own cols of it, as llama-quantize slices it (not the whole vector). */
+    float *all = lc_malloc_array((size_t)values, sizeof *all);
+    if (!all)
+        return lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory");
+    const lc_code rc = lc_imatrix_weights(c->im, c->entry, 0, all, err);
+    if (rc == LC_OK)
+        memcpy(out, all + mat * c->cols, (size_t)c->cols * sizeof *out);
+    lc_free(all);
+    return rc;
 }
 
 lc_code lc_job_quantize_imatrix_view(const job *j, lc_tensor *t, const lc_tensor *cur,
@@ -146,6 +159,7 @@ lc_code lc_job_quantize_imatrix_view(const job *j, lc_tensor *t, const lc_tensor
         return lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory");
     c->im = j->im;
     c->entry = entry;
+    c->cols = cur->ndim ? cur->shape[cur->ndim - 1] : 1;
     const lc_quant_imatrix qi = {
         .get = get_weights, .free = lc_free, .ctx = c,
         /* ggml's ne[1]: the rows of one expert (of every row for a 2-D tensor) */

@@ -168,9 +168,14 @@ lc_code lc_job_model_imatrix(const lc_job_imatrix_opts *o, lc_progress *p,
     if (rc == LC_OK && sums.n == 0)
         rc = lc_fail(err, LC_E_UNSUPPORTED, LC_NO_OFFSET, "the forward pass multiplied no "
                      "weight matrix to record");
-    if (rc == LC_OK)
+    if (rc == LC_OK && o->dat) {
+        r->entries = sums.n;
+        rc = lc_imx_write_dat(&sums, o->file, o->ctx, o->out, &r->chunk_count, err);
+        lc_err_context(err, o->out, NULL);
+    } else if (rc == LC_OK) {
         rc = lc_imx_to_gguf(&sums, o->file, o->ctx, &out, &r->chunk_count, err);
-    if (rc == LC_OK) {
+    }
+    if (rc == LC_OK && !o->dat) {
         r->entries = sums.n;
         const lc_gguf_write_opts wo = { .threads = 1 };
         rc = lc_gguf_write(out, o->out, &wo, NULL, err);

@@ -36,6 +36,7 @@ typedef struct lc_job_imatrix_opts {
     uint32_t    chunks;         /* at most this many chunks; 0: all the text gives */
     bool        process_output; /* output.weight too */
     bool        parse_special;  /* special tokens' texts in the file are those tokens */
+    bool        dat;            /* OUT as llama-imatrix's legacy .dat instead of a GGUF */
     int         threads;        /* forward-pass threads; 0: one per core, at most 8 */
 } lc_job_imatrix_opts;
 

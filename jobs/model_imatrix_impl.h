@@ -61,4 +61,12 @@ lc_code lc_imx_tile(lc_imx *s, const lc_hparams *hp, lc_error *err);
 lc_code lc_imx_to_gguf(const lc_imx *s, const char *dataset, uint32_t chunk_size,
                        lc_model **out, uint32_t *chunk_count, lc_error *err);
 
+/* llama-imatrix's legacy .dat (--output-format dat, save_imatrix_legacy) at PATH,
+ * atomically: i32 entries; per entry (sorted by name; one with no tokens at all left
+ * out) i32 name length, the name, i32 ncall = ceil(largest count / chunk_size), i32
+ * values, then each value / its row's count x ncall as f32 (1 x ncall where the count
+ * is 0); i32 chunk count; i32 length and the dataset ("" when none). */
+lc_code lc_imx_write_dat(const lc_imx *s, const char *dataset, uint32_t chunk_size,
+                         const char *path, uint32_t *chunk_count, lc_error *err);
+
 #endif

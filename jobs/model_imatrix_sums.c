@@ -18,6 +18,8 @@
 #include <string.h>
 
 #include "libconvert/alloc.h"
+#include "libconvert/bytes.h"
+#include "libconvert/outfile.h"
 #include "libconvert/value.h"
 
 lc_code lc_imx_init(lc_imx *s, const lc_arch *a, uint32_t n_layers, uint32_t n_expert,
@@ -173,13 +175,18 @@ static lc_code set_u32(lc_model *m, const char *key, uint32_t v, lc_error *err) 
     return lc_model_set_meta(m, key, &val, err);
 }
 
-static lc_code build(const lc_imx *s, const char *dataset, uint32_t chunk_size, lc_model *m,
-                     const lc_imx_entry **order, uint32_t *chunk_count, lc_error *err) {
+/* llama-imatrix's m_last_chunk: the largest count over the chunk size. */
+static uint32_t chunks_of(const lc_imx *s, uint32_t chunk_size) {
     uint64_t most = 0;
     for (size_t i = 0; i < s->n; i++)
         for (uint32_t k = 0; k < s->e[i].n_mat; k++)
             most = s->e[i].counts[k] > most ? s->e[i].counts[k] : most;
-    *chunk_count = (uint32_t)(most / chunk_size);
+    return (uint32_t)(most / chunk_size);
+}
+
+static lc_code build(const lc_imx *s, const char *dataset, uint32_t chunk_size, lc_model *m,
+                     const lc_imx_entry **order, uint32_t *chunk_count, lc_error *err) {
+    *chunk_count = chunks_of(s, chunk_size);
     LC_TRY(lc_model_set_meta_str(m, "general.type", "imatrix", err));
     lc_value ds;
     LC_TRY(lc_value_string_array(&ds, dataset ? 1 : 0, dataset ? strlen(dataset) : 0, err));
@@ -230,5 +237,80 @@ lc_code lc_imx_to_gguf(const lc_imx *s, const char *dataset, uint32_t chunk_size
 done:
     lc_free(order);
     lc_model_free(m);
+    return rc;
+}
+
+/* ---- the legacy .dat ---- */
+
+static lc_code put_i32(lc_outfile *f, int32_t v, lc_error *err) {
+    uint8_t b[4];
+    lc_store_le32(b, (uint32_t)v);
+    return lc_outfile_write(f, b, 4, err);
+}
+
+static lc_code dat_entry(lc_outfile *f, const lc_imx_entry *e, uint32_t chunk_size,
+                         lc_error *err) {
+    uint64_t most = 0;
+    for (uint32_t k = 0; k < e->n_mat; k++)
+        most = e->counts[k] > most ? e->counts[k] : most;
+    const uint64_t ncall = (most + chunk_size - 1) / chunk_size;   /* never 0 by accident */
+    const size_t nval = (size_t)e->n_mat * e->cols;
+    if (ncall > INT32_MAX || nval > INT32_MAX)
+        return lc_fail_in(err, LC_E_OVERFLOW, LC_NO_OFFSET, e->name, "%s: too large for a "
+                          ".dat", e->name);
+    LC_TRY(put_i32(f, (int32_t)strlen(e->name), err));
+    LC_TRY(lc_outfile_write(f, e->name, strlen(e->name), err));
+    LC_TRY(put_i32(f, (int32_t)ncall, err));
+    LC_TRY(put_i32(f, (int32_t)nval, err));
+    for (size_t i = 0; i < nval; i++) {
+        /* llama-imatrix's float arithmetic: (value / count) * ncall */
+        float count = (float)e->counts[i / e->cols], value = (float)e->sums[i];
+        if (count == 0.0f)
+            value = count = 1.0f;           /* partial data: 1 */
+        uint8_t b[4];
+        const float v = (value / count) * (float)ncall;
+        uint32_t bits;
+        memcpy(&bits, &v, 4);
+        lc_store_le32(b, bits);
+        LC_TRY(lc_outfile_write(f, b, 4, err));
+    }
+    return LC_OK;
+}
+
+lc_code lc_imx_write_dat(const lc_imx *s, const char *dataset, uint32_t chunk_size,
+                         const char *path, uint32_t *chunk_count, lc_error *err) {
+    if (chunk_size == 0)
+        return lc_fail(err, LC_E_ARG, LC_NO_OFFSET, "a chunk size of 0");
+    *chunk_count = chunks_of(s, chunk_size);
+    const lc_imx_entry **order = lc_malloc_array(s->n ? s->n : 1, sizeof *order);
+    if (!order)
+        return lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory");
+    size_t n = 0;
+    for (size_t i = 0; i < s->n; i++) {
+        bool any = false;
+        for (uint32_t k = 0; k < s->e[i].n_mat; k++)
+            any |= s->e[i].counts[k] != 0;
+        if (any)
+            order[n++] = &s->e[i];
+    }
+    qsort(order, n, sizeof *order, by_name);
+    lc_outfile *f = NULL;
+    lc_code rc = lc_outfile_open(path, &f, err);
+    if (rc == LC_OK)
+        rc = put_i32(f, (int32_t)n, err);
+    for (size_t i = 0; i < n && rc == LC_OK; i++)
+        rc = dat_entry(f, order[i], chunk_size, err);
+    const size_t dl = dataset ? strlen(dataset) : 0;
+    if (rc == LC_OK)
+        rc = put_i32(f, (int32_t)*chunk_count, err);
+    if (rc == LC_OK)
+        rc = put_i32(f, (int32_t)dl, err);
+    if (rc == LC_OK && dl)
+        rc = lc_outfile_write(f, dataset, dl, err);
+    if (rc == LC_OK)
+        rc = lc_outfile_commit(f, err);
+    else
+        lc_outfile_abort(f);
+    lc_free(order);
     return rc;
 }

@@ -240,3 +240,43 @@ def test_show_statistics(tmp_path):
     bad = run(TOOL, "--show-statistics", tmp_path / "none.gguf", ok=False)
     assert bad.returncode == 1 and bad.stderr.count("\n") == 1
     assert run(TOOL, "--show-statistics", im, im, ok=False).returncode == 2
+
+
+def test_dat_output_and_gguf_quantize_reads_it(tmp_path):
+    """--output-format dat: llama-imatrix's legacy layout, each value its sum over its
+    row's count times ncall (ceil(largest count / chunk size)), in float32 as it computes
+    them; gguf-quantize takes it for a mixture of experts, each expert reading its own
+    row of the flat vector (a .dat entry has no rows of its own)."""
+    import struct
+    text = tmp_path / "t.txt"
+    text.write_text("Experts split the tokens between them. " * 50)
+    g, d = tmp_path / "im.gguf", tmp_path / "im.dat"
+    a = imatrix(HF / "qwen3moe", g, "-c", "32", "--chunks", "3", "-f", text)
+    b = imatrix(HF / "qwen3moe", d, "-c", "32", "--chunks", "3", "-f", text,
+                "--output-format", "dat")
+    assert a["tokens"] == b["tokens"]
+    _, t = read(g)
+    raw = d.read_bytes()
+    n, = struct.unpack_from("<i", raw, 0)
+    at, seen = 4, []
+    for _ in range(n):
+        ln, = struct.unpack_from("<i", raw, at)
+        name = raw[at + 4:at + 4 + ln].decode()
+        ncall, nval = struct.unpack_from("<ii", raw, at + 4 + ln)
+        vals = np.frombuffer(raw, "<f4", nval, at + 12 + ln)
+        at += 12 + ln + 4 * nval
+        ne, _, sums = t[name + ".in_sum2"]
+        counts = t[name + ".counts"][2].reshape(-1)
+        assert ncall == -(-int(counts.max()) // 32)
+        cnt = np.repeat(counts, ne[0]).astype(np.float32)
+        want = np.where(cnt == 0, np.float32(1), sums.reshape(-1).astype(np.float32) / np.where(
+            cnt == 0, np.float32(1), cnt)) * np.float32(ncall)
+        assert np.array_equal(vals, want.astype(np.float32)), name
+        seen.append(name)
+    assert seen == sorted(seen) == [k[:-len(".in_sum2")] for k in t if k.endswith(".in_sum2")]
+    chunks, dl = struct.unpack_from("<ii", raw, at)
+    assert chunks == 3 and raw[at + 8:].decode() == str(text) and dl == len(str(text))
+    out = tmp_path / "q.gguf"
+    run(BIN / "gguf-quantize", "--imatrix", d, HF / "qwen3moe", out, "Q4_K_M")
+    keys, _ = read(out)
+    assert keys["quantize.imatrix.entries_count"][1] == n
