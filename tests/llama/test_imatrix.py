@@ -214,3 +214,22 @@ def test_imatrix_equals_llama_cpp(model, source, tmp_path):
             gelu = max(gelu, float((np.abs(got - w)[nz] / np.abs(w)[nz]).max()))
     print(f"{model} {source}: max relative difference {worst:.2e}"
           + (f" (GELU: {gelu:.2e})" if gelu else ""))
+
+
+@pytest.mark.parametrize("fmt", ["gguf", "dat"])
+@pytest.mark.parametrize("ftype", ["Q4_K_M", "IQ4_XS"])
+@pytest.mark.parametrize("model", ["llama-spm", "qwen3moe"])
+def test_llama_quantize_takes_ours(model, ftype, fmt, tmp_path):
+    """Our matrix (both formats), read as llama-quantize reads it, given to
+    llama_model_quantize: the same bytes as gguf-quantize --imatrix with it, and
+    llama.cpp runs the result (a mixture of experts' .dat included: one flat vector per
+    entry, each expert its own columns)."""
+    from test_quantize_imatrix import runs, same_bytes_imatrix
+    ref = ref_path(model, "f32")
+    if not ref.is_file():
+        pytest.skip(f"{ref} is missing")
+    im = tmp_path / f"im.{fmt}"
+    r = subprocess.run([str(TOOL), "-q", "-c", str(CTX), "--output-format", fmt, str(ref),
+                        str(im)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    runs(same_bytes_imatrix(tmp_path, ref, ftype, im))

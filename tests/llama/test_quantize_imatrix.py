@@ -173,7 +173,8 @@ def load_like_llama_quantize(path, include=(), exclude=()):
         if off < len(data):
             (chunks,) = struct.unpack_from("<i", data, off)
             (ln,) = struct.unpack_from("<i", data, off + 4)
-            datasets = [data[off + 8:off + 8 + ln].decode()]
+            # imatrix-loader.cpp keeps a dataset only when its length is above 0
+            datasets = [data[off + 8:off + 8 + ln].decode()] if ln > 0 else []
     for x in exclude:
         entries = {k: v for k, v in entries.items() if x not in k}
     if include:
