@@ -126,7 +126,7 @@ static lc_code run_chunks(const lc_job_imatrix_opts *o, const lc_vf_side *s, lc_
     char label[96];
     snprintf(label, sizeof label, "%" PRIu32 " chunks of %" PRIu32 " tokens", r->chunks,
              o->ctx);
-    lc_progress_begin(p, label, (uint64_t)r->chunks * o->ctx);
+    lc_progress_begin_units(p, label, (uint64_t)r->chunks * o->ctx, "tokens");
     const double t0 = now_s();
     for (uint32_t c = 0; c < r->chunks && rc == LC_OK; c++) {
         sums->chunk = c;

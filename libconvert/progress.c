@@ -19,6 +19,7 @@ struct lc_progress {
     char            label[160];
     uint64_t        total, done;
     double          start, last;
+    const char     *unit;     /* NULL: bytes, shown in MiB */
 };
 
 static double now_s(void) {
@@ -54,9 +55,15 @@ void lc_progress_free(lc_progress *p) {
 }
 
 void lc_progress_begin(lc_progress *p, const char *label, uint64_t total) {
+    lc_progress_begin_units(p, label, total, NULL);
+}
+
+void lc_progress_begin_units(lc_progress *p, const char *label, uint64_t total,
+                             const char *unit) {
     if (!p)
         return;
     pthread_mutex_lock(&p->mu);
+    p->unit = unit;
     lc_escape(p->label, sizeof p->label, label, strlen(label)); /* a shard's name, say */
     p->total = total;
     p->done = 0;
@@ -79,7 +86,18 @@ void lc_progress_add(lc_progress *p, uint64_t bytes) {
         p->fn(p->fn_ctx, p->label, p->done, p->total);
         p->last = t;
     }
-    if (p->enabled && t - p->start >= 1.0 && t - p->last >= 0.1) {
+    if (p->enabled && p->unit && t - p->start >= 1.0 && t - p->last >= 0.1) {
+        const double rate = (double)p->done / (t - p->start);
+        if (p->total)
+            fprintf(stderr, "\r%s: %5.1f%% %llu/%llu %s %.0f %s/s ", p->label,
+                    100.0 * (double)p->done / (double)p->total, (unsigned long long)p->done,
+                    (unsigned long long)p->total, p->unit, rate, p->unit);
+        else
+            fprintf(stderr, "\r%s: %llu %s %.0f %s/s ", p->label,
+                    (unsigned long long)p->done, p->unit, rate, p->unit);
+        p->last = t;
+        p->printed = true;
+    } else if (p->enabled && t - p->start >= 1.0 && t - p->last >= 0.1) {
         double mib = (double)p->done / (1 << 20), rate = mib / (t - p->start);
         if (p->total)
             fprintf(stderr, "\r%s: %5.1f%% %.0f/%.0f MiB %.0f MiB/s ", p->label,

@@ -25,6 +25,10 @@ lc_progress *lc_progress_new_fn(lc_progress_fn fn, void *ctx);
 void lc_progress_free(lc_progress *p);
 /* Starts a phase: label ("writing out.safetensors") and total bytes (0: unknown). */
 void lc_progress_begin(lc_progress *p, const char *label, uint64_t total);
+/* The same for work counted in other units (UNIT: "tokens", a static string): the line
+ * shows "45.0% 23040/51200 tokens 812 tokens/s" instead of MiB. */
+void lc_progress_begin_units(lc_progress *p, const char *label, uint64_t total,
+                             const char *unit);
 void lc_progress_add(lc_progress *p, uint64_t bytes);
 /* Ends the phase, erasing the progress line if one was printed. */
 void lc_progress_end(lc_progress *p);
