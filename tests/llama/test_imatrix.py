@@ -16,7 +16,10 @@ matrices, qwen35's recurrent layers and qwen35moe's shared expert), from the f32
 from the HF folder: the same tensor list, the same counts (per expert), and per column
 |ours - llama.cpp| <= REL * |llama.cpp| + 1e-6 x the entry's largest column. REL = 1e-4;
 measured (one thread each) max relative difference 1.5e-5 (mixtral from its folder),
-<= 7.6e-6 for the others; gemma3 (GELU, below) 1.0e-3, allowed 5e-3."""
+<= 7.6e-6 for the others; gemma3 (GELU, below) 1.0e-3, allowed 5e-3.
+
+And llama.cpp reads what we write: llama_model_quantize given our matrix (GGUF and .dat,
+read as llama-quantize reads them) writes gguf-quantize --imatrix's bytes, and runs."""
 import ctypes
 import json
 import subprocess
