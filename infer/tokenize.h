@@ -89,8 +89,9 @@ lc_code lc_tok_parse_ids(const char *s, uint32_t n_vocab, int32_t **ids, size_t 
                          lc_error *err);
 
 /* Reads all of PATH ("--file F") into *text (lc_free it; NUL-terminated, *len bytes
- * without it), refusing files over LIMIT bytes (LC_E_OVERFLOW). LC_E_IO / LC_E_NOTFOUND
- * from the OS, path in err. */
+ * without it), refusing files over LIMIT bytes (LC_E_OVERFLOW). Opened as an input
+ * (libconvert/input.h): LC_E_ARG for a folder, FIFO or device (never blocking), and an
+ * output over it is refused later; LC_E_IO / LC_E_NOTFOUND from the OS, path in err. */
 lc_code lc_tok_read_file(const char *path, size_t limit, char **text, size_t *len,
                          lc_error *err);
 

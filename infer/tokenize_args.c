@@ -1,13 +1,11 @@
 /* infer/tokenize_args.c: what model-verify's token options need -- "--tokens 1,2,3",
  * "--file F" -- and the bundled default text. */
-#include <errno.h>
-#include <fcntl.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "infer/tokenize.h"
 #include "libconvert/alloc.h"
+#include "libconvert/input.h"
 #include "libconvert/map.h"
 
 lc_code lc_tok_parse_ids(const char *s, uint32_t n_vocab, int32_t **ids, size_t *n,
@@ -66,23 +64,18 @@ lc_code lc_tok_read_file(const char *path, size_t limit, char **text, size_t *le
     char *buf = NULL;
     *text = NULL;
     *len = 0;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    struct stat st;
-    if (fd < 0) {
-        rc = lc_fail(err, errno == ENOENT ? LC_E_NOTFOUND : LC_E_IO, LC_NO_OFFSET,
-                     "cannot open: %s", strerror(errno));
+    /* an input like any other: a FIFO refused without blocking, and an output over the
+     * text refused (model-imatrix -f X MODEL X) */
+    int fd = -1;
+    uint64_t fsize = 0;
+    if ((rc = lc_input_open(path, &fd, &fsize, err)) != LC_OK)
+        goto done;
+    if (fsize > limit) {
+        rc = lc_fail(err, LC_E_OVERFLOW, LC_NO_OFFSET, "the file is %llu bytes, more than "
+                     "the %zu a text may have", (unsigned long long)fsize, limit);
         goto done;
     }
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        rc = lc_fail(err, LC_E_IO, LC_NO_OFFSET, "not a regular file");
-        goto done;
-    }
-    if ((uint64_t)st.st_size > limit) {
-        rc = lc_fail(err, LC_E_OVERFLOW, LC_NO_OFFSET, "the file is %lld bytes, more than "
-                     "the %zu a text may have", (long long)st.st_size, limit);
-        goto done;
-    }
-    size_t size = (size_t)st.st_size;
+    size_t size = (size_t)fsize;
     if (!(buf = lc_malloc(size + 1))) {
         rc = lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory for %zu bytes", size);
         goto done;

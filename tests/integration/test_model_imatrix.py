@@ -280,3 +280,19 @@ def test_dat_output_and_gguf_quantize_reads_it(tmp_path):
     run(BIN / "gguf-quantize", "--imatrix", d, HF / "qwen3moe", out, "Q4_K_M")
     keys, _ = read(out)
     assert keys["quantize.imatrix.entries_count"][1] == n
+
+
+def test_text_is_an_input(tmp_path):
+    """The text is opened as an input: OUT over it is refused before the run (the text
+    kept), a FIFO is refused without blocking."""
+    text = tmp_path / "t.txt"
+    text.write_text("Call me Ishmael. " * 100)
+    r = run(TOOL, "-c", "16", "-f", text, HF / "llama-spm", text, ok=False)
+    assert r.returncode == 1 and "input" in r.stderr and r.stderr.count("\n") == 1
+    assert text.read_text() == "Call me Ishmael. " * 100
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    r = subprocess.run([str(TOOL), "-c", "16", "-f", str(fifo), str(HF / "llama-spm"),
+                        str(tmp_path / "o.gguf")], capture_output=True, text=True, timeout=20)
+    assert r.returncode == 1 and "FIFO" in r.stderr, r.stderr
+    assert not (tmp_path / "o.gguf").exists()
