@@ -91,8 +91,8 @@ int main(int argc, char **argv) {
     const char *ctx = NULL, *chunks = NULL, *format = NULL;
     bool parse_special = false, show = false;
     const lc_cli_opt opts[] = {
-        { "file", 'f', "FILE", "the calibration text (default: the bundled text, a few "
-          "hundred tokens: give --ctx below that)", .str = &o.file },
+        { "file", 'f', "FILE", "the calibration text (default: the bundled text, the first "
+          "paragraphs of Moby-Dick: a few hundred to a thousand tokens)", .str = &o.file },
         { "ctx", 'c', "N", "tokens per chunk (default 512, as llama-imatrix)", .str = &ctx },
         { "chunks", 0, "N", "at most N chunks (default: all the text gives)", .str = &chunks },
         { "process-output", 0, NULL, "record output.weight too", .flag = &o.process_output },
