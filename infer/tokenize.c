@@ -360,8 +360,8 @@ lc_code lc_tok_open(const lc_model *m, lc_tok **out, lc_error *err) {
         if (i == n) {
             rc = lc_fail(err, LC_E_UNSUPPORTED, LC_NO_OFFSET,
                          "pre-tokenizer \"%.60s\" is not implemented (we tokenize every name "
-                         "llama.cpp splits as llama-bpe, qwen2, qwen35, gpt-2, starcoder, falcon "
-                         "or default do: %zu names)", pre, sizeof PRE_NAMES / sizeof *PRE_NAMES);
+                         "llama.cpp splits as llama-bpe, qwen2, qwen35, gpt-2, starcoder, falcon, "
+                         "deepseek-coder, deepseek-llm or default do: %zu names)", pre, sizeof PRE_NAMES / sizeof *PRE_NAMES);
             lc_err_context(err, NULL, "tokenizer.ggml.pre");
             goto done;
         }

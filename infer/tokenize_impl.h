@@ -55,9 +55,10 @@ enum {
 enum lc_tok_kind { LC_TOK_SPM, LC_TOK_BPE };
 /* The splits, by the llama.cpp pre type that owns each (STARCODER: every \p{N} code point
  * alone, then GPT-2's; refact and command-r split so too. FALCON: the default chain with
- * '`' among the punctuation and no \p{N}+ step). */
+ * '`' among the punctuation and no \p{N}+ step. DEEPSEEK_*: chains of five and six
+ * std::regex splits, tokenize_pre.c). */
 enum lc_tok_pre { LC_PRE_DEFAULT, LC_PRE_LLAMA3, LC_PRE_QWEN2, LC_PRE_GPT2, LC_PRE_STARCODER,
-                  LC_PRE_FALCON, LC_PRE_QWEN35 };
+                  LC_PRE_FALCON, LC_PRE_QWEN35, LC_PRE_DEEPSEEK_CODER, LC_PRE_DEEPSEEK_LLM };
 
 struct lc_tok {
     enum lc_tok_kind kind;

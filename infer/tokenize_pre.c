@@ -23,6 +23,14 @@
  *              the regex ones keep what lies between matches as pieces too.
  *   starcoder  \p{N} (each number code point alone) then the gpt-2 split.
  *   falcon     [\p{P}$+<=>^~|`]+  then the gpt-2 split  then [0-9]{3}.
+ *   deepseek-coder  [\r\n]  \s?\p{L}+  \s?\p{P}+  [一-龥ࠀ-一가-퟿]+  \p{N}
+ *   deepseek-llm    [\r\n]  \s?[A-Za-zµÀ-Ö...𞤀-𞥃]+ (87 ranges: LLM_LETTERS below)
+ *              \s?[!-/:-~！-／：-～‘-‟　-。]+  \s+$  [一-龥ࠀ-一가-퟿]+  \p{N}+
+ *              each regex one split of the chain, as the default's are. llama.cpp runs
+ *              one with \p{..} over the collapsed text (each non-ASCII code point one
+ *              byte: its class, whitespace first), the others through std::wregex over
+ *              the code points with non-ASCII whitespace rewritten to \v: so U+3000 is
+ *              no punctuation and no CJK there, only \s.
  *
  * "Outside the piece" reads as class 0 and code point OUT, as in llama.cpp's lambdas:
  * look-ahead never crosses a piece boundary. */
@@ -215,6 +223,129 @@ static bool is_num(uint32_t cp) {        /* \p{N} */
 
 static bool is_digit(uint32_t cp) { return cp >= '0' && cp <= '9'; }
 
+/* \s as std::regex sees llama.cpp's text: the "C" locale's six ASCII spaces, and every
+ * other code point llama.cpp calls whitespace, which it rewrites to \v before matching
+ * (0x1C-0x1F are no \s there). */
+static bool rx_space(uint32_t cp) {
+    if (cp < 128)
+        return cp == ' ' || (cp >= '\t' && cp <= '\r');
+    return lc_tok_uc_flags(cp) & WS;
+}
+
+/* The code point std::wregex compares: non-ASCII whitespace is \v there. */
+static uint32_t wide(uint32_t cp) {
+    return cp > 0x7F && (lc_tok_uc_flags(cp) & WS) ? 0x0B : cp;
+}
+
+/* \p{L} and \p{P} on the collapsed text: ASCII as the ranges llama.cpp substitutes
+ * (A-Za-z; !-#%-*,-/:-;?-@[-]_{}), anything else by its one class (whitespace first). */
+static bool is_letter(uint32_t cp) {
+    if (cp < 128)
+        return (cp | 0x20) >= 'a' && (cp | 0x20) <= 'z';
+    uint16_t f = lc_tok_uc_flags(cp);
+    return !(f & WS) && (f & LC_UC_LETTER);
+}
+
+static bool is_punct(uint32_t cp) {
+    if (cp < 128)
+        return (cp >= 0x21 && cp <= 0x23) || (cp >= 0x25 && cp <= 0x2A) ||
+               (cp >= 0x2C && cp <= 0x2F) || cp == ':' || cp == ';' || cp == '?' || cp == '@' ||
+               (cp >= '[' && cp <= ']') || cp == '_' || cp == '{' || cp == '}';
+    uint16_t f = lc_tok_uc_flags(cp);
+    return !(f & WS) && (f & LC_UC_PUNCT);
+}
+
+static bool is_cr_lf(uint32_t cp) { return cp == '\r' || cp == '\n'; }
+
+/* Sorted, disjoint [lo, hi] ranges: is CP in one? */
+static bool in_ranges(uint32_t cp, const uint32_t (*r)[2], size_t n) {
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (cp < r[mid][0])
+            hi = mid;
+        else if (cp > r[mid][1])
+            lo = mid + 1;
+        else
+            return true;
+    }
+    return false;
+}
+#define IN_RANGES(cp, r) in_ranges(wide(cp), r, sizeof r / sizeof *r)
+
+/* deepseek-llm's letter class: its 87 items as written, neighbours joined (the cased
+ * scripts: Latin, Greek, Cyrillic, Armenian, Georgian, Cherokee, Glagolitic, Coptic,
+ * Deseret, ...). */
+static const uint32_t LLM_LETTERS[][2] = {
+    { 0x41, 0x5A }, { 0x61, 0x7A }, { 0xB5, 0xB5 }, { 0xC0, 0xD6 }, { 0xD8, 0xF6 },
+    { 0xF8, 0x1BA }, { 0x1BC, 0x1BF }, { 0x1C4, 0x293 }, { 0x295, 0x2AF }, { 0x370, 0x373 },
+    { 0x376, 0x377 }, { 0x37B, 0x37D }, { 0x37F, 0x37F }, { 0x386, 0x386 }, { 0x388, 0x38A },
+    { 0x38C, 0x38C }, { 0x38E, 0x3A1 }, { 0x3A3, 0x3F5 }, { 0x3F7, 0x481 }, { 0x48A, 0x52F },
+    { 0x531, 0x556 }, { 0x10A0, 0x10C5 }, { 0x13A0, 0x13F5 }, { 0x13F8, 0x13FD },
+    { 0x1C90, 0x1CBA }, { 0x1CBD, 0x1CBF }, { 0x1D00, 0x1D2B }, { 0x1D6B, 0x1D77 },
+    { 0x1D79, 0x1D9A }, { 0x1E00, 0x1F15 }, { 0x1F18, 0x1F1D }, { 0x1F20, 0x1F45 },
+    { 0x1F48, 0x1F4D }, { 0x1F50, 0x1F57 }, { 0x1F59, 0x1F59 }, { 0x1F5B, 0x1F5B },
+    { 0x1F5D, 0x1F5D }, { 0x1F5F, 0x1F7D }, { 0x1F80, 0x1FB4 }, { 0x1FB6, 0x1FBC },
+    { 0x1FBE, 0x1FBE }, { 0x1FC2, 0x1FC4 }, { 0x1FC6, 0x1FCC }, { 0x1FD0, 0x1FD3 },
+    { 0x1FD6, 0x1FDB }, { 0x1FE0, 0x1FEC }, { 0x1FF2, 0x1FF4 }, { 0x1FF6, 0x1FFC },
+    { 0x2102, 0x2102 }, { 0x2107, 0x2107 }, { 0x210A, 0x2113 }, { 0x2115, 0x2115 },
+    { 0x2119, 0x211D }, { 0x2124, 0x2124 }, { 0x2126, 0x2126 }, { 0x2128, 0x2128 },
+    { 0x212A, 0x212D }, { 0x212F, 0x2134 }, { 0x2139, 0x2139 }, { 0x213C, 0x213F },
+    { 0x2145, 0x2149 }, { 0x214E, 0x214E }, { 0x2183, 0x2184 }, { 0x2C00, 0x2C7B },
+    { 0x2C7E, 0x2CE4 }, { 0x2CEB, 0x2CEE }, { 0x2CF2, 0x2CF3 }, { 0xA640, 0xA66D },
+    { 0xA680, 0xA69B }, { 0xA722, 0xA76F }, { 0xA771, 0xA787 }, { 0xA78B, 0xA78E },
+    { 0xAB70, 0xABBF }, { 0xFB00, 0xFB06 }, { 0xFB13, 0xFB17 }, { 0xFF21, 0xFF3A },
+    { 0xFF41, 0xFF5A }, { 0x10400, 0x1044F }, { 0x104B0, 0x104D3 }, { 0x104D8, 0x104FB },
+    { 0x10C80, 0x10CB2 }, { 0x10CC0, 0x10CF2 }, { 0x118A0, 0x118DF }, { 0x1E900, 0x1E943 },
+};
+
+/* deepseek-llm's punctuation: ASCII's !-/ and :-~ (which hold the letters too), the
+ * fullwidth forms, the quotation marks U+2018-201F, and U+3000-3002, of which U+3000
+ * never matches (it is \v by then). */
+static const uint32_t LLM_PUNCT[][2] = {
+    { 0x21, 0x2F }, { 0x3A, 0x7E }, { 0x2018, 0x201F }, { 0x3000, 0x3002 },
+    { 0xFF01, 0xFF0F }, { 0xFF1A, 0xFF5E },
+};
+
+/* [一-龥ࠀ-一가-퟿]: U+0800-4E00 and U+4E00-9FA5 meet, so two ranges; the whitespace
+ * inside them (U+1680, U+2000-200A, U+2028-2029, U+202F, U+205F, U+3000) is \v. */
+static const uint32_t CJK[][2] = { { 0x800, 0x9FA5 }, { 0xAC00, 0xD7FF } };
+
+static bool is_llm_letter(uint32_t cp) { return IN_RANGES(cp, LLM_LETTERS); }
+static bool is_llm_punct(uint32_t cp) { return IN_RANGES(cp, LLM_PUNCT); }
+static bool is_cjk(uint32_t cp) { return IN_RANGES(cp, CJK); }
+
+/* \s?CLASS+ as a std::regex split, for a CLASS no \s is in: the leftmost match takes the
+ * whitespace just before a run when there is one, so "a  b" gives "a", " ", " b". */
+static void split_ws_runs(span *s, bool (*in)(uint32_t)) {
+    size_t pos = s->ini;
+    while (pos < s->end && s->rc == LC_OK) {
+        size_t run = pos;
+        if (!in(s->cpts[pos])) {
+            if (!(rx_space(s->cpts[pos]) && pos + 1 < s->end && in(s->cpts[pos + 1]))) {
+                pos++;
+                continue;
+            }
+            run = pos + 1;
+        }
+        emit(s, pos);
+        while (run < s->end && in(s->cpts[run]))
+            run++;
+        emit(s, run);
+        pos = run;
+    }
+    emit(s, s->end);
+}
+
+/* \s+$ as a std::regex split: $ is the end of the piece, so its trailing whitespace. */
+static void split_trailing_ws(span *s) {
+    size_t at = s->end;
+    while (at > s->ini && rx_space(s->cpts[at - 1]))
+        at--;
+    emit(s, at);
+    emit(s, s->end);
+}
+
 /* CLASS+ as a std::regex split: runs of the class and the runs between them. */
 static void split_runs(span *s, bool (*in)(uint32_t)) {
     size_t pos = s->ini;
@@ -252,7 +383,8 @@ static void split_triples(span *s) {
 }
 
 enum step { STEP_LLAMA3, STEP_QWEN2, STEP_GPT2, STEP_PUNCT, STEP_NUM, STEP_TRIPLES,
-            STEP_NUM_EACH, STEP_PUNCT_BT, STEP_QWEN35 };
+            STEP_NUM_EACH, STEP_PUNCT_BT, STEP_QWEN35, STEP_CR_LF, STEP_WS_LETTERS,
+            STEP_WS_PUNCT, STEP_CJK, STEP_WS_LLM_LETTERS, STEP_WS_LLM_PUNCT, STEP_TRAIL_WS };
 
 /* Runs one split over every piece of IN (lengths), appending to OUT. */
 static lc_code run_step(enum step st, const uint32_t *cpts, const lc_tok_ids *in,
@@ -270,6 +402,13 @@ static lc_code run_step(enum step st, const uint32_t *cpts, const lc_tok_ids *in
         case STEP_TRIPLES: split_triples(&s); break;
         case STEP_NUM_EACH: split_each(&s, is_num); break;
         case STEP_PUNCT_BT: split_runs(&s, is_p_sym_bt); break;
+        case STEP_CR_LF:   split_each(&s, is_cr_lf); break;
+        case STEP_WS_LETTERS: split_ws_runs(&s, is_letter); break;
+        case STEP_WS_PUNCT: split_ws_runs(&s, is_punct); break;
+        case STEP_CJK:     split_runs(&s, is_cjk); break;
+        case STEP_WS_LLM_LETTERS: split_ws_runs(&s, is_llm_letter); break;
+        case STEP_WS_LLM_PUNCT: split_ws_runs(&s, is_llm_punct); break;
+        case STEP_TRAIL_WS: split_trailing_ws(&s); break;
         }
         if (s.rc != LC_OK)
             return s.rc;
@@ -284,6 +423,10 @@ lc_code lc_tok_pre_split(enum lc_tok_pre pre, const uint32_t *cpts, size_t n,
                            GPT2[] = { STEP_GPT2 }, STARCODER[] = { STEP_NUM_EACH, STEP_GPT2 },
                            FALCON[] = { STEP_PUNCT_BT, STEP_GPT2, STEP_TRIPLES },
                            QWEN35[] = { STEP_QWEN35 },
+                           DS_CODER[] = { STEP_CR_LF, STEP_WS_LETTERS, STEP_WS_PUNCT,
+                                          STEP_CJK, STEP_NUM_EACH },
+                           DS_LLM[] = { STEP_CR_LF, STEP_WS_LLM_LETTERS, STEP_WS_LLM_PUNCT,
+                                        STEP_TRAIL_WS, STEP_CJK, STEP_NUM },
                            DEFAULT[] = { STEP_PUNCT, STEP_GPT2, STEP_NUM, STEP_TRIPLES };
     const enum step *steps = DEFAULT;
     size_t n_steps = 4;
@@ -294,6 +437,8 @@ lc_code lc_tok_pre_split(enum lc_tok_pre pre, const uint32_t *cpts, size_t n,
     case LC_PRE_STARCODER: steps = STARCODER; n_steps = 2; break;
     case LC_PRE_FALCON:  steps = FALCON; n_steps = 3; break;
     case LC_PRE_QWEN35:  steps = QWEN35; n_steps = 1; break;
+    case LC_PRE_DEEPSEEK_CODER: steps = DS_CODER; n_steps = 5; break;
+    case LC_PRE_DEEPSEEK_LLM:   steps = DS_LLM;   n_steps = 6; break;
     case LC_PRE_DEFAULT: break;
     }
     lc_tok_ids a = { 0 }, b = { 0 };

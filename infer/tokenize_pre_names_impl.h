@@ -13,6 +13,8 @@
 { "midm-2.0", LC_PRE_LLAMA3, true, true },
 { "lfm2", LC_PRE_LLAMA3, true, true },
 { "jina-v5-nano", LC_PRE_LLAMA3, true, true },
+{ "deepseek-llm", LC_PRE_DEEPSEEK_LLM, false, false },
+{ "deepseek-coder", LC_PRE_DEEPSEEK_CODER, false, false },
 { "falcon", LC_PRE_FALCON, false, false },
 { "mpt", LC_PRE_GPT2, false, false },
 { "starcoder", LC_PRE_STARCODER, false, false },

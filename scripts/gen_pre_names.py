@@ -9,7 +9,7 @@ pre_type and some of clean_spaces, ignore_merges, add_bos, add_sep, escape_white
 special_bos_id, normalizer options. A pre type picks the split in llm_tokenizer_bpe's
 constructor, a switch whose case groups share one list of regexes (MPT's is GPT2's).
 A name joins the table when its pre_type splits as DEFAULT, LLAMA3, QWEN2, GPT2,
-STARCODER, FALCON or QWEN35 do
+STARCODER, FALCON, QWEN35, DEEPSEEK_CODER or DEEPSEEK_LLM do
 (the splits infer/tokenize_pre.c implements), nothing else in the file tests that type,
 and its branch sets nothing but pre_type, ignore_merges, add_bos and clean_spaces
 (which only detokenizing reads). A name llama.cpp also compares elsewhere in the file (kimi-k2's
@@ -24,7 +24,8 @@ from pathlib import Path
 
 OURS = {"DEFAULT": "LC_PRE_DEFAULT", "LLAMA3": "LC_PRE_LLAMA3", "QWEN2": "LC_PRE_QWEN2",
         "GPT2": "LC_PRE_GPT2", "STARCODER": "LC_PRE_STARCODER", "FALCON": "LC_PRE_FALCON",
-        "QWEN35": "LC_PRE_QWEN35"}
+        "QWEN35": "LC_PRE_QWEN35", "DEEPSEEK_CODER": "LC_PRE_DEEPSEEK_CODER",
+        "DEEPSEEK_LLM": "LC_PRE_DEEPSEEK_LLM"}
 
 
 def splits(src):

@@ -1,7 +1,7 @@
 /* tests/fuzz/fuzz_tokenize.c: libFuzzer entry for infer/tokenize's encode, over the
  * vocabularies of the HF fixtures' reference GGUFs (fixtures/hf-ref, read from the
- * repository root): llama-spm (SentencePiece), llama-bpe with each pre-tokenizer we
- * implement (llama-bpe, gpt-2, default) and qwen2.
+ * repository root): llama-spm (SentencePiece), llama-bpe with the llama-bpe, gpt-2,
+ * default, deepseek-coder and deepseek-llm pre-tokenizers, and qwen2.
  *
  * Input: byte 0 picks the tokenizer (low 3 bits) and the flags (bits 4-5); the rest is
  * the text. Checked: encode succeeds (or refuses a code point past U+10FFFF, BPE only),
@@ -21,7 +21,7 @@
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-enum { N_TOK = 5 };
+enum { N_TOK = 7 };
 static lc_tok *g_tok[N_TOK];
 
 static lc_tok *load(const char *path, const char *pre) {
@@ -43,6 +43,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
     g_tok[2] = load("fixtures/hf-ref/llama-bpe-f16.gguf", "gpt-2");
     g_tok[3] = load("fixtures/hf-ref/llama-bpe-f16.gguf", "default");
     g_tok[4] = load("fixtures/hf-ref/qwen2-f16.gguf", NULL);
+    g_tok[5] = load("fixtures/hf-ref/llama-bpe-f16.gguf", "deepseek-coder");
+    g_tok[6] = load("fixtures/hf-ref/llama-bpe-f16.gguf", "deepseek-llm");
     return 0;
 }
 

@@ -271,6 +271,63 @@ Test(tokenize, pre_whitespace_and_newlines) {
     cr_assert_str_eq(split(LC_PRE_LLAMA3, "a\xe3\x80\x80" "b"), "a|\xe3\x80\x80" "b");   /* U+3000 */
 }
 
+/* deepseek-coder and deepseek-llm: llama.cpp's chains of std::regex splits. Each piece
+ * below is what its unicode_regex_split gives for the string (checked against it). */
+Test(tokenize, pre_deepseek_coder) {
+    /* [\r\n] each alone; \s?\p{L}+ takes one whitespace before a word. */
+    cr_assert_str_eq(split(LC_PRE_DEEPSEEK_CODER, "\r\n"), "\r|\n");
+    cr_assert_str_eq(split(LC_PRE_DEEPSEEK_CODER, "Hello  world\n"), "Hello| | world|\n");
+    /* \p{P} is ASCII's !"#%&'()*,-./:;?@[\]_{} and Unicode's P*: $ and + are symbols. */
+    cr_assert_str_eq(split(LC_PRE_DEEPSEEK_CODER, "a,b!! c"), "a|,|b|!!| c");
+    cr_assert_str_eq(split(LC_PRE_DEEPSEEK_CODER, "x $+ y"), "x| $+| y");
+    cr_assert_str_eq(split(LC_PRE_DEEPSEEK_CODER, "\xef\xbc\xa1\xef\xbc\xa2\xef\xbc\x81"),
+                     "\xef\xbc\xa1\xef\xbc\xa2|\xef\xbc\x81");                  /* ＡＢ！ */
+    /* CJK (U+0800-9FA5) and Hangul (U+AC00-D7FF) leave the letter runs they were in. */
+    cr_assert_str_eq(split(LC_PRE_DEEPSEEK_CODER, "\xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e" "abc"),
+                     "\xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e|abc");               /* 日本語abc */
+    cr_assert_str_eq(split(LC_PRE_DEEPSEEK_CODER, "\xed\x95\x9c\xea\xb5\xad" "abc"),
+                     "\xed\x95\x9c\xea\xb5\xad|abc");                          /* 한국abc */
+    /* U+3000 lies in the CJK range but is whitespace there: \s before the next word. */
+    cr_assert_str_eq(split(LC_PRE_DEEPSEEK_CODER, "\xe4\xb8\xad\xe3\x80\x80\xe6\x96\x87"),
+                     "\xe4\xb8\xad|\xe3\x80\x80|\xe6\x96\x87");                 /* 中　文 */
+    /* \p{N}: every number code point alone, ASCII or not (٣ ٤ ½). */
+    cr_assert_str_eq(split(LC_PRE_DEEPSEEK_CODER, "abc123"), "abc|1|2|3");
+    cr_assert_str_eq(split(LC_PRE_DEEPSEEK_CODER, "\xd9\xa3\xd9\xa4\xc2\xbd"),
+                     "\xd9\xa3|\xd9\xa4|\xc2\xbd");
+    /* \s is the "C" locale's: a tab is, U+001C (Unicode's whitespace to Python) is not. */
+    cr_assert_str_eq(split(LC_PRE_DEEPSEEK_CODER, "\tab"), "\tab");
+    cr_assert_str_eq(split(LC_PRE_DEEPSEEK_CODER, "\x1c" "ab"), "\x1c|ab");
+    /* No \s+$ step here: trailing whitespace stays with what precedes it. */
+    cr_assert_str_eq(split(LC_PRE_DEEPSEEK_CODER, "\xf0\x9f\x98\x80  "), "\xf0\x9f\x98\x80  ");
+}
+
+Test(tokenize, pre_deepseek_llm) {
+    cr_assert_str_eq(split(LC_PRE_DEEPSEEK_LLM, "\r\n"), "\r|\n");
+    cr_assert_str_eq(split(LC_PRE_DEEPSEEK_LLM, "Hello, world!"), "Hello|,| world|!");
+    /* The letter class is a list of cased scripts: Greek is in, CJK and Hangul are not. */
+    cr_assert_str_eq(split(LC_PRE_DEEPSEEK_LLM, "\xce\xb1\xce\xb2\xce\xb3 \xce\xb4"),
+                     "\xce\xb1\xce\xb2\xce\xb3| \xce\xb4");                     /* αβγ δ */
+    cr_assert_str_eq(split(LC_PRE_DEEPSEEK_LLM, "\xe4\xb8\xad\xe6\x96\x87" "abc"),
+                     "\xe4\xb8\xad\xe6\x96\x87|abc");                           /* 中文abc */
+    cr_assert_str_eq(split(LC_PRE_DEEPSEEK_LLM, "\xea\xb0\x80\xeb\x82\x98\xeb\x8b\xa4" "abc"),
+                     "\xea\xb0\x80\xeb\x82\x98\xeb\x8b\xa4|abc");               /* 가나다abc */
+    /* Punctuation: fullwidth forms and the quotation marks U+2018-201F. */
+    cr_assert_str_eq(split(LC_PRE_DEEPSEEK_LLM, "\xef\xbc\xa1\xef\xbc\xa2\xef\xbc\x81"),
+                     "\xef\xbc\xa1\xef\xbc\xa2|\xef\xbc\x81");                  /* ＡＢ！ */
+    cr_assert_str_eq(split(LC_PRE_DEEPSEEK_LLM, "\xe2\x80\x9chi\xe2\x80\x9d"),
+                     "\xe2\x80\x9c|hi|\xe2\x80\x9d");                           /* “hi” */
+    /* U+3000 is written in the punctuation class but is \v when matched: no punctuation
+     * run " \u3000" here, the three spaces end the piece together (\s+$). */
+    cr_assert_str_eq(split(LC_PRE_DEEPSEEK_LLM, "a  \xe3\x80\x80"), "a|  \xe3\x80\x80");
+    /* \s+$: $ is the end of the piece, not of a line. */
+    cr_assert_str_eq(split(LC_PRE_DEEPSEEK_LLM, "\xf0\x9f\x98\x80  \xf0\x9f\x98\x80  "),
+                     "\xf0\x9f\x98\x80  \xf0\x9f\x98\x80|  ");
+    /* \p{N}+: one run, ASCII and Arabic-Indic digits together. */
+    cr_assert_str_eq(split(LC_PRE_DEEPSEEK_LLM, "abc123\xd9\xa3"), "abc|123\xd9\xa3");
+    cr_assert_str_eq(split(LC_PRE_DEEPSEEK_LLM, "\tab"), "\tab");
+    cr_assert_str_eq(split(LC_PRE_DEEPSEEK_LLM, "\x1c" "ab"), "\x1c|ab");
+}
+
 /* ---- SentencePiece ---- */
 
 Test(tokenize, spm_merges_by_score) {
