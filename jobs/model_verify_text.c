@@ -214,6 +214,27 @@ static lc_code text_tensors(lc_json_buf *b, const lc_vf_tensors *r, lc_error *er
     return LC_OK;
 }
 
+/* The importance matrix: the one given, the one DST records. */
+static lc_code text_imatrix(lc_json_buf *b, const lc_vf_imatrix_note *n, lc_error *err) {
+    char q[160] = "";
+    if (n->dst_file[0])
+        lc_vf_quote(n->dst_file, strlen(n->dst_file), q, sizeof q);
+    if (n->given)
+        LC_TRY(lc_json_printf(b, err, "  importance matrix (--imatrix): %zu tensor%s "
+                              "reproduced with its weights\n", n->weighted,
+                              n->weighted == 1 ? "" : "s"));
+    if (n->lacking)
+        return lc_json_printf(b, err, "  DST was quantized with an importance matrix (%s%s"
+                              "quantize.imatrix.*) that the reproduction lacks: its tensors "
+                              "cannot be proven without it; give it with --imatrix\n", q,
+                              q[0] ? " in " : "");
+    if (n->dst_records && !n->given)
+        return lc_json_printf(b, err, "  DST records an importance matrix (%s%squantize."
+                              "imatrix.*); every tensor is reproduced without it\n", q,
+                              q[0] ? " in " : "");
+    return LC_OK;
+}
+
 static lc_code text_logits(lc_json_buf *b, const lc_vf_logits *g, lc_error *err) {
     if (g->tok_differ && g->tok_src == -1 && g->tok_dst == -1)
         LC_TRY(lc_json_printf(b, err, "tokenizer: %s\n", g->note));
@@ -270,6 +291,8 @@ lc_code lc_vf_print_text(const lc_vf_run *r, FILE *f, lc_error *err) {
     if (rc == LC_OK)
         rc = text_tensors(&b, &r->tensors, err);
     if (rc == LC_OK)
+        rc = text_imatrix(&b, &r->imx, err);
+    if (rc == LC_OK)
         rc = text_logits(&b, &r->logits, err);
     if (rc == LC_OK) {
         const lc_vf_limits *l = &r->limits;
@@ -284,8 +307,9 @@ lc_code lc_vf_print_text(const lc_vf_run *r, FILE *f, lc_error *err) {
              : r->pass && r->judge == LC_VF_JUDGE_RELATIVE
                  ? lc_json_printf(&b, err, "verdict: PASS (%s: every key and tensor within its "
                                   "bound, mean KL <= %.3g, p99 KL <= %.3g%s: the reproduction's "
-                                  "x%.1f + a margin)\n", lc_vf_class_name(r->cls), l->kl_mean,
-                                  l->kl_p99, nmse, LC_VF_REPRO_FACTOR)
+                                  "x%.1f + a margin%s)\n", lc_vf_class_name(r->cls), l->kl_mean,
+                                  l->kl_p99, nmse, LC_VF_REPRO_FACTOR, r->imx.lacking ?
+                                  "; not proven: reproduced without DST's importance matrix" : "")
              : r->pass && !r->logits.ran
                  ? lc_json_printf(&b, err, "verdict: PASS (%s: every %s within its bound; no "
                                   "forward pass)\n", lc_vf_class_name(r->cls),

@@ -81,23 +81,32 @@ Test(verify_expect, read_only_types_have_a_tensor_floor) {
 
 Test(verify_repro, types_we_write_and_proxies) {
     bool proxy;
-    /* writable: itself */
-    const lc_dtype own[] = { LC_DT_Q8_0, LC_DT_Q4_K, LC_DT_Q2_K, LC_DT_F16, LC_DT_BF16, LC_DT_F32 };
+    /* writable: itself, the IQ and TQ types quant/ writes included */
+    const lc_dtype own[] = { LC_DT_Q8_0, LC_DT_Q4_K, LC_DT_Q2_K, LC_DT_F16, LC_DT_BF16, LC_DT_F32,
+                             LC_DT_IQ4_NL, LC_DT_IQ4_XS, LC_DT_TQ1_0, LC_DT_TQ2_0, LC_DT_IQ3_S,
+                             LC_DT_IQ3_XXS, LC_DT_IQ2_S, LC_DT_IQ1_M };
     for (size_t i = 0; i < sizeof own / sizeof *own; i++) {
-        cr_assert_eq(lc_vf_repro_type(own[i], 256, &proxy), own[i]);
+        cr_assert_eq(lc_vf_repro_type(own[i], 256, false, &proxy), own[i], "%s",
+                     lc_dtype_name(own[i]));
         cr_assert(!proxy);
     }
+    /* the types whose quantizer requires an importance matrix: themselves with one, a
+     * stand-in without */
+    const lc_dtype needs[] = { LC_DT_IQ2_XXS, LC_DT_IQ2_XS, LC_DT_IQ1_S };
+    for (size_t i = 0; i < sizeof needs / sizeof *needs; i++) {
+        cr_assert_eq(lc_vf_repro_type(needs[i], 512, true, &proxy), needs[i]);
+        cr_assert(!proxy);
+        cr_assert(lc_vf_repro_type(needs[i], 512, false, &proxy) == LC_DT_Q2_K && proxy);
+    }
     /* read-only: the nearest writable type whose block divides the row */
-    cr_assert(lc_vf_repro_type(LC_DT_IQ4_NL, 64, &proxy) == LC_DT_Q4_0 && proxy);
-    cr_assert(lc_vf_repro_type(LC_DT_IQ4_XS, 256, &proxy) == LC_DT_Q4_K && proxy);
-    cr_assert(lc_vf_repro_type(LC_DT_IQ2_XXS, 512, &proxy) == LC_DT_Q2_K && proxy);
-    cr_assert(lc_vf_repro_type(LC_DT_Q1_0, 128, &proxy) == LC_DT_Q4_0 && proxy);   /* not 256 */
-    cr_assert(lc_vf_repro_type(LC_DT_Q8_K, 256, &proxy) == LC_DT_Q8_0 && proxy);
+    cr_assert(lc_vf_repro_type(LC_DT_MXFP4, 64, false, &proxy) == LC_DT_Q4_0 && proxy);
+    cr_assert(lc_vf_repro_type(LC_DT_Q1_0, 128, false, &proxy) == LC_DT_Q4_0 && proxy);  /* not 256 */
+    cr_assert(lc_vf_repro_type(LC_DT_Q8_K, 256, true, &proxy) == LC_DT_Q8_0 && proxy);
     /* every block type gets one or is written itself */
     for (int t = 0; t < LC_DT_COUNT; t++)
         if (lc_dtype_is_quant((lc_dtype)t) && lc_dequant_supported((lc_dtype)t))
-            cr_assert_neq(lc_vf_repro_type((lc_dtype)t, 1024, &proxy), LC_DT_INVALID, "%s",
-                          lc_dtype_name((lc_dtype)t));
+            cr_assert_neq(lc_vf_repro_type((lc_dtype)t, 1024, false, &proxy), LC_DT_INVALID,
+                          "%s", lc_dtype_name((lc_dtype)t));
 }
 
 Test(verify_expect, classes_order_by_loss) {
