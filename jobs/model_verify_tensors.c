@@ -15,8 +15,9 @@
  * model_verify_imatrix.c) or libconvert's float rounding, and
  * compared with DST's bytes row by row: a tensor whose every row is equal is proven,
  * whatever its error. A tensor whose type holds every SRC value is proven when every
- * value is equal. Memory: two float32 buffers and three raw buffers of one job per
- * thread. */
+ * value is equal. Where DST records an importance matrix, the reproduction's own error
+ * is summed too (a weighted tensor that differs is held to it). Memory: three float32
+ * buffers and three raw buffers of one job per thread, and one row of weights. */
 #include "jobs/model_verify_impl.h"
 
 #include <inttypes.h>
