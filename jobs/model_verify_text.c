@@ -183,37 +183,6 @@ static lc_code text_tensor(lc_json_buf *b, const lc_vf_tensor *t, lc_error *err)
     return LC_OK;
 }
 
-static lc_code text_tensors(lc_json_buf *b, const lc_vf_tensors *r, lc_error *err) {
-    LC_TRY(lc_json_printf(b, err, "tensors: %zu pairs compared", r->n));
-    if (r->n_skipped)
-        LC_TRY(lc_json_printf(b, err, " (%zu skipped: the family computes or drops %s)",
-                              r->n_skipped, r->n_skipped == 1 ? "it" : "them"));
-    LC_TRY(lc_json_printf(b, err, "; class %s; %zu outside the bound\n",
-                          lc_vf_class_name(r->cls), r->n_bad));
-    if (r->n_extra)
-        LC_TRY(lc_json_printf(b, err, "  DST has %zu tensor%s SRC lacks: %s\n", r->n_extra,
-                              r->n_extra == 1 ? "" : "s", r->extra));
-    if (r->n)
-        LC_TRY(lc_json_printf(b, err, "  reproduced from SRC by our own conversion: %zu "
-                              "identical (proven), %zu differing, %zu of types we cannot "
-                              "write\n", r->n_proven, r->n_repro_diff, r->n_proxied));
-    if (!r->n)
-        return LC_OK;
-    LC_TRY(lc_json_printf(b, err, "  %-28s %-10s %-14s %9s %9s %10s %7s   %-24s\n", "name (worst first)",
-                          "type", "shape", "RMSE", "max|err|", "cosine", "SNR dB", "expected"));
-    size_t shown = 0;
-    for (size_t i = 0; i < r->n; i++) {
-        if (r->t[i].ok && shown >= TEXT_TENSORS)
-            continue;
-        LC_TRY(text_tensor(b, &r->t[i], err));
-        shown++;
-    }
-    if (shown < r->n)
-        LC_TRY(lc_json_printf(b, err, "  ... %zu more within the bound (--json lists all)\n",
-                              r->n - shown));
-    return LC_OK;
-}
-
 /* The importance matrix: the one given, the one DST records. */
 static lc_code text_imatrix(lc_json_buf *b, const lc_vf_imatrix_note *n, lc_error *err) {
     char q[160] = "";
@@ -232,6 +201,39 @@ static lc_code text_imatrix(lc_json_buf *b, const lc_vf_imatrix_note *n, lc_erro
         return lc_json_printf(b, err, "  DST records an importance matrix (%s%squantize."
                               "imatrix.*); every tensor is reproduced without it\n", q,
                               q[0] ? " in " : "");
+    return LC_OK;
+}
+
+static lc_code text_tensors(lc_json_buf *b, const lc_vf_tensors *r,
+                            const lc_vf_imatrix_note *im, lc_error *err) {
+    LC_TRY(lc_json_printf(b, err, "tensors: %zu pairs compared", r->n));
+    if (r->n_skipped)
+        LC_TRY(lc_json_printf(b, err, " (%zu skipped: the family computes or drops %s)",
+                              r->n_skipped, r->n_skipped == 1 ? "it" : "them"));
+    LC_TRY(lc_json_printf(b, err, "; class %s; %zu outside the bound\n",
+                          lc_vf_class_name(r->cls), r->n_bad));
+    if (r->n_extra)
+        LC_TRY(lc_json_printf(b, err, "  DST has %zu tensor%s SRC lacks: %s\n", r->n_extra,
+                              r->n_extra == 1 ? "" : "s", r->extra));
+    if (r->n)
+        LC_TRY(lc_json_printf(b, err, "  reproduced from SRC by our own conversion: %zu "
+                              "identical (proven), %zu differing, %zu of types we cannot "
+                              "write\n", r->n_proven, r->n_repro_diff, r->n_proxied));
+    LC_TRY(text_imatrix(b, im, err));
+    if (!r->n)
+        return LC_OK;
+    LC_TRY(lc_json_printf(b, err, "  %-28s %-10s %-14s %9s %9s %10s %7s   %-24s\n", "name (worst first)",
+                          "type", "shape", "RMSE", "max|err|", "cosine", "SNR dB", "expected"));
+    size_t shown = 0;
+    for (size_t i = 0; i < r->n; i++) {
+        if (r->t[i].ok && shown >= TEXT_TENSORS)
+            continue;
+        LC_TRY(text_tensor(b, &r->t[i], err));
+        shown++;
+    }
+    if (shown < r->n)
+        LC_TRY(lc_json_printf(b, err, "  ... %zu more within the bound (--json lists all)\n",
+                              r->n - shown));
     return LC_OK;
 }
 
@@ -289,9 +291,7 @@ lc_code lc_vf_print_text(const lc_vf_run *r, FILE *f, lc_error *err) {
     if (rc == LC_OK)
         rc = flush(&b, f, err);
     if (rc == LC_OK)
-        rc = text_tensors(&b, &r->tensors, err);
-    if (rc == LC_OK)
-        rc = text_imatrix(&b, &r->imx, err);
+        rc = text_tensors(&b, &r->tensors, &r->imx, err);
     if (rc == LC_OK)
         rc = text_logits(&b, &r->logits, err);
     if (rc == LC_OK) {
