@@ -19,6 +19,10 @@ int main(int argc, char **argv) {
           "context length)", .str = &max_tokens },
         { "layers", 0, NULL, "compare the hidden states after every layer and name the first "
           "layer where they part ways", .flag = &o.layers },
+        { "imatrix", 0, "FILE", "the importance matrix DST was quantized with (llama-imatrix's "
+          "GGUF or legacy .dat, as given to gguf-quantize or llama-quantize --imatrix): the "
+          "reproduction weighs each tensor by it, so such a DST can be proven",
+          .str = &o.imatrix },
         { "report", 0, "FILE.html", "also write a self-contained HTML page with the figures "
           "(implies --layers)", .str = &o.report },
         { NULL },
@@ -32,9 +36,12 @@ int main(int argc, char **argv) {
                  "type may change; the worst first) and both models' logits on the same "
                  "tokens (the bundled text unless --tokens, --text or --file): NMSE, KL "
                  "divergence, delta-p, same top-1/top-5, perplexity. SRC is also converted "
-                 "to DST's types by our own quantizers (llama-quantize's bytes): a DST equal "
-                 "to that byte for byte is proven, whatever its KL; otherwise its KL is held "
-                 "to 1.5x the reproduction's own plus a margin.\n"
+                 "to DST's types by our own quantizers (llama-quantize's bytes, weighted by "
+                 "--imatrix when DST was made with one): a DST equal to that byte for byte "
+                 "is proven, whatever its KL; otherwise its KL is held to 1.5x the "
+                 "reproduction's own plus a margin (a DST that records an importance matrix "
+                 "is judged so when --imatrix does not give it, and the report says the "
+                 "reproduction lacks it).\n"
                  "Exit status: 0 DST is what a correct conversion of SRC gives, 1 it is "
                  "not (the tensor, layer or key is named), 2 an error (unreadable or "
                  "incomparable input, bad usage).",

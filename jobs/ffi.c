@@ -460,7 +460,7 @@ lc_code lc_ffi_verify(const lc_ffi_verify_args *a, lc_progress *p, bool *pass, c
     lc_job_verify_opts o = {
         .src = a->src, .dst = a->dst, .tokens = a->tokens, .text = a->text, .file = a->file,
         .max_tokens = (size_t)a->max_tokens, .layers = a->layers != 0, .json = true,
-        .report = a->report_html, .threads = a->threads,
+        .report = a->report_html, .threads = a->threads, .imatrix = a->imatrix,
     };
     capture c;
     lc_code rc;

@@ -176,6 +176,7 @@ typedef struct lc_ffi_verify_args {
     int32_t     layers;
     int32_t     threads;
     const char *report_html;           /* an HTML page to write too, or NULL */
+    const char *imatrix;               /* --imatrix, or NULL */
 } lc_ffi_verify_args;
 lc_code lc_ffi_verify(const lc_ffi_verify_args *a, lc_progress *p, bool *pass, char **report,
                       lc_error *err);

@@ -109,6 +109,9 @@ static void verdict(lc_vf_run *r) {
             because(r, "hidden states past the limit at layer %d (%.3g > %.3g)", g->first_over,
                     g->layer_rel[g->first_over], l->hidden);
     }
+    /* A failing DST reproduced without the matrix it records: say so, it may be why. */
+    if (r->why[0] && r->imx.lacking)
+        because(r, "reproduced without DST's importance matrix (--imatrix)");
     r->pass = r->why[0] == '\0';
     /* Where, when something failed: the layer where the models part ways. */
     if (!r->pass && g->ran && g->first_bad >= 0 && g->first_bad != g->first_over)
@@ -134,8 +137,14 @@ lc_code lc_job_model_verify(const lc_job_verify_opts *o, lc_progress *p, bool *p
         rc = lc_vf_sides_align(&r->src, &r->dst, err);
     if (rc == LC_OK)
         rc = lc_vf_meta_compare(&r->src, &r->dst, &r->meta, err);
+    if (rc == LC_OK && o->imatrix)
+        rc = lc_imatrix_open(o->imatrix, &r->im, err);
     if (rc == LC_OK)
-        rc = lc_vf_tensors_compare(&r->src, &r->dst, o->threads, p, &r->tensors, err);
+        rc = lc_vf_tensors_compare(&r->src, &r->dst, r->im, o->imatrix, o->threads, p,
+                                   &r->tensors, err);
+    if (rc == LC_OK)
+        lc_vf_imatrix_recorded(&r->dst, r->tensors.n_weighted, o->imatrix != NULL,
+                               lc_vf_tensors_proven(&r->tensors), &r->imx);
     if (rc == LC_OK) {
         r->cls = r->tensors.cls;
         r->limits = lc_vf_limits_for(r->cls);
@@ -173,6 +182,7 @@ lc_code lc_job_model_verify(const lc_job_verify_opts *o, lc_progress *p, bool *p
     lc_vf_tensors_free(&r->tensors);
     lc_vf_side_close(&r->dst);
     lc_vf_side_close(&r->src);
+    lc_imatrix_free(r->im);         /* after the tensors and the reproduction that read it */
     lc_free(r);
     return rc;
 }

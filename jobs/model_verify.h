@@ -20,7 +20,8 @@
  *      where the two part ways;
  *   4. a verdict: pass when every metadata key agrees, every tensor is within its type's
  *      bound and the logits are what a correct conversion gives: SRC is converted to
- *      DST's types by our own quantizers (byte-identical to llama-quantize's); when every
+ *      DST's types by our own quantizers (byte-identical to llama-quantize's, with the
+ *      importance matrix `imatrix` when given); when every
  *      tensor of DST is that byte for byte, it is proven and the logits are reported,
  *      not judged; otherwise DST's KL is held to 1.5x the reproduction's own plus a
  *      margin (README "model-verify", "How the verdict is reached").
@@ -54,6 +55,9 @@ typedef struct lc_job_verify_opts {
     bool        layers;      /* compare the hidden states after every layer */
     bool        json;        /* one JSON object instead of the text report */
     const char *report;      /* an HTML page to write (atomically), or NULL */
+    const char *imatrix;     /* llama-imatrix's matrix (GGUF or legacy .dat) DST was
+                              * quantized with, or NULL: the reproduction weighs each
+                              * tensor by it as llama-quantize --imatrix does */
     int         threads;     /* 0: one per core (at most 8) */
     FILE       *print;       /* where the text or JSON goes; NULL: nowhere */
 } lc_job_verify_opts;
@@ -62,7 +66,9 @@ typedef struct lc_job_verify_opts {
  * verdict. Errors (exit 2 in the tool): the readers' codes for a file that cannot be
  * read (truncated, malformed), LC_E_MISMATCH for models that cannot be compared
  * (families differ, vocabularies of different sizes, a tensor of SRC missing from DST,
- * where = that tensor), LC_E_UNSUPPORTED for a dtype nothing dequantizes, LC_E_ARG for
+ * where = that tensor), LC_E_UNSUPPORTED for a dtype nothing dequantizes, the imatrix
+ * reader's codes and LC_E_MALFORMED for a matrix that does not fit DST (path = the
+ * matrix, where = its entry), LC_E_ARG for
  * options (more than one token source, bad --tokens), LC_E_IO when the report cannot
  * be written. p may be NULL. */
 lc_code lc_job_model_verify(const lc_job_verify_opts *o, lc_progress *p, bool *pass,

@@ -9,6 +9,8 @@
  *   model_verify_diagnose.c what a tensor outside its bound looks like instead
  *   model_verify_repro.c    the reproduction: SRC converted to DST's types by our own
  *                           quantizer, the model the KL of DST is judged against
+ *   model_verify_imatrix.c  --imatrix: which importance vector each pair's reproduction
+ *                           is weighted by; the matrix DST says it was made with
  *   model_verify_logits.c   tokens, both forward passes, logits and hidden-state figures
  *   model_verify_text.c     the text report; escaping names from the files
  *   model_verify_json.c     the JSON object
@@ -22,6 +24,7 @@
 #include <stdio.h>
 
 #include "arch/arch.h"
+#include "formats/gguf_imatrix.h"
 #include "jobs/model_side_impl.h"
 #include "jobs/model_verify.h"
 #include "libconvert/error.h"
@@ -131,10 +134,26 @@ typedef struct lc_vf_tensor {
                                  * cannot write the nearest one we can (the proxy) */
     uint64_t     repro_rows;    /* rows whose bytes differ from the reproduction's */
     uint64_t     repro_first;   /* the first of them */
+    /* --imatrix: the entry the reproduction weighs this pair's rows by (SIZE_MAX: none),
+     * as llama-quantize picks it for DST's stored tensor; row r of the pair uses matrix
+     * im_mat0 + r / im_rows (an expert's piece of a stack: its expert, whole). */
+    size_t       im_entry;
+    uint64_t     im_mat0, im_rows;
+    /* DST records an importance matrix and this tensor's type weighs by one: a weighted
+     * quantizer moves a block further than the unweighted bounds allow (on random
+     * log-normal matrices: Q4_1 2.8x its bound, IQ1_M 1.7x the block's largest value),
+     * so a tensor not reproduced is held to LC_VF_WEIGHTED_BLOCK x its blocks' largest
+     * value and, as a whole, to the reproduction's relative RMSE (repro_rel_rmse, the
+     * unweighted quantizer's when the matrix is not given; measured at most 1.08x):
+     * expect.rel_rmse_max = LC_VF_REPRO_FACTOR x it + LC_VF_WEIGHTED_RMSE. */
+    bool         weighted_dst;
+    double       repro_rel_rmse;    /* the reproduction's own against SRC (NAN: none) */
     bool         ok;            /* within the bound */
     bool         snr_low;       /* below the type's expected SNR range (a mark only) */
     char         diagnosis[160];
     const lc_tensor *src_t, *dst_t;   /* the views */
+    const lc_tensor *dst_stored;      /* DST's tensor as its file names it (a stack for
+                                       * an expert's piece) */
 } lc_vf_tensor;
 
 typedef struct lc_vf_tensors {
@@ -149,6 +168,8 @@ typedef struct lc_vf_tensors {
     size_t        n_proven;     /* LC_VF_REPRO_SAME */
     size_t        n_repro_diff; /* LC_VF_REPRO_DIFF */
     size_t        n_proxied;    /* LC_VF_REPRO_NONE: reproduced in a proxy type */
+    size_t        n_weighted;   /* reproduced with an --imatrix vector (im_entry set) */
+    const lc_imatrix *im;       /* --imatrix (borrowed), or NULL */
     lc_model     *derived;      /* views the pairing made (experts' pieces, gemma's + 1) */
 } lc_vf_tensors;
 
@@ -163,11 +184,12 @@ bool lc_vf_tensors_proven(const lc_vf_tensors *r);
 /* ---- the reproduction ---- */
 
 /* The type a reproduction of a tensor of type dt with rows of `cols` elements uses: dt
- * itself when we can write it (a plain float type, or quant/ has its quantizer), else
- * the writable type nearest in bits per weight whose block divides cols (IQ4_NL, MXFP4
- * -> Q4_0, IQ4_XS -> Q4_K, IQ3_* -> Q3_K, IQ2_*, IQ1_*, TQ*, Q1_0, Q2_0 -> Q2_K,
+ * itself when we can write it (a plain float type, or a type quant/ writes; one whose
+ * quantizer requires an importance matrix, IQ2_XXS, IQ2_XS, IQ1_S, only when `weighted`:
+ * the tensor has an --imatrix entry), else the writable type nearest in bits per weight
+ * whose block divides cols (MXFP4, NVFP4 -> Q4_0, IQ2_*, IQ1_*, Q1_0, Q2_0 -> Q2_K,
  * Q8_1, Q8_K -> Q8_0); LC_DT_INVALID when none fits. *proxy tells which. */
-lc_dtype lc_vf_repro_type(lc_dtype dt, uint64_t cols, bool *proxy);
+lc_dtype lc_vf_repro_type(lc_dtype dt, uint64_t cols, bool weighted, bool *proxy);
 
 /* A model with DST's tensor names, shapes and (where we can write them) types, read
  * lazily from SRC: a proven tensor is DST's own (the same bytes), any other paired one
@@ -177,9 +199,11 @@ lc_dtype lc_vf_repro_type(lc_dtype dt, uint64_t cols, bool *proxy);
 lc_code lc_vf_repro_build(const lc_vf_side *src, const lc_vf_side *dst,
                           const lc_vf_tensors *t, lc_model **out, lc_error *err);
 
-/* Pairs the tensors (LC_E_MISMATCH naming the first SRC tensor DST lacks), then
- * computes every pair's figures with `threads` threads. */
-lc_code lc_vf_tensors_compare(const lc_vf_side *src, const lc_vf_side *dst, int threads,
+/* Pairs the tensors (LC_E_MISMATCH naming the first SRC tensor DST lacks), gives each
+ * its --imatrix entry (im: NULL for none), then computes every pair's figures with
+ * `threads` threads. */
+lc_code lc_vf_tensors_compare(const lc_vf_side *src, const lc_vf_side *dst,
+                              const lc_imatrix *im, const char *im_path, int threads,
                               lc_progress *p, lc_vf_tensors *r, lc_error *err);
 void    lc_vf_tensors_free(lc_vf_tensors *r);
 
@@ -195,6 +219,44 @@ void lc_vf_matrix(const lc_tensor *t, bool permuted, uint64_t *rows, uint64_t *c
 /* For a tensor outside its bound, what it matches instead, in t->diagnosis. */
 lc_code lc_vf_diagnose(const lc_vf_side *src, const lc_vf_side *dst, const lc_vf_tensors *r,
                        lc_vf_tensor *t, lc_error *err);
+
+/* ---- --imatrix (model_verify_imatrix.c) ---- */
+
+#define LC_VF_WEIGHTED_BLOCK 4.0
+#define LC_VF_WEIGHTED_RMSE  0.01
+
+/* Sets every pair's im_entry, im_mat0, im_rows and repro_dt as llama-quantize would
+ * weigh DST's stored tensor: the entry named as it, of ne0 x ne2 values (the token
+ * embedding's of another size is ignored, as llama.cpp does), for a type whose
+ * quantizer uses one and a pair whose type changes; and weighted_dst (with its
+ * relaxed block bound) where DST records a matrix. LC_E_MALFORMED naming im_path and
+ * the entry for an entry of another size or a weight that is NaN or infinite (llama-
+ * quantize refuses both). r->n_weighted counts the pairs with an entry. */
+lc_code lc_vf_imatrix_assign(lc_vf_tensors *r, const lc_vf_side *dst, const lc_imatrix *im,
+                             const char *im_path, lc_error *err);
+
+/* Pair p's importance weights for row `row` of its matrix view (p->im_entry set): a
+ * row's worth of columns into out. */
+lc_code lc_vf_imatrix_row(const lc_vf_tensors *r, const lc_vf_tensor *p, uint64_t row,
+                          float *out, lc_error *err);
+
+/* What DST's own keys say about the matrix it was quantized with (quantize.imatrix.*,
+ * written by llama-quantize and gguf-quantize). */
+typedef struct lc_vf_imatrix_note {
+    bool     given;             /* --imatrix */
+    bool     dst_records;       /* DST has quantize.imatrix.file or .entries_count */
+    char     dst_file[128];     /* quantize.imatrix.file as DST has it (raw, cut at a NUL
+                                 * or 127 bytes; "" when absent) */
+    int64_t  dst_entries;       /* quantize.imatrix.entries_count, -1 when absent */
+    size_t   weighted;          /* pairs reproduced with an --imatrix vector */
+    bool     lacking;           /* DST records one, none was given: its tensors cannot
+                                 * be proven (the verdict says so) */
+} lc_vf_imatrix_note;
+
+/* *n from DST's keys; weighted: the pairs reproduced with --imatrix vectors; proven:
+ * every tensor of DST reproduced (lc_vf_tensors_proven). */
+void lc_vf_imatrix_recorded(const lc_vf_side *dst, size_t weighted, bool given, bool proven,
+                            lc_vf_imatrix_note *n);
 
 /* ---- logits ---- */
 
@@ -273,6 +335,8 @@ typedef struct lc_vf_run {
     lc_dtype      cls;          /* the model's class (tensors.cls) */
     lc_vf_limits  limits;       /* what the logits were held to (see verdict()) */
     lc_vf_judge   judge;
+    lc_imatrix   *im;           /* --imatrix, or NULL */
+    lc_vf_imatrix_note imx;
     bool          pass;
     char          why[256];     /* the failing parts, named ("" on pass) */
 } lc_vf_run;

@@ -106,6 +106,10 @@ static lc_code json_tensor(lc_json_buf *b, const lc_vf_tensor *t, lc_error *err)
                           : t->repro == LC_VF_REPRO_DIFF ? "differs" : "no",
                           t->repro_dt == LC_DT_INVALID ? "none" : lc_dtype_name(t->repro_dt),
                           t->repro_rows));
+    LC_TRY(lc_json_printf(b, err, ",\"imatrix_weighted\":%s,\"dst_weighted\":%s",
+                          t->im_entry != SIZE_MAX ? "true" : "false",
+                          t->weighted_dst ? "true" : "false"));
+    LC_TRY(jkey_num(b, "repro_rel_rmse", t->repro_rel_rmse, err));
     LC_TRY(jkey_num(b, "worst", t->worst, err));
     LC_TRY(lc_json_printf(b, err, ",\"worst_row\":%" PRIu64 ",\"worst_col\":%" PRIu64
                           ",\"nonfinite\":%" PRIu64 ",\"ok\":%s,\"snr_low\":%s,\"diagnosis\":",
@@ -224,6 +228,20 @@ static lc_code json_logits(lc_json_buf *b, const lc_vf_logits *g, lc_error *err)
     return lc_json_printf(b, err, "}");
 }
 
+static lc_code json_imatrix(lc_json_buf *b, const lc_vf_run *r, lc_error *err) {
+    const lc_vf_imatrix_note *n = &r->imx;
+    LC_TRY(lc_json_printf(b, err, "\"imatrix\":{\"given\":"));
+    LC_TRY(jstr(b, r->o->imatrix, err));
+    LC_TRY(lc_json_printf(b, err, ",\"weighted\":%zu,\"dst_records\":%s,\"dst_file\":",
+                          n->weighted, n->dst_records ? "true" : "false"));
+    LC_TRY(jstr(b, n->dst_file[0] ? n->dst_file : NULL, err));
+    if (n->dst_entries >= 0)
+        LC_TRY(lc_json_printf(b, err, ",\"dst_entries\":%" PRId64, n->dst_entries));
+    else
+        LC_TRY(lc_json_printf(b, err, ",\"dst_entries\":null"));
+    return lc_json_printf(b, err, ",\"lacking\":%s}", n->lacking ? "true" : "false");
+}
+
 lc_code lc_vf_print_json(const lc_vf_run *r, FILE *f, lc_error *err) {
     lc_json_buf b = { 0 };
     const lc_vf_limits *l = &r->limits;
@@ -241,6 +259,10 @@ lc_code lc_vf_print_json(const lc_vf_run *r, FILE *f, lc_error *err) {
         rc = lc_vf_json_num(&b, l->nmse, err);
     if (rc == LC_OK)
         rc = lc_json_printf(&b, err, "},");
+    if (rc == LC_OK)
+        rc = json_imatrix(&b, r, err);
+    if (rc == LC_OK)
+        rc = lc_json_printf(&b, err, ",");
     if (rc == LC_OK)
         rc = json_side(&b, "src", &r->src, err);
     if (rc == LC_OK)

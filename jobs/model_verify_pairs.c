@@ -104,6 +104,8 @@ static lc_code add_pair(pairing *pg, const lc_tensor *a, const lc_tensor *b, con
     p->dst_dt = b0->dtype;
     p->src_t = a;
     p->dst_t = b;
+    p->dst_stored = b0;
+    p->im_entry = SIZE_MAX;
     p->ndim = b->ndim;
     memcpy(p->shape, b->shape, sizeof p->shape);
     lc_shape_format(b, p->shape_s, sizeof p->shape_s);
@@ -116,7 +118,7 @@ static lc_code add_pair(pairing *pg, const lc_tensor *a, const lc_tensor *b, con
         uint64_t rows, cols;
         bool proxy;
         lc_vf_matrix(b, false, &rows, &cols);
-        p->repro_dt = lc_vf_repro_type(b->dtype, cols, &proxy);
+        p->repro_dt = lc_vf_repro_type(b->dtype, cols, false, &proxy);
     }
     p->cosine = 1;
     p->ok = true;

@@ -76,6 +76,13 @@ static lc_code head(lc_json_buf *b, const lc_vf_run *r, lc_error *err) {
                               LC_VF_REPRO_FACTOR));
     else
         LC_TRY(lc_json_printf(b, err, "The logits are held to the class's fixed limits.</p>\n"));
+    if (r->imx.given)
+        LC_TRY(lc_json_printf(b, err, "<p>Importance matrix (--imatrix): %zu tensors reproduced "
+                              "with its weights.</p>\n", r->imx.weighted));
+    if (r->imx.lacking)
+        LC_TRY(lc_json_printf(b, err, "<p class=\"fail\">DST was quantized with an importance "
+                              "matrix (quantize.imatrix.*) that the reproduction lacks: its "
+                              "tensors cannot be proven without it (--imatrix).</p>\n"));
     LC_TRY(lc_json_printf(b, err, "<table>"));
     const lc_vf_side *s[2] = { &r->src, &r->dst };
     for (int i = 0; i < 2; i++) {

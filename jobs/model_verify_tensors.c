@@ -11,11 +11,13 @@
  *
  * Reproduction: where we can write DST's type, SRC's rows of the job (read in DST's row
  * order) are converted to it by our own code, quant/'s quantizers (byte-identical to
- * llama-quantize's without an importance matrix) or libconvert's float rounding, and
+ * llama-quantize's, each row weighted by its --imatrix vector when it has one:
+ * model_verify_imatrix.c) or libconvert's float rounding, and
  * compared with DST's bytes row by row: a tensor whose every row is equal is proven,
  * whatever its error. A tensor whose type holds every SRC value is proven when every
- * value is equal. Memory: two float32 buffers and three raw buffers of one job per
- * thread. */
+ * value is equal. Where DST records an importance matrix, the reproduction's own error
+ * is summed too (a weighted tensor that differs is held to it). Memory: three float32
+ * buffers and three raw buffers of one job per thread, and one row of weights. */
 #include "jobs/model_verify_impl.h"
 
 #include <inttypes.h>
@@ -37,6 +39,7 @@ _Static_assert(JOB_ELEMS % 256 == 0, "a multiple of every block size quant/ read
 
 typedef struct part {
     uint64_t repro_rows, repro_first;
+    double   rd2;           /* the reproduction's squared error (weighted_dst pairs) */
     double   d2, a2, b2, ab;
     uint64_t n;
     double   max_abs;
@@ -52,9 +55,10 @@ typedef struct job {
     uint32_t nr, nc;
 } job;
 
-/* One worker's buffers: two float32 and three raw of the largest job. */
+/* One worker's buffers: three float32 and three raw of the largest job, and one row of
+ * importance weights (the widest weighted pair's). */
 typedef struct scratch {
-    float   *fa, *fb;
+    float   *fa, *fb, *fr, *w;
     uint8_t *ra, *rb, *rq;
 } scratch;
 
@@ -128,14 +132,37 @@ static bool repro_bytes(const lc_vf_tensor *p) {
     return p->expect.cls != LC_DT_INVALID && p->repro_dt == p->dst_dt;
 }
 
+/* Rows [r0, r0 + nr) of fa (nc columns from c0 of rows of `cols`) quantized into rq,
+ * each run of rows of one matrix weighted by its importance vector (w: a row's worth). */
+static lc_code quantize_weighted(const lc_vf_tensors *r, const lc_vf_tensor *p, const job *j,
+                                 uint64_t rl, const float *fa, uint8_t *rq, float *w,
+                                 lc_error *err) {
+    for (uint32_t i = 0; i < j->nr;) {
+        const uint64_t row = j->r0 + i;
+        uint32_t end = j->nr;
+        if (p->im_rows != UINT64_MAX) {
+            const uint64_t next = (row / p->im_rows + 1) * p->im_rows;  /* the next matrix */
+            end = next - j->r0 < end ? (uint32_t)(next - j->r0) : end;
+        }
+        LC_TRY(lc_vf_imatrix_row(r, p, row, w, err));
+        LC_TRY(lc_quantize_rows_imatrix(p->dst_dt, fa + (size_t)i * j->nc, rq + i * (size_t)rl,
+                                        end - i, j->nc, w + j->c0, err));
+        i = end;
+    }
+    return LC_OK;
+}
+
 /* SRC's rows fa [nr, nc] in DST's type into rq; each row compared with DST's raw rows
  * rb (the job's bytes as lc_vf_read_rows left them: nr rows of nc columns). */
-static lc_code reproduce(const lc_vf_tensor *p, const job *j, const float *fa, const uint8_t *rb,
-                         uint8_t *rq, part *s, lc_error *err) {
+static lc_code reproduce(const lc_vf_tensors *r, const lc_vf_tensor *p, const job *j,
+                         const float *fa, const uint8_t *rb, uint8_t *rq, float *w, float *fr,
+                         part *s, lc_error *err) {
     uint64_t rl;
     if (!lc_dtype_row_bytes(p->dst_dt, j->nc, &rl))
         return LC_OK;                   /* read_rows has refused it already */
-    if (lc_dtype_is_quant(p->dst_dt))
+    if (p->im_entry != SIZE_MAX)
+        LC_TRY(quantize_weighted(r, p, j, rl, fa, rq, w, err));
+    else if (lc_dtype_is_quant(p->dst_dt))
         LC_TRY(lc_quantize_rows(p->dst_dt, fa, rq, j->nr, j->nc, err));
     else
         LC_TRY(lc_convert(LC_DT_F32, fa, p->dst_dt, rq, (size_t)j->nr * j->nc, err));
@@ -145,11 +172,21 @@ static lc_code reproduce(const lc_vf_tensor *p, const job *j, const float *fa, c
                 s->repro_first = j->r0 + i;
             s->repro_rows++;
         }
+    /* DST says it was weighted: should it differ, its error is held to the
+     * reproduction's own (finish()). */
+    if (p->weighted_dst && lc_dtype_is_quant(p->dst_dt)) {
+        const size_t n = (size_t)j->nr * j->nc;
+        LC_TRY(lc_dequantize_rows(p->dst_dt, rq, fr, j->nr, j->nc, err));
+        for (size_t k = 0; k < n; k++)
+            if (isfinite(fa[k]) && isfinite(fr[k]))
+                s->rd2 += ((double)fa[k] - fr[k]) * ((double)fa[k] - fr[k]);
+    }
     return LC_OK;
 }
 
-static lc_code run_job(pool *pl, const job *j, float *fa, float *fb, uint8_t *ra, uint8_t *rb,
-                       uint8_t *rq, part *s, lc_error *err) {
+static lc_code run_job(pool *pl, const job *j, const scratch *b, part *s, lc_error *err) {
+    float *fa = b->fa, *fb = b->fb;
+    uint8_t *ra = b->ra, *rb = b->rb;
     const lc_vf_tensor *p = &pl->r->t[j->pair];
     uint64_t rows, cols;
     lc_vf_matrix(p->dst_t, p->permuted, &rows, &cols);
@@ -159,7 +196,7 @@ static lc_code run_job(pool *pl, const job *j, float *fa, float *fb, uint8_t *ra
                            rb, err));
     memset(s, 0, sizeof *s);
     if (repro_bytes(p))
-        LC_TRY(reproduce(p, j, fa, rb, rq, s, err));
+        LC_TRY(reproduce(pl->r, p, j, fa, rb, b->rq, b->w, b->fr, s, err));
     const size_t blk = p->expect.block > 1 ? p->expect.block : j->nc;
     for (uint32_t i = 0; i < j->nr; i++)
         for (size_t c = 0; c < j->nc; c += blk) {
@@ -176,7 +213,7 @@ static lc_code work(void *ctx, size_t worker, size_t begin, size_t end, lc_error
     const scratch *b = &pl->scratch[worker];
     for (size_t k = begin; k < end; k++) {
         const job *j = &pl->jobs[k];
-        LC_TRY(run_job(pl, j, b->fa, b->fb, b->ra, b->rb, b->rq, &pl->parts[k], err));
+        LC_TRY(run_job(pl, j, b, &pl->parts[k], err));
         lc_progress_add(pl->progress, (uint64_t)j->nr * j->nc * 2);
     }
     return LC_OK;
@@ -193,8 +230,11 @@ static lc_code make_jobs(pool *pl, uint64_t *total, lc_error *err) {
             continue;
         uint64_t rows, cols;
         lc_vf_matrix(p->dst_t, p->permuted, &rows, &cols);
+        /* With an importance vector, Q4_0 .. Q5_1 weigh a row by its whole mean square:
+         * such rows are never cut. */
+        const bool whole = p->im_entry != SIZE_MAX && lc_quant_imatrix_whole_rows(p->dst_dt);
         const uint64_t per = cols <= JOB_ELEMS ? (cols ? JOB_ELEMS / cols : 1) : 1;
-        const uint64_t span = cols <= JOB_ELEMS ? cols : JOB_ELEMS;
+        const uint64_t span = cols <= JOB_ELEMS || whole ? cols : JOB_ELEMS;
         for (uint64_t r0 = 0; r0 < rows; r0 += per)
             for (uint64_t c0 = 0; c0 < cols; c0 += span) {
                 if (pl->n_jobs == cap) {
@@ -219,6 +259,7 @@ static void merge(part *acc, const part *s) {
     if (s->repro_rows && !acc->repro_rows)
         acc->repro_first = s->repro_first;
     acc->repro_rows += s->repro_rows;
+    acc->rd2 += s->rd2;
     acc->d2 += s->d2;
     acc->a2 += s->a2;
     acc->b2 += s->b2;
@@ -239,10 +280,18 @@ static void merge(part *acc, const part *s) {
 /* Every job once, on `threads` workers (-t), each with buffers for the largest job; the
  * lowest failing job's error whatever the thread count. */
 static lc_code run_pool(pool *pl, int threads, lc_error *err) {
-    size_t elems = 1;
+    size_t elems = 1, wcols = 1;
     for (size_t k = 0; k < pl->n_jobs; k++) {
         const size_t n = (size_t)pl->jobs[k].nr * pl->jobs[k].nc;
         elems = n > elems ? n : elems;
+    }
+    for (size_t i = 0; i < pl->r->n; i++) {
+        const lc_vf_tensor *p = &pl->r->t[i];
+        uint64_t rows, cols;
+        if (p->im_entry == SIZE_MAX)
+            continue;
+        lc_vf_matrix(p->dst_t, p->permuted, &rows, &cols);
+        wcols = cols > wcols ? (size_t)cols : wcols;
     }
     const size_t nw = lc_parallel_workers(pl->n_jobs, 1, threads);
     lc_code rc = LC_OK;
@@ -255,7 +304,9 @@ static lc_code run_pool(pool *pl, int threads, lc_error *err) {
         b->ra = lc_malloc_array(elems, 8);
         b->rb = lc_malloc_array(elems, 8);
         b->rq = lc_malloc_array(elems, 8);
-        if (!b->fa || !b->fb || !b->ra || !b->rb || !b->rq)
+        b->fr = lc_malloc_array(elems, sizeof *b->fr);
+        b->w = lc_malloc_array(wcols, sizeof *b->w);
+        if (!b->fa || !b->fb || !b->fr || !b->ra || !b->rb || !b->rq || !b->w)
             rc = lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory for the buffers");
     }
     if (rc == LC_OK)
@@ -266,6 +317,8 @@ static lc_code run_pool(pool *pl, int threads, lc_error *err) {
         lc_free(pl->scratch[i].ra);
         lc_free(pl->scratch[i].rb);
         lc_free(pl->scratch[i].rq);
+        lc_free(pl->scratch[i].w);
+        lc_free(pl->scratch[i].fr);
     }
     lc_free(pl->scratch);
     pl->scratch = NULL;
@@ -286,6 +339,11 @@ static void finish(lc_vf_tensor *p, const part *s) {
     p->worst_col = s->worst_col;
     p->nonfinite = s->nonfinite;
     p->rel_rmse = s->a2 > 0 ? sqrt(s->d2 / s->a2) : s->d2 > 0 ? INFINITY : 0;
+    if (p->weighted_dst && repro_bytes(p) && s->repro_rows) {
+        p->repro_rel_rmse = s->a2 > 0 ? sqrt(s->rd2 / s->a2) : 0;
+        p->expect.rel_rmse_max = fmin(p->expect.rel_rmse_max, LC_VF_REPRO_FACTOR *
+                                      p->repro_rel_rmse + LC_VF_WEIGHTED_RMSE);
+    }
     p->floor_miss = !(p->cosine >= p->expect.cos_min) || !(p->rel_rmse <= p->expect.rel_rmse_max);
     p->ok = p->shape_ok && p->nonfinite == 0 && p->worst <= 1.0 && !p->floor_miss;
     if (p->floor_miss && s->b2 == 0)
@@ -298,6 +356,10 @@ static void finish(lc_vf_tensor *p, const part *s) {
         p->repro = s->repro_rows ? LC_VF_REPRO_DIFF : LC_VF_REPRO_SAME;
     else
         p->repro = LC_VF_REPRO_NONE;
+    /* DST's bytes are SRC's converted by our own code: within any bound by construction,
+     * even where a weighted quantizer moved a block past the unweighted ones. */
+    if (p->repro == LC_VF_REPRO_SAME && p->shape_ok)
+        p->ok = true;
     p->snr_low = p->shape_ok && p->snr_db < p->expect.snr_lo;
 }
 
@@ -317,13 +379,16 @@ static int by_badness(const void *x, const void *y) {
     return strcmp(a->name, b->name);
 }
 
-lc_code lc_vf_tensors_compare(const lc_vf_side *src, const lc_vf_side *dst, int threads,
+lc_code lc_vf_tensors_compare(const lc_vf_side *src, const lc_vf_side *dst,
+                              const lc_imatrix *im, const char *im_path, int threads,
                               lc_progress *p, lc_vf_tensors *r, lc_error *err) {
     memset(r, 0, sizeof *r);
     pool pl = { .r = r, .progress = p };
     part *acc = NULL;
     uint64_t total;
     lc_code rc = lc_vf_pair_up(src, dst, r, err);
+    if (rc == LC_OK)
+        rc = lc_vf_imatrix_assign(r, dst, im, im_path, err);
     if (rc == LC_OK)
         rc = make_jobs(&pl, &total, err);
     if (rc == LC_OK && pl.n_jobs &&

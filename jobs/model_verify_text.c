@@ -183,7 +183,29 @@ static lc_code text_tensor(lc_json_buf *b, const lc_vf_tensor *t, lc_error *err)
     return LC_OK;
 }
 
-static lc_code text_tensors(lc_json_buf *b, const lc_vf_tensors *r, lc_error *err) {
+/* The importance matrix: the one given, the one DST records. */
+static lc_code text_imatrix(lc_json_buf *b, const lc_vf_imatrix_note *n, lc_error *err) {
+    char q[160] = "";
+    if (n->dst_file[0])
+        lc_vf_quote(n->dst_file, strlen(n->dst_file), q, sizeof q);
+    if (n->given)
+        LC_TRY(lc_json_printf(b, err, "  importance matrix (--imatrix): %zu tensor%s "
+                              "reproduced with its weights\n", n->weighted,
+                              n->weighted == 1 ? "" : "s"));
+    if (n->lacking)
+        return lc_json_printf(b, err, "  DST was quantized with an importance matrix (%s%s"
+                              "quantize.imatrix.*) that the reproduction lacks: its tensors "
+                              "cannot be proven without it; give it with --imatrix\n", q,
+                              q[0] ? " in " : "");
+    if (n->dst_records && !n->given)
+        return lc_json_printf(b, err, "  DST records an importance matrix (%s%squantize."
+                              "imatrix.*); every tensor is reproduced without it\n", q,
+                              q[0] ? " in " : "");
+    return LC_OK;
+}
+
+static lc_code text_tensors(lc_json_buf *b, const lc_vf_tensors *r,
+                            const lc_vf_imatrix_note *im, lc_error *err) {
     LC_TRY(lc_json_printf(b, err, "tensors: %zu pairs compared", r->n));
     if (r->n_skipped)
         LC_TRY(lc_json_printf(b, err, " (%zu skipped: the family computes or drops %s)",
@@ -197,6 +219,7 @@ static lc_code text_tensors(lc_json_buf *b, const lc_vf_tensors *r, lc_error *er
         LC_TRY(lc_json_printf(b, err, "  reproduced from SRC by our own conversion: %zu "
                               "identical (proven), %zu differing, %zu of types we cannot "
                               "write\n", r->n_proven, r->n_repro_diff, r->n_proxied));
+    LC_TRY(text_imatrix(b, im, err));
     if (!r->n)
         return LC_OK;
     LC_TRY(lc_json_printf(b, err, "  %-28s %-10s %-14s %9s %9s %10s %7s   %-24s\n", "name (worst first)",
@@ -268,7 +291,7 @@ lc_code lc_vf_print_text(const lc_vf_run *r, FILE *f, lc_error *err) {
     if (rc == LC_OK)
         rc = flush(&b, f, err);
     if (rc == LC_OK)
-        rc = text_tensors(&b, &r->tensors, err);
+        rc = text_tensors(&b, &r->tensors, &r->imx, err);
     if (rc == LC_OK)
         rc = text_logits(&b, &r->logits, err);
     if (rc == LC_OK) {
@@ -284,8 +307,9 @@ lc_code lc_vf_print_text(const lc_vf_run *r, FILE *f, lc_error *err) {
              : r->pass && r->judge == LC_VF_JUDGE_RELATIVE
                  ? lc_json_printf(&b, err, "verdict: PASS (%s: every key and tensor within its "
                                   "bound, mean KL <= %.3g, p99 KL <= %.3g%s: the reproduction's "
-                                  "x%.1f + a margin)\n", lc_vf_class_name(r->cls), l->kl_mean,
-                                  l->kl_p99, nmse, LC_VF_REPRO_FACTOR)
+                                  "x%.1f + a margin%s)\n", lc_vf_class_name(r->cls), l->kl_mean,
+                                  l->kl_p99, nmse, LC_VF_REPRO_FACTOR, r->imx.lacking ?
+                                  "; not proven: reproduced without DST's importance matrix" : "")
              : r->pass && !r->logits.ran
                  ? lc_json_printf(&b, err, "verdict: PASS (%s: every %s within its bound; no "
                                   "forward pass)\n", lc_vf_class_name(r->cls),

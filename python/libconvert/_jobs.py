@@ -181,12 +181,14 @@ def quantize(inp: PathLike, out: Optional[PathLike], ftype: Union[str, int], *,
 def verify(src: PathLike, dst: PathLike, *, tokens: Optional[Sequence[int]] = None,
            text: Optional[str] = None, file: Optional[PathLike] = None,
            max_tokens: int = 0, layers: bool = False, report: Optional[PathLike] = None,
-           threads: int = 0, progress: Optional[ProgressFn] = None) -> VerifyResult:
+           imatrix: Optional[PathLike] = None, threads: int = 0,
+           progress: Optional[ProgressFn] = None) -> VerifyResult:
     """model-verify: did converting SRC into DST keep the model? Metadata key by key,
     every tensor pair against what DST's type may change, both models' logits on the
     same tokens (`tokens` ids, `text`, or a `file`'s text; default the bundled text; at
     most `max_tokens`), with `layers` the hidden state after every layer; `report`
-    writes the HTML page too. Returns the figures `model-verify --json` prints (its
+    writes the HTML page too; `imatrix` is the importance matrix DST was quantized with
+    (as --imatrix: the reproduction weighs by it, so such a DST can be proven). Returns the figures `model-verify --json` prints (its
     verdict in .passed); raises for models that cannot be compared."""
     err = lc_error()
     a = lc_ffi_verify_args(
@@ -194,7 +196,7 @@ def verify(src: PathLike, dst: PathLike, *, tokens: Optional[Sequence[int]] = No
         tokens=None if tokens is None else ",".join(str(int(t)) for t in tokens).encode(),
         text=None if text is None else text.encode("utf-8"),
         file=opt_bytes(file), max_tokens=max_tokens, layers=layers, threads=threads,
-        report_html=opt_bytes(report))
+        report_html=opt_bytes(report), imatrix=opt_bytes(imatrix))
     passed = C.c_bool()
     out = C.c_void_p()
     with job_lock, Progress(progress) as p:

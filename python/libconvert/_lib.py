@@ -101,7 +101,8 @@ class lc_ffi_quantize_args(C.Structure):
 class lc_ffi_verify_args(C.Structure):
     _fields_ = [("src", C.c_char_p), ("dst", C.c_char_p), ("tokens", C.c_char_p),
                 ("text", C.c_char_p), ("file", C.c_char_p), ("max_tokens", C.c_uint64),
-                ("layers", C.c_int32), ("threads", C.c_int32), ("report_html", C.c_char_p)]
+                ("layers", C.c_int32), ("threads", C.c_int32), ("report_html", C.c_char_p),
+                ("imatrix", C.c_char_p)]
 
 
 PROGRESS_FN = C.CFUNCTYPE(None, C.c_void_p, C.c_char_p, C.c_uint64, C.c_uint64)

@@ -134,6 +134,9 @@ class TensorFigures(_Figures):
     reproduced: str = ""            # DST against SRC quantized by our own kernels:
     repro_type: str = ""            # "same" (byte-identical: proven), ...
     repro_rows_differ: int = 0
+    imatrix_weighted: bool = False  # reproduced with an --imatrix vector
+    dst_weighted: bool = False      # DST records a matrix and its type weighs by one
+    repro_rel_rmse: Optional[float] = None  # the reproduction's own (a weighted DST's limit)
     worst: Optional[float] = None
     worst_row: int = 0
     worst_col: int = 0
@@ -241,6 +244,19 @@ class Limits(_Figures):
 
 
 @dataclass
+class VerifyImatrix(_Figures):
+    """The importance matrix: the one given (`imatrix=`, --imatrix) and what DST's
+    quantize.imatrix.* keys record; `lacking`: DST was weighted by a matrix the
+    reproduction did not get, so its tensors could not be proven."""
+    given: Optional[str] = None
+    weighted: int = 0
+    dst_records: bool = False
+    dst_file: Optional[str] = None
+    dst_entries: Optional[int] = None
+    lacking: bool = False
+
+
+@dataclass
 class VerifyResult(_Figures):
     """model-verify's figures (`model-verify --json`, key for key: to_dict()). `passed`
     is the verdict; `why` names the failing parts."""
@@ -249,6 +265,7 @@ class VerifyResult(_Figures):
     why: str = ""
     cls: str = ""
     limits: Optional[Limits] = None
+    imatrix: Optional[VerifyImatrix] = None
     src: Optional[VerifySide] = None
     dst: Optional[VerifySide] = None
     metadata: Optional[MetaFigures] = None

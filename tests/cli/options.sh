@@ -21,7 +21,7 @@ declare -A takes=(
     [gguf2safetensors]="--dtype=f32 $writer $common"
     [gguf-quantize]="--pure --leave-output-tensor --output-tensor-type=q8_0 --token-embedding-type=f16 --tensor-type=a=q8_0 --allow-requantize --override-kv=a=str:b --imatrix=x --include-weights=a --exclude-weights=b --dry-run --json --device=cpu $split $writer $common"
     [gguf-split]="--split --merge --dry-run $split $writer $common"
-    [model-verify]="--tokens=1,2 --text=x --file=f --max-tokens=8 --layers --report=r.html --json $writer $common"
+    [model-verify]="--tokens=1,2 --text=x --file=f --max-tokens=8 --layers --imatrix=x --report=r.html --json $writer $common"
     [model-imatrix]="-f=x --file=x -c=64 --ctx=64 --chunks=2 --process-output --parse-special --show-statistics --output-format=dat --json $writer $common"
 )
 declare -A refuses=(

@@ -124,6 +124,30 @@ def test_verify_tokens_and_report(tmp_path):
     assert (tmp_path / "r.html").read_text().startswith("<!DOCTYPE html>")
 
 
+def test_verify_with_imatrix_equals_tool(tmp_path):
+    """imatrix= is --imatrix: a file gguf-quantize weighted by a legacy .dat matrix is
+    proven with it, and said to lack it without."""
+    import struct
+    import gguf
+    import numpy as np
+    f32, q, dat = FIX / "hf-ref" / "qwen2-f32.gguf", tmp_path / "q.gguf", tmp_path / "m.dat"
+    rng = np.random.default_rng(5)
+    names = [(t.name, int(t.shape[0])) for t in gguf.GGUFReader(f32).tensors
+             if t.name.startswith("blk.") and len(t.shape) == 2]
+    b = bytearray(struct.pack("<i", len(names)))
+    for name, ne0 in names:
+        b += struct.pack("<i", len(name)) + name.encode() + struct.pack("<ii", 1, ne0)
+        b += np.exp(rng.normal(0, 1, ne0)).astype("<f4").tobytes()
+    dat.write_bytes(bytes(b))
+    tool("gguf-quantize", "--imatrix", dat, f32, q, "Q4_0")
+    for extra, kw in ((["--imatrix", dat], {"imatrix": dat}), ([], {})):
+        r = tool("model-verify", "--json", "--max-tokens", "16", *extra, f32, q, ok=(0, 1))
+        got = lc.verify(f32, q, max_tokens=16, **kw)
+        assert got.to_dict() == json.loads(r.stdout) and unknown_keys(got) == []
+        assert got.imatrix.lacking == (not kw) and got.imatrix.dst_records
+    assert lc.verify(f32, q, max_tokens=16, imatrix=dat).judged == "proven"
+
+
 def test_convert_to_gguf_equals_tool(tmp_path):
     for outtype in ("f16", "q8_0", "q4_k_m"):
         tool("safetensors2gguf", "--outtype", outtype, FIX / "hf" / "qwen2",

@@ -203,14 +203,50 @@ def test_llama_quantize_files_pass_as_proven(bases, tmp_path, model, qtype):
 
 
 @pytest.mark.parametrize("qtype", ["IQ4_NL", "IQ4_XS"])
-def test_llama_quantize_read_only_types_pass_on_peaked_logits(bases, tmp_path, qtype):
-    """Types we only read cannot be proven: judged against the reproduction (Q4_0 / Q4_K
-    standing in for IQ4_NL / IQ4_XS), never stricter than the class's fixed limit."""
+def test_llama_quantize_iq4_files_are_proven_on_peaked_logits(bases, tmp_path, qtype):
+    """IQ4_NL and IQ4_XS, which quant/ now writes: llama-quantize's files are reproduced
+    in their own type byte for byte (they were judged against a Q4_0 / Q4_K stand-in)."""
     folder, base = bases["sharp"]
     q = tmp_path / f"sharp-{qtype}.gguf"
     llama_quantize(base, q, LLAMA_FTYPE[qtype])
     r = run(VERIFY, "--json", "-q", folder, q)
     assert r.returncode == 0, r.stdout[-2000:] + r.stderr
     j = json.loads(r.stdout)
-    assert j["judged"] == "relative" and j["logits"]["reproduction"]["ran"]
-    assert j["tensors"]["proxied"] > 0
+    assert j["judged"] == "proven", j["why"]
+    assert j["tensors"]["proxied"] == 0
+    assert any(t["dst_type"] == qtype and t["reproduced"] == "same"
+               for t in j["tensors"]["items"])
+
+
+# llama.cpp's file types with an importance matrix: K and legacy mixes, IQ4, and grid
+# types whose quantizers require one (IQ2_XS, IQ1_S) or use it (IQ3_S)
+LLAMA_IMATRIX = ["Q4_K_M", "Q4_0", "IQ4_XS", "IQ3_S", "IQ2_XS", "IQ1_S"]
+
+
+@pytest.mark.parametrize("qtype", LLAMA_IMATRIX)
+def test_llama_quantize_imatrix_files_are_proven_with_it(bases, tmp_path, qtype):
+    """llama_model_quantize given a matrix as llama-quantize --imatrix FILE hands it (the
+    weights per tensor, the quantize.imatrix.* keys; test_quantize_imatrix.py): model-verify
+    --imatrix FILE proves the file byte for byte; without it, the file is judged against
+    the unweighted reproduction, passes, and the report says what it lacked."""
+    from test_quantize import llama_quantize as quantize_with
+    from test_quantize_imatrix import (load_like_llama_quantize, make_stats,  # IQ ftypes too
+                                       write_gguf_imatrix)
+    folder, base = bases["wide"]
+    im = tmp_path / "wide.imatrix.gguf"
+    write_gguf_imatrix(im, make_stats(base, seed=11))
+    entries, kv = load_like_llama_quantize(im)
+    q = tmp_path / f"wide-{qtype}.gguf"
+    rc, log = quantize_with(base, q, qtype, imatrix=entries, overrides=kv)
+    assert rc == 0, log[-2000:]
+    for src in (folder, base):
+        r = run(VERIFY, "--json", "-q", "--imatrix", im, src, q)
+        assert r.returncode == 0, r.stdout[-2000:] + r.stderr
+        j = json.loads(r.stdout)
+        assert j["judged"] == "proven", j["why"]
+        assert j["tensors"]["proxied"] == 0 and j["imatrix"]["weighted"] > 0
+        assert all(t["reproduced"] == "same" for t in j["tensors"]["items"])
+    r = run(VERIFY, "--json", "-q", folder, q)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr
+    j = json.loads(r.stdout)
+    assert j["judged"] == "relative" and j["imatrix"]["lacking"]

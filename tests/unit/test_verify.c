@@ -8,10 +8,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "jobs/gguf_quantize.h"
 #include "jobs/model_verify.h"
 #include "jobs/model_verify_impl.h"
 #include "libconvert/alloc.h"
+#include "quant/ftype.h"
 #include "quant/quant.h"
 
 static const char *fx(const char *rel) {
@@ -81,23 +84,32 @@ Test(verify_expect, read_only_types_have_a_tensor_floor) {
 
 Test(verify_repro, types_we_write_and_proxies) {
     bool proxy;
-    /* writable: itself */
-    const lc_dtype own[] = { LC_DT_Q8_0, LC_DT_Q4_K, LC_DT_Q2_K, LC_DT_F16, LC_DT_BF16, LC_DT_F32 };
+    /* writable: itself, the IQ and TQ types quant/ writes included */
+    const lc_dtype own[] = { LC_DT_Q8_0, LC_DT_Q4_K, LC_DT_Q2_K, LC_DT_F16, LC_DT_BF16, LC_DT_F32,
+                             LC_DT_IQ4_NL, LC_DT_IQ4_XS, LC_DT_TQ1_0, LC_DT_TQ2_0, LC_DT_IQ3_S,
+                             LC_DT_IQ3_XXS, LC_DT_IQ2_S, LC_DT_IQ1_M };
     for (size_t i = 0; i < sizeof own / sizeof *own; i++) {
-        cr_assert_eq(lc_vf_repro_type(own[i], 256, &proxy), own[i]);
+        cr_assert_eq(lc_vf_repro_type(own[i], 256, false, &proxy), own[i], "%s",
+                     lc_dtype_name(own[i]));
         cr_assert(!proxy);
     }
+    /* the types whose quantizer requires an importance matrix: themselves with one, a
+     * stand-in without */
+    const lc_dtype needs[] = { LC_DT_IQ2_XXS, LC_DT_IQ2_XS, LC_DT_IQ1_S };
+    for (size_t i = 0; i < sizeof needs / sizeof *needs; i++) {
+        cr_assert_eq(lc_vf_repro_type(needs[i], 512, true, &proxy), needs[i]);
+        cr_assert(!proxy);
+        cr_assert(lc_vf_repro_type(needs[i], 512, false, &proxy) == LC_DT_Q2_K && proxy);
+    }
     /* read-only: the nearest writable type whose block divides the row */
-    cr_assert(lc_vf_repro_type(LC_DT_IQ4_NL, 64, &proxy) == LC_DT_Q4_0 && proxy);
-    cr_assert(lc_vf_repro_type(LC_DT_IQ4_XS, 256, &proxy) == LC_DT_Q4_K && proxy);
-    cr_assert(lc_vf_repro_type(LC_DT_IQ2_XXS, 512, &proxy) == LC_DT_Q2_K && proxy);
-    cr_assert(lc_vf_repro_type(LC_DT_Q1_0, 128, &proxy) == LC_DT_Q4_0 && proxy);   /* not 256 */
-    cr_assert(lc_vf_repro_type(LC_DT_Q8_K, 256, &proxy) == LC_DT_Q8_0 && proxy);
+    cr_assert(lc_vf_repro_type(LC_DT_MXFP4, 64, false, &proxy) == LC_DT_Q4_0 && proxy);
+    cr_assert(lc_vf_repro_type(LC_DT_Q1_0, 128, false, &proxy) == LC_DT_Q4_0 && proxy);  /* not 256 */
+    cr_assert(lc_vf_repro_type(LC_DT_Q8_K, 256, true, &proxy) == LC_DT_Q8_0 && proxy);
     /* every block type gets one or is written itself */
     for (int t = 0; t < LC_DT_COUNT; t++)
         if (lc_dtype_is_quant((lc_dtype)t) && lc_dequant_supported((lc_dtype)t))
-            cr_assert_neq(lc_vf_repro_type((lc_dtype)t, 1024, &proxy), LC_DT_INVALID, "%s",
-                          lc_dtype_name((lc_dtype)t));
+            cr_assert_neq(lc_vf_repro_type((lc_dtype)t, 1024, false, &proxy), LC_DT_INVALID,
+                          "%s", lc_dtype_name((lc_dtype)t));
 }
 
 Test(verify_expect, classes_order_by_loss) {
@@ -192,4 +204,86 @@ Test(verify_job, out_of_memory_at_every_allocation) {
         tried = nth;
     }
     cr_assert_gt(tried, 100, "the run makes more allocations than that");
+}
+
+/* A legacy .dat importance matrix for qwen2's 64-wide matrices (q, k, v, gate, up of its
+ * four layers), written into dir; returns its path. */
+static const char *write_dat(const char *dir) {
+    static char path[300];
+    snprintf(path, sizeof path, "%s/m.imatrix.dat", dir);
+    FILE *f = fopen(path, "wb");
+    cr_assert_not_null(f);
+    static const char *const roles[] = { "attn_q", "attn_k", "attn_v", "ffn_gate", "ffn_up" };
+    const int32_t n = 4 * 5, ncall = 1, nval = 64;
+    fwrite(&n, 4, 1, f);
+    for (int l = 0; l < 4; l++)
+        for (int r = 0; r < 5; r++) {
+            char name[64];
+            const int32_t len = snprintf(name, sizeof name, "blk.%d.%s.weight", l, roles[r]);
+            fwrite(&len, 4, 1, f);
+            fwrite(name, 1, (size_t)len, f);
+            fwrite(&ncall, 4, 1, f);
+            fwrite(&nval, 4, 1, f);
+            for (int c = 0; c < nval; c++) {
+                const float w = 0.05f + (float)((c * 37 + l * 11 + r * 5) % 64) / 8.0f;
+                fwrite(&w, 4, 1, f);
+            }
+        }
+    cr_assert_eq(fclose(f), 0);
+    return path;
+}
+
+/* --imatrix: qwen2 quantized to Q4_0 by gguf-quantize's job with a matrix is proven with
+ * it and said to lack it without; then every allocation failing in turn, as above, with
+ * the matrix's paths in the run (the entries, the weighted rows, the lazy weighted view). */
+Test(verify_job, imatrix_proves_and_survives_out_of_memory) {
+    char dir[] = "/tmp/lc-verify-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    const char *im = write_dat(dir);
+    char out[320];
+    snprintf(out, sizeof out, "%s/q.gguf", dir);
+    lc_job_quantize_opts q = { .in = fx("hf-ref/qwen2-f32.gguf"), .out = out,
+                               .ftype = lc_ftype_by_name("Q4_0"), .imatrix = im };
+    lc_error err = { 0 };
+    cr_assert_eq(lc_job_gguf_quantize(&q, NULL, &err), LC_OK, "%s", err.msg);
+
+    lc_job_verify_opts o = opts(fx("hf/qwen2"), out);
+    o.imatrix = im;
+    char *text = NULL;
+    size_t len = 0;
+    o.print = open_memstream(&text, &len);
+    bool pass = false;
+    cr_assert_eq(lc_job_model_verify(&o, NULL, &pass, &err), LC_OK, "%s", err.msg);
+    fclose(o.print);
+    cr_assert(pass);
+    cr_assert_not_null(strstr(text, "every tensor is SRC's converted byte for byte"), "%s", text);
+    cr_assert_not_null(strstr(text, "20 tensors reproduced with its weights"), "%s", text);
+    free(text);
+
+    o.imatrix = NULL;               /* without it: judged, and said to lack it */
+    o.print = open_memstream(&text, &len);
+    cr_assert_eq(lc_job_model_verify(&o, NULL, &pass, &err), LC_OK, "%s", err.msg);
+    fclose(o.print);
+    cr_assert_not_null(strstr(text, "that the reproduction lacks"), "%s", text);
+    free(text);
+
+    o.imatrix = im;
+    o.print = NULL;
+    o.tokens = "1,5,9";
+    bool ran = false;
+    for (long nth = 1; !ran; nth += nth < 100 ? 1 : nth / 16) {
+        lc_error e = { 0 };
+        lc_alloc_fail_after(nth);
+        const lc_code rc = lc_job_model_verify(&o, NULL, &pass, &e);
+        lc_alloc_fail_after(0);
+        cr_assert(rc == LC_OK || rc == LC_E_NOMEM, "allocation %ld: %s: %s", nth,
+                  lc_code_name(rc), e.msg);
+        ran = rc == LC_OK;
+        cr_assert(ran || !pass);
+        cr_assert_lt(nth, 1000000, "never ran to the end");
+    }
+    cr_assert(pass);
+    remove(im);
+    remove(out);
+    rmdir(dir);
 }
