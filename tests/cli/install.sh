@@ -8,8 +8,9 @@ set -eu
 root=$LC_ROOT
 build=$(cd "$LC_BIN/.." && pwd)
 
-# A newcomer's make: not the CUDA=1 that CI's own make passes down through MAKEFLAGS.
-out=$(env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -n -C "$root" BUILD="$TMPDIR/clean")
+# A newcomer's make: not the CUDA=1 that CI's own make passes down (in MAKEFLAGS and as an
+# environment variable: make exports a command line's variables to its recipes).
+out=$(env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u CUDA make -n -C "$root" BUILD="$TMPDIR/clean")
 for src in "$root"/cmd/*.c; do
     tool=$(basename "$src" .c)
     grep -q -- "-o $TMPDIR/clean/bin/$tool\b" <<<"$out" || { echo "bare make -n: no $tool"; exit 1; }
