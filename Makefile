@@ -176,6 +176,11 @@ test-cli: tools
 	$(Q)LC_BIN=$(BUILD)/bin scripts/run-cli-tests.sh tests/cli
 
 PY_TESTS := $(wildcard tests/integration/test_*.py)
+# Every pytest run: no cache folder in the tree, and the temporary folders of the tests
+# that passed removed when the run ends (pytest keeps its last three runs' folders
+# otherwise: CI runs pytest five times, and check-llama's big-model splits alone write
+# gigabytes, which filled a CI machine's disk in the middle of check-llama).
+PYTEST_OPTS := -p no:cacheprovider -o tmp_path_retention_policy=failed
 # The Python package's tests (test_python*.py) load $(PIC)/libconvert.so into the venv's
 # python. In a sanitizer build that library is instrumented and python is not: its
 # runtime is preloaded into python for them (its leaks are not ours: detect_leaks=0).
@@ -186,10 +191,10 @@ SAN_RUNTIME = $(foreach s,$(subst $(comma), ,$(SAN)),\
 test-py: tools shared
 	$(Q)LC_BIN=$(abspath $(BUILD)/bin) LC_TEST_BIN=$(abspath $(BUILD)/test-bin) \
 	    LIBCONVERT_LIBRARY=$(abspath $(PIC)/libconvert.so) $(PY) -m pytest -q \
-	    -p no:cacheprovider $(if $(SAN),$(filter-out $(PY_PKG_TESTS),$(PY_TESTS)),$(PY_TESTS))
+	    $(PYTEST_OPTS) $(if $(SAN),$(filter-out $(PY_PKG_TESTS),$(PY_TESTS)),$(PY_TESTS))
 	$(Q)$(if $(SAN),LC_BIN=$(abspath $(BUILD)/bin) LC_TEST_BIN=$(abspath $(BUILD)/test-bin) \
 	    LIBCONVERT_LIBRARY=$(abspath $(PIC)/libconvert.so) LD_PRELOAD='$(strip $(SAN_RUNTIME))' \
-	    ASAN_OPTIONS=detect_leaks=0 $(PY) -m pytest -q -p no:cacheprovider $(PY_PKG_TESTS))
+	    ASAN_OPTIONS=detect_leaks=0 $(PY) -m pytest -q $(PYTEST_OPTS) $(PY_PKG_TESTS))
 
 # Who may include and call whom: the one table is at the top of the script.
 check-layers:
@@ -209,7 +214,7 @@ check-llama: bootstrap
 	$(Q)LC_BIN=$(abspath $(BUILD)/bin) LC_TEST_BIN=$(abspath $(BUILD)/test-bin) \
 	    LIBCONVERT_LIBRARY=$(abspath $(PIC)/libconvert.so) \
 	    build/llama-venv/bin/python -m pytest -q -rs \
-	    -p no:cacheprovider tests/llama
+	    $(PYTEST_OPTS) tests/llama
 
 # quant/'s unit tests alone (the kernels and the variant comparisons), linked from the
 # library folders quant/ stands on, so that a cross build needs no cJSON or zlib.
@@ -290,7 +295,7 @@ check-cuda: bootstrap
 	LC_TEST_REQUIRE_CUDA=1 LC_FIXTURES=fixtures build/cuda/unit-tests --jobs 1 \
 	    --filter 'quant_variants/*' && \
 	LC_TEST_DEVICE_REAL=1 LC_BIN=$(abspath build/cuda/bin) $(PY) -m pytest -q \
-	    -p no:cacheprovider tests/integration/test_device.py && \
+	    $(PYTEST_OPTS) tests/integration/test_device.py && \
 	if [ -z "$(CUDA_SANITIZER)" ]; then \
 	    echo "check-cuda: FAILED: no compute-sanitizer (set CUDA_SANITIZER)"; exit 1; fi && \
 	$(CUDA_SANITIZER) --tool memcheck --error-exitcode 1 --leak-check full \

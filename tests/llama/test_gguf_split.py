@@ -13,6 +13,7 @@ build/llama-venv/bin/llama-gguf-split).
 """
 import filecmp
 import os
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -157,11 +158,21 @@ def big():
     return BIG
 
 
+@pytest.fixture
+def big_tmp(tmp_path):
+    """tmp_path, emptied as soon as the test ends, passed or failed: each big-model test
+    writes gigabytes, and pytest keeps every test's folder until the whole run ends (a CI
+    machine's disk filled up halfway through check-llama that way)."""
+    yield tmp_path
+    shutil.rmtree(tmp_path, ignore_errors=True)
+
+
 @pytest.mark.parametrize("opts", [["--split-max-size", "400M"],
                                   ["--split-max-size", "1G", "--no-tensor-first-split"],
                                   ["--split-max-tensors", "32"]],
                          ids=["400M", "1G_nofirst", "32tensors"])
-def test_big_model_split_and_merge(tmp_path, big, opts):
+def test_big_model_split_and_merge(big_tmp, big, opts):
+    tmp_path = big_tmp
     ours, ref = split_both(big, tmp_path, opts, "b")
     for p in parts(ref):                # one copy at a time on disk
         p.unlink()
@@ -171,8 +182,9 @@ def test_big_model_split_and_merge(tmp_path, big, opts):
     assert filecmp.cmp(tmp_path / "m.gguf", tmp_path / "m-ref.gguf", shallow=False)
 
 
-def test_big_model_quantized_split_is_gguf_split_of_its_file(tmp_path, big):
+def test_big_model_quantized_split_is_gguf_split_of_its_file(big_tmp, big):
     """gguf-quantize's parts of the 1.5 GiB model are llama.cpp's split of its one file."""
+    tmp_path = big_tmp
     opts = ["--split-max-size", "130M"]
     run([BIN / "gguf-quantize", "-q", big, tmp_path / "one.gguf", "Q4_K_M"])
     run([LLAMA_SPLIT, *opts, tmp_path / "one.gguf", tmp_path / "ref"])
