@@ -97,9 +97,13 @@ _models = {}
 
 
 def llama(path, vocab_only=False):
-    """A llama_cpp.Llama over path, cached per (path, vocab_only) for the session.
-    One thread: the judge wants reproducible sums, not speed."""
-    key = (str(path), vocab_only)
+    """A llama_cpp.Llama over path, cached per (file, vocab_only) for the session.
+    One thread: the judge wants reproducible sums, not speed. The file is its path and
+    its identity (inode, size, mtime): a passed test's tmp_path is removed as it ends
+    (tmp_path_retention_policy=failed), so a later test may get the same path for
+    another file."""
+    st = os.stat(path)
+    key = (str(path), st.st_ino, st.st_size, st.st_mtime_ns, vocab_only)
     if key not in _models:
         _models[key] = llama_cpp.Llama(model_path=str(path), n_ctx=64, n_batch=64,
                                        logits_all=not vocab_only, vocab_only=vocab_only,
