@@ -187,7 +187,7 @@ bool lc_vf_tensors_proven(const lc_vf_tensors *r);
  * itself when we can write it (a plain float type, or a type quant/ writes; one whose
  * quantizer requires an importance matrix, IQ2_XXS, IQ2_XS, IQ1_S, only when `weighted`:
  * the tensor has an --imatrix entry), else the writable type nearest in bits per weight
- * whose block divides cols (MXFP4, NVFP4 -> Q4_0, IQ2_*, IQ1_*, Q1_0, Q2_0 -> Q2_K,
+ * whose block divides cols (NVFP4 -> Q4_0, IQ2_*, IQ1_*, Q1_0, Q2_0 -> Q2_K,
  * Q8_1, Q8_K -> Q8_0); LC_DT_INVALID when none fits. *proxy tells which. */
 lc_dtype lc_vf_repro_type(lc_dtype dt, uint64_t cols, bool weighted, bool *proxy);
 

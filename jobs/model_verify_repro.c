@@ -14,8 +14,8 @@
  * The reproduction is a lazy model: each tensor reads SRC through the RoPE row order DST
  * keeps, widened or dequantized to float32, then quantized or rounded to the type (the
  * chain gguf-quantize builds, jobs/gguf_quantize_plan.c), on demand; a proven tensor is
- * DST's own (the same bytes, read without converting). A type we cannot write (MXFP4,
- * NVFP4, Q1_0, Q2_0, and IQ2_XXS, IQ2_XS, IQ1_S without an --imatrix entry, which their
+ * DST's own (the same bytes, read without converting). A type we cannot write (NVFP4,
+ * Q1_0, Q2_0, and IQ2_XXS, IQ2_XS, IQ1_S without an --imatrix entry, which their
  * quantizers require) is stood for by the writable type nearest in bits per weight (a
  * proxy): its KL is then an estimate, and the verdict says so. */
 #include "jobs/model_verify_impl.h"

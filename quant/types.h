@@ -85,7 +85,8 @@
     X(IQ3_XXS, iq3_xxs, USES)  \
     X(IQ3_S, iq3_s, USES)      \
     X(IQ1_S, iq1_s, REQUIRES)  \
-    X(IQ1_M, iq1_m, USES)
+    X(IQ1_M, iq1_m, USES)      \
+    X(MXFP4, mxfp4, IGNORES)
 
 /* The prototypes of one variant's kernels for one type, e.g.
  *   LC_QUANT_DECLARE(q8_0, avx2) declares lc_q8_0_quantize_avx2, lc_q8_0_dequantize_avx2.

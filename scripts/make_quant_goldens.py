@@ -43,7 +43,7 @@ QUANTIZE = ["Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q2_K", "Q3_K", "Q4_K", "Q5_
 # The types we write by rows only (quant/types.h LC_WRITE_TYPES less LC_QUANT_TYPES);
 # without an importance matrix their hard/special goldens are ggml_quantize_chunk's too
 # (quantize_<type>, not quantize_row_<type>_ref: the two differ for IQ4_NL).
-ROWS_ONLY = ["IQ4_NL", "IQ4_XS", "TQ1_0", "TQ2_0"]
+ROWS_ONLY = ["IQ4_NL", "IQ4_XS", "TQ1_0", "TQ2_0", "MXFP4"]
 WRITE = QUANTIZE + ROWS_ONLY
 # The types whose quantizer uses an importance matrix when it gets one (quant/types.h
 # LC_WRITE_TYPES, USES and REQUIRES): imatrix.<TYPE>.bin holds ggml_quantize_chunk of

@@ -22,3 +22,10 @@ if [ -z "$lib" ] || [ ! -f "$lib" ]; then
 fi
 LC_BENCH_THREADS=${LC_BENCH_THREADS:-$(nproc)} LC_BENCH_GGML=$lib "$BENCH" \
     "${LC_BENCH_IMATRIX_MIB:-4}" "${LC_BENCH_REPS:-3}" ${LC_BENCH_IMATRIX_TYPES:+"$LC_BENCH_IMATRIX_TYPES"}
+# The whole model: model-imatrix's tokens/s next to llama.cpp's forward pass, and
+# gguf-quantize --imatrix IQ2_XS / IQ4_XS next to llama_model_quantize, with peak RSS
+# (imatrix_bench.py; BENCH_THREADS there defaults to 1). LC_BENCH_IMATRIX_FILE=0 skips it.
+if [ "${LC_BENCH_IMATRIX_FILE:-1}" != 0 ]; then
+    LC_LLAMA_PY=$LLAMA_PY "${PY:-build/venv/bin/python}" scripts/bench/imatrix_bench.py \
+        "${LC_BIN:-build/bin}" build/bench
+fi

@@ -100,6 +100,29 @@ def test_tensor_bytes_equal_gguf_py(tmp_path, qtype):
         assert t.data.tobytes() == gguf.quants.quantize(s, qt).tobytes(), t.name
 
 
+def test_mxfp4_moe_bytes_equal_gguf_py(tmp_path):
+    """MXFP4_MOE on a mixture of experts: each stack of experts MXFP4, every other matrix
+    Q8_0 (the router and norms kept F32), all as gguf-py's numpy quantizers make them
+    from the same f32 (on ordinary values gguf-py's MXFP4 is ggml's; edge values are
+    tests/llama/test_quant_ggml.py's)."""
+    src = REF / "qwen3moe-f32.gguf"
+    run("-q", src, tmp_path / "out.gguf", "MXFP4_MOE")
+    a, b = gguf.GGUFReader(src), gguf.GGUFReader(tmp_path / "out.gguf")
+    want = {t.name: t for t in a.tensors}
+    seen = set()
+    for t in b.tensors:
+        s = np.asarray(want[t.name].data, dtype=np.float32).reshape(
+            [int(x) for x in reversed(want[t.name].shape)])
+        seen.add(t.tensor_type.name)
+        if t.tensor_type == gguf.GGMLQuantizationType.F32:
+            assert t.data.tobytes() == s.tobytes(), t.name
+            continue
+        qt = gguf.GGMLQuantizationType.MXFP4 if s.ndim == 3 else gguf.GGMLQuantizationType.Q8_0
+        assert t.tensor_type == qt, t.name
+        assert t.data.tobytes() == gguf.quants.quantize(s, qt).tobytes(), t.name
+    assert seen == {"F32", "Q8_0", "MXFP4"}
+
+
 def test_output_layout(tmp_path):
     """Keys in order with general.quantization_version and general.file_type moved last,
     overrides after them, tensors by layer number then name, 1-D norms kept F32."""
@@ -233,8 +256,8 @@ def test_usage_errors_exit_2(tmp_path, args):
 
 def test_a_type_without_kernels_is_refused_but_planned(tmp_path):
     src = tiny_llama(tmp_path / "in.gguf")
-    # Q2_K_S needs an importance matrix; MXFP4_MOE and IQ2_M have no quantizer here.
-    for t in ["Q2_K_S", "MXFP4_MOE", "IQ2_M"]:
+    # Q2_K_S needs an importance matrix; NVFP4 has no quantizer here, IQ2_M needs a matrix.
+    for t in ["Q2_K_S", "NVFP4", "IQ2_M"]:
         r = run("-q", src, tmp_path / "o.gguf", t, ok=False)
         assert r.returncode == 2 and "not available yet" in r.stderr, t
         if t != "Q2_K_S":

@@ -28,7 +28,7 @@ def test_every_type_of_quant_is_offered():
     assert {t for t in lc.quantize_types() if lc.imatrix_use(t) == "requires"} == \
         set(GRID_NEEDS_IMATRIX)
     assert {t for t in lc.quantize_types() if lc.imatrix_use(t) == "ignores"} == \
-        {"Q8_0", "TQ1_0", "TQ2_0"}
+        {"Q8_0", "TQ1_0", "TQ2_0", "MXFP4"}
     assert set(lc.dequantize_types()) == set(ALL) | set(DEQ_GGML) | {"Q8_1"}
 
 
@@ -109,7 +109,7 @@ def test_quantize_array_refusals():
     with pytest.raises(ValueError, match="multiple of 32"):
         lc.quantize_array(np.ones(33, np.float32), "Q8_0")
     with pytest.raises(ValueError, match="no quantizer"):
-        lc.quantize_array(np.ones(256, np.float32), "MXFP4")
+        lc.quantize_array(np.ones(256, np.float32), "NVFP4")
     with pytest.raises(ValueError, match="unknown type"):
         lc.quantize_array(np.ones(32, np.float32), "Q9_9")
     with pytest.raises(ValueError, match="importance matrix has shape"):

@@ -37,7 +37,7 @@ ALL = ["Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q2_K", "Q3_K", "Q4_K", "Q5_K", "
 # goldens come from grid.f32: ggml's quantizers assert on some of hard/special's values).
 GRID = ["IQ3_XXS", "IQ3_S", "IQ2_S", "IQ2_XXS", "IQ2_XS", "IQ1_S", "IQ1_M"]
 GRID_NEEDS_IMATRIX = ["IQ2_XXS", "IQ2_XS", "IQ1_S"]
-WRITE = ALL + ["IQ4_NL", "IQ4_XS", "TQ1_0", "TQ2_0"]
+WRITE = ALL + ["IQ4_NL", "IQ4_XS", "TQ1_0", "TQ2_0", "MXFP4"]
 LEGACY = ["Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1"]
 # quant/types.h LC_DEQUANT_TYPES, and the ones gguf-py can decode too.
 DEQ_ONLY = ["Q8_1", "Q8_K", "IQ2_XXS", "IQ2_XS", "IQ3_XXS", "IQ1_S", "IQ4_NL", "IQ3_S",
@@ -330,7 +330,7 @@ def test_dequantize_only_goldens_are_not_degenerate():
 def test_quantize_refuses_dequantize_only_types(tmp_path):
     src, dst = tmp_path / "in.f32", tmp_path / "out.bin"
     np.ones(256, np.float32).tofile(src)
-    r = subprocess.run([str(RAW), "quantize", "MXFP4", str(src), str(dst)],
+    r = subprocess.run([str(RAW), "quantize", "NVFP4", str(src), str(dst)],
                        capture_output=True, text=True)
     assert r.returncode == 2 and "unsupported" in r.stderr
     assert not dst.exists()

@@ -40,7 +40,10 @@ CONVERT = BIN / "safetensors2gguf"
 # Issue 9's TYPEs and their llama.h ids.
 FTYPES = {"F32": 0, "F16": 1, "BF16": 32, "Q4_0": 2, "Q4_1": 3, "Q8_0": 7, "Q5_0": 8,
           "Q5_1": 9, "Q2_K": 10, "Q3_K_S": 11, "Q3_K_M": 12, "Q3_K_L": 13, "Q4_K_S": 14,
-          "Q4_K_M": 15, "Q5_K_S": 16, "Q5_K_M": 17, "Q6_K": 18}
+          "Q4_K_M": 15, "Q5_K_S": 16, "Q5_K_M": 17, "Q6_K": 18,
+          # issue 20's MXFP4_MOE: the stacks of experts MXFP4 (qwen3moe, mixtral and
+          # qwen35moe have them), every other matrix Q8_0
+          "MXFP4_MOE": 38}
 REF_INPUTS = ["llama-spm-bf16", "llama-bpe-f16", "qwen2-f32", "llama-tf-bf16",
               "qwen3-bf16", "qwen3moe-bf16", "gemma3-bf16", "mixtral-bf16", "phi3-bf16",
               "qwen35-bf16", "qwen35moe-bf16"]

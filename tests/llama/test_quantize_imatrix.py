@@ -10,8 +10,9 @@ drives it), one thread, on the same inputs:
     llama-quantize --imatrix FILE hands it: the weights and the quantize.imatrix.* keys,
     made here from FILE as tools/quantize/quantize.cpp and common/imatrix-loader.cpp make
     them (load_like_llama_quantize: gguf-py reads the GGUF, struct the .dat), for every
-    TYPE it offers, with GGUF and legacy files, --include/--exclude-weights, a count of 0
-    and per-expert data of a 3-D stack; the plans with an imatrix are llama.cpp's;
+    TYPE it offers (IQ3_XS and MXFP4_MOE included), with GGUF and legacy files,
+    --include/--exclude-weights, a count of 0 and per-expert data of a 3-D stack; the
+    plans with an imatrix are llama.cpp's;
   - bad matrices fail with one line naming the file and the entry, exit 1, no OUT.
 Neither llama-cpp-python nor its wheel has llama-imatrix, so the matrices are written
 here as llama-imatrix stores them (tools/imatrix/imatrix.cpp save_imatrix: per weight
@@ -216,7 +217,8 @@ def same_bytes_imatrix(tmp_path, inp, ftype, im_path, include=(), exclude=(), ex
 
 WITH_IMATRIX = ["Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q2_K", "Q2_K_S", "Q3_K_M", "Q4_K_M",
                 "Q5_K_S", "Q6_K", "Q8_0", "IQ4_NL", "IQ4_XS", "TQ1_0", "IQ3_S", "IQ3_M",
-                "IQ3_XXS", "IQ2_XXS", "IQ2_XS", "IQ2_S", "IQ2_M", "IQ1_S", "IQ1_M"]
+                "IQ3_XXS", "IQ3_XS", "IQ2_XXS", "IQ2_XS", "IQ2_S", "IQ2_M", "IQ1_S", "IQ1_M",
+                "MXFP4_MOE"]
 
 
 def offered_with_imatrix(ftype):
@@ -249,7 +251,7 @@ def test_imatrix_file_is_llama_quantize_s(inputs, imatrices, tmp_path, model, ft
     runs(out)
     # The matrix was used: the tensor data differs from the file made without one (for
     # the types whose quantizer weighs, on a model with whole blocks).
-    if model == "qwen2-k" and ftype not in ("Q8_0", "TQ1_0"):
+    if model == "qwen2-k" and ftype not in ("Q8_0", "TQ1_0", "MXFP4_MOE"):
         plain = tmp_path / "plain.gguf"
         r = ours(["-q", inputs[model], plain, ftype], check=False)
         if r.returncode == 0:

@@ -101,10 +101,10 @@ Test(ftype, available_rows_follow_the_kernels) {
     static const char *yes[] = { "F32", "F16", "BF16", "Q8_0", "Q4_0", "Q4_1", "Q5_0",
                                  "Q5_1", "Q6_K", "Q4_K_M", "Q4_K", "Q2_K", "Q3_K_S",
                                  "Q3_K_M", "Q3_K_L", "Q4_K_S", "Q5_K_S", "Q5_K_M", "IQ4_NL",
-                                 "IQ4_XS", "TQ1_0", "TQ2_0" };
-    /* Bases without a quantizer (the low IQ types for now, FP4, Q1_0) cannot be written. */
-    static const char *no[] = { "Q2_K_S", "IQ2_XXS", "IQ3_XS", "MXFP4_MOE", "NVFP4",
-                                "Q1_0", "Q2_0" };
+                                 "IQ4_XS", "TQ1_0", "TQ2_0", "MXFP4_MOE" };
+    /* Bases without a quantizer (NVFP4, Q1_0, Q2_0) cannot be written, nor types that
+     * need an importance matrix without one. */
+    static const char *no[] = { "Q2_K_S", "IQ2_XXS", "IQ3_XS", "NVFP4", "Q1_0", "Q2_0" };
     for (size_t i = 0; i < sizeof yes / sizeof yes[0]; i++)
         cr_assert(lc_ftype_available(lc_ftype_by_name(yes[i])), "%s", yes[i]);
     for (size_t i = 0; i < sizeof no / sizeof no[0]; i++)
@@ -135,7 +135,7 @@ Test(ftype, outtype_names) {
     lc_ftype_names(0, true, false, ", ", buf, sizeof buf);
     cr_assert_str_eq(buf, "F32, F16, BF16, Q4_0, Q4_1, Q8_0, Q5_0, Q5_1, Q2_K, Q3_K_S, Q3_K_M, "
                           "Q3_K_L, Q4_K_S, Q4_K_M, Q5_K_S, Q5_K_M, Q6_K, IQ4_NL, IQ3_S, IQ3_M, "
-                          "IQ4_XS, TQ1_0, TQ2_0");
+                          "IQ4_XS, TQ1_0, TQ2_0, MXFP4_MOE");
     /* With an importance matrix, every IQ file type and Q2_K_S too. */
     static const char *const with_im[] = { "IQ2_XXS", "IQ2_XS", "Q2_K_S", "IQ3_XS", "IQ3_XXS",
                                            "IQ1_S", "IQ2_S", "IQ2_M", "IQ1_M" };

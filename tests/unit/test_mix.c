@@ -269,9 +269,10 @@ Test(mix, fallbacks_for_rows_that_are_not_whole_blocks) {
 
 Test(mix, writable_file_types_follow_the_table) {
     static const char *const yes[] = { "F32", "BF16", "Q8_0", "Q4_0", "Q6_K", "Q4_K_M",
-                                       "Q4_K_S", "Q5_K_M", "Q3_K_L", "Q2_K", "IQ4_XS" };
-    /* Q2_K_S and IQ2_XXS need an importance matrix; MXFP4 has no quantizer here. */
-    static const char *const no[] = { "Q2_K_S", "IQ2_XXS", "MXFP4_MOE" };
+                                       "Q4_K_S", "Q5_K_M", "Q3_K_L", "Q2_K", "IQ4_XS",
+                                       "MXFP4_MOE" };
+    /* Q2_K_S and IQ2_XXS need an importance matrix; NVFP4 has no quantizer here. */
+    static const char *const no[] = { "Q2_K_S", "IQ2_XXS", "NVFP4" };
     for (size_t i = 0; i < sizeof yes / sizeof *yes; i++) {
         const lc_ftype *f = lc_ftype_by_name(yes[i]);
         cr_assert(lc_mix_ftype_writable(f->id, f->base), "%s", yes[i]);
@@ -285,7 +286,9 @@ Test(mix, writable_file_types_follow_the_table) {
     f = lc_ftype_by_name("IQ2_XXS");
     cr_assert(lc_mix_ftype_writable_imatrix(f->id, f->base), "IQ2_XXS with a matrix");
     f = lc_ftype_by_name("MXFP4_MOE");
-    cr_assert_not(lc_mix_ftype_writable_imatrix(f->id, f->base), "no MXFP4 quantizer");
+    cr_assert(lc_mix_ftype_writable_imatrix(f->id, f->base), "MXFP4 ignores a matrix");
+    f = lc_ftype_by_name("NVFP4");
+    cr_assert_not(lc_mix_ftype_writable_imatrix(f->id, f->base), "no NVFP4 quantizer");
 }
 
 /* ---- ggml's row checks ---- */

@@ -332,6 +332,57 @@ Test(quant, dequantize_fp4) {
     lc_mxfp4_dequantize_ref(&m, y, LC_QK_MXFP4);
     cr_assert_eq(y[1], 0x1p127f);
 
+}
+
+/* One MXFP4 block quantized from x (32 values). */
+static lc_block_mxfp4 mxfp4_of(const float *x) {
+    lc_block_mxfp4 m;
+    cr_assert_eq(lc_quantize_rows(LC_DT_MXFP4, x, &m, 1, LC_QK_MXFP4, NULL), LC_OK);
+    return m;
+}
+
+Test(quant, quantize_mxfp4) {
+    float x[LC_QK_MXFP4] = { 6.0f, 0.25f, 0.75f, -0.25f, -6.0f, 2.9f, 100.0f };
+    lc_block_mxfp4 m = mxfp4_of(x);
+    /* amax 100: floor(log2 100) = 6, e = 6 - 2 + 127; scale 2^(e-128) = 2, codes x 2 */
+    cr_assert_eq(m.e, 131);
+    cr_assert_eq(m.qs[6] & 15, 7, "100 -> 12*2 = 24, the largest code");
+    x[6] = 0.0f;                                  /* amax 6: e 127, scale 0.5 */
+    m = mxfp4_of(x);
+    cr_assert_eq(m.e, 127);
+    cr_assert_eq(m.qs[0] & 15, 7, "6 = 12 * 0.5");
+    cr_assert_eq(m.qs[1] & 15, 0, "0.25: a tie of 0 and 0.5, the first code wins");
+    cr_assert_eq(m.qs[2] & 15, 1, "0.75: a tie of 0.5 and 1, the first code wins");
+    cr_assert_eq(m.qs[3] & 15, 0, "-0.25: a tie of 0 and -0.5, code 0 (+0) first");
+    cr_assert_eq(m.qs[4] & 15, 15, "-6 = -12 * 0.5");
+    cr_assert_eq(m.qs[5] & 15, 5, "2.9 -> 3 = 6 * 0.5");
+    cr_assert_eq(m.qs[8], 0, "zeros");
+    /* log2f rounds 1024 * (1 - 2^-24) up to 10: e = 135, not 134, as ggml has it */
+    memset(x, 0, sizeof x);
+    x[20] = 0x1.fffffep9f;
+    m = mxfp4_of(x);
+    cr_assert_eq(m.e, 135);
+    cr_assert_eq(m.qs[4] >> 4, 6, "so the scale is 128 and 1024 - 2^-14 takes 8 * 128");
+    /* a subnormal amax: e = -140 - 2 + 127 = -15, stored as its low byte (241) */
+    x[20] = 0x1p-140f;
+    cr_assert_eq(mxfp4_of(x).e, 241);
+    x[20] = INFINITY;                             /* log2 inf: INT32_MIN's low byte */
+    cr_assert_eq(mxfp4_of(x).e, 0);
+    x[20] = 0.0f;                                 /* all zero: e 0, every code 0 */
+    m = mxfp4_of(x);
+    cr_assert_eq(m.e, 0);
+    for (int j = 0; j < 16; j++)
+        cr_assert_eq(m.qs[j], 0);
+    x[3] = NAN;                                   /* NaN never becomes amax: code 0 */
+    x[4] = 1.0f;
+    m = mxfp4_of(x);
+    cr_assert_eq(m.e, 125);
+    cr_assert_eq(m.qs[3], 0);
+    cr_assert_eq(m.qs[4] & 15, 6, "1 = 8 * 2^-3");
+}
+
+Test(quant, dequantize_nvfp4) {
+    float y[LC_QK_NVFP4];
     lc_block_nvfp4 nv;
     memset(&nv, 0, sizeof nv);
     nv.d[0] = 0x38;                               /* E4M3 1.0 (exp 7), halved: 0.5 */
@@ -652,8 +703,8 @@ Test(quant, quantize_rows_errors) {
     lc_error e3 = {0};
     cr_assert_eq(lc_quantize_rows(LC_DT_F16, x, y, 1, 64, &e3), LC_E_UNSUPPORTED);
     lc_error e4 = {0};
-    cr_assert_eq(lc_quantize_rows(LC_DT_MXFP4, x, y, 1, 64, &e4), LC_E_UNSUPPORTED);
-    cr_assert(strstr(e4.msg, "no quantizer for dtype MXFP4"), "%s", e4.msg);
+    cr_assert_eq(lc_quantize_rows(LC_DT_NVFP4, x, y, 1, 64, &e4), LC_E_UNSUPPORTED);
+    cr_assert(strstr(e4.msg, "no quantizer for dtype NVFP4"), "%s", e4.msg);
     cr_assert_eq(y[0], 0xaa);
     lc_error e4b = {0};
     cr_assert_eq(lc_dequantize_rows(LC_DT_IQ2_XXS, y, x, 1, 0, &e4b), LC_OK);

@@ -87,7 +87,7 @@ Test(verify_repro, types_we_write_and_proxies) {
     /* writable: itself, the IQ and TQ types quant/ writes included */
     const lc_dtype own[] = { LC_DT_Q8_0, LC_DT_Q4_K, LC_DT_Q2_K, LC_DT_F16, LC_DT_BF16, LC_DT_F32,
                              LC_DT_IQ4_NL, LC_DT_IQ4_XS, LC_DT_TQ1_0, LC_DT_TQ2_0, LC_DT_IQ3_S,
-                             LC_DT_IQ3_XXS, LC_DT_IQ2_S, LC_DT_IQ1_M };
+                             LC_DT_IQ3_XXS, LC_DT_IQ2_S, LC_DT_IQ1_M, LC_DT_MXFP4 };
     for (size_t i = 0; i < sizeof own / sizeof *own; i++) {
         cr_assert_eq(lc_vf_repro_type(own[i], 256, false, &proxy), own[i], "%s",
                      lc_dtype_name(own[i]));
@@ -102,7 +102,7 @@ Test(verify_repro, types_we_write_and_proxies) {
         cr_assert(lc_vf_repro_type(needs[i], 512, false, &proxy) == LC_DT_Q2_K && proxy);
     }
     /* read-only: the nearest writable type whose block divides the row */
-    cr_assert(lc_vf_repro_type(LC_DT_MXFP4, 64, false, &proxy) == LC_DT_Q4_0 && proxy);
+    cr_assert(lc_vf_repro_type(LC_DT_NVFP4, 64, false, &proxy) == LC_DT_Q4_0 && proxy);
     cr_assert(lc_vf_repro_type(LC_DT_Q1_0, 128, false, &proxy) == LC_DT_Q4_0 && proxy);  /* not 256 */
     cr_assert(lc_vf_repro_type(LC_DT_Q8_K, 256, true, &proxy) == LC_DT_Q8_0 && proxy);
     /* every block type gets one or is written itself */
