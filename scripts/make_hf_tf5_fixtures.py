@@ -89,6 +89,7 @@ import transformers
 from safetensors.torch import load_file, save_file
 from tokenizers import Regex, Tokenizer, models, normalizers, pre_tokenizers, trainers
 from transformers import (AutoModelForCausalLM, Gemma3ForCausalLM, Gemma3TextConfig,
+                          Gemma4ForCausalLM, Gemma4TextConfig,
                           GemmaTokenizer, LlamaTokenizer, MixtralConfig, MixtralForCausalLM,
                           Phi3Config, Phi3ForCausalLM, Qwen2Tokenizer, Qwen3Config,
                           Qwen3ForCausalLM, Qwen3MoeConfig, Qwen3MoeForCausalLM,
@@ -361,6 +362,52 @@ def make_gemma3(out):
     save_model(model, out)
 
 
+def make_gemma4(out):
+    """Gemma 4's text model: gemma3's tokenizer files (the converter reads tokenizer.json
+    as a Llama BPE with byte fallback and names it "gemma4"), 5 layers of both kinds,
+    the sliding ones with head_dim 16 and 2 KV heads, the full ones with global_head_dim
+    32, one KV head whose keys are also its values (attention_k_eq_v: no v_proj) and
+    proportional RoPE over half the head; the last 2 layers reuse earlier layers' KV
+    (num_kv_shared_layers: no k/v tensors of their own); per-layer input embeddings of
+    16. Norms multiply by w (gemma4 has no 1 + w), so spread's 1 + N(0, 0.1); each
+    layer_scalar is drawn from [0.5, 1.5)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        train_spm(tmp, 370, pad_id=0, eos_id=1, bos_id=2, unk_id=3, pad_piece="<pad>",
+                  eos_piece="<eos>", bos_piece="<bos>", unk_piece="<unk>",
+                  control_symbols=["<mask>"],
+                  user_defined_symbols=["<start_of_turn>", "<end_of_turn>"],
+                  add_dummy_prefix=False, split_digits=True)
+        tok = spm_tokenizer(GemmaTokenizer, tmp, out, add_bos_token=True)
+    assert len(tok) == 370, len(tok)
+    save_tokenizer(tok, out)
+    vocab = pad64(len(tok))
+    cfg = Gemma4TextConfig(vocab_size=vocab, hidden_size=64, intermediate_size=96,
+                           num_hidden_layers=5, num_attention_heads=2, num_key_value_heads=2,
+                           head_dim=16, global_head_dim=32, num_global_key_value_heads=1,
+                           attention_k_eq_v=True, num_kv_shared_layers=2,
+                           hidden_size_per_layer_input=16, vocab_size_per_layer_input=vocab,
+                           layer_types=["sliding_attention", "full_attention",
+                                        "sliding_attention", "sliding_attention",
+                                        "full_attention"],
+                           sliding_window=8, max_position_embeddings=512, rms_norm_eps=1e-6,
+                           rope_parameters={
+                               "sliding_attention": {"rope_type": "default", "rope_theta": 1000.0},
+                               "full_attention": {"rope_type": "proportional",
+                                                  "partial_rotary_factor": 0.5,
+                                                  "rope_theta": 100000.0}},
+                           final_logit_softcapping=3.0, hidden_activation="gelu_pytorch_tanh",
+                           tie_word_embeddings=True, pad_token_id=0, eos_token_id=1,
+                           bos_token_id=2, architectures=["Gemma4ForCausalLM"])
+    torch.manual_seed(4004)
+    model = Gemma4ForCausalLM(cfg)
+    spread(model, 4004)
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if name.endswith("layer_scalar"):
+                p.copy_(torch.rand_like(p) + 0.5)
+    save_model(model, out)
+
+
 def spread_qwen35(model, seed, router=None):
     """spread() for Qwen3.5: its RMSNorms are zero-centred (1 + w) but the gated norm of
     the linear-attention layers multiplies by w itself (1 + N(0, 0.1)); A = exp(A_log) is
@@ -552,7 +599,7 @@ def make_phi3(out):
 
 MAKERS = {"qwen3": make_qwen3, "qwen3moe": make_qwen3moe, "qwen3moe-fused": make_qwen3moe_fused,
           "gemma3": make_gemma3, "mixtral": make_mixtral, "phi3": make_phi3,
-          "qwen35": make_qwen35, "qwen35moe": make_qwen35moe}
+          "qwen35": make_qwen35, "qwen35moe": make_qwen35moe, "gemma4": make_gemma4}
 
 
 def producer_of(name, fn):
