@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Generates the fixture folders of the families transformers 5 made: fixtures/hf/qwen3,
-qwen3moe, qwen3moe-fused, gemma3, mixtral and phi3.
+qwen3moe, qwen3moe-fused, gemma3, mixtral, phi3, qwen35, qwen35moe and gemma4.
 
 Unlike make_hf_fixtures.py (numpy through safetensors' serializer, transformers 4.46),
 every file here except tokenizer.model is written by transformers 5 itself: the model is
@@ -368,8 +368,9 @@ def make_gemma4(out):
     the sliding ones with head_dim 16 and 2 KV heads, the full ones with global_head_dim
     32, one KV head whose keys are also its values (attention_k_eq_v: no v_proj) and
     proportional RoPE over half the head; the last 2 layers reuse earlier layers' KV
-    (num_kv_shared_layers: no k/v tensors of their own); per-layer input embeddings of
-    16. Norms multiply by w (gemma4 has no 1 + w), so spread's 1 + N(0, 0.1); each
+    (num_kv_shared_layers: no k/v tensors of their own; llama.cpp takes the last
+    layer before them as the full layers' KV and the one before that as the sliding
+    ones', so those two are full and sliding); per-layer input embeddings of 16. Norms multiply by w (gemma4 has no 1 + w), so spread's 1 + N(0, 0.1); each
     layer_scalar is drawn from [0.5, 1.5)."""
     with tempfile.TemporaryDirectory() as tmp:
         train_spm(tmp, 370, pad_id=0, eos_id=1, bos_id=2, unk_id=3, pad_piece="<pad>",
@@ -380,14 +381,16 @@ def make_gemma4(out):
         tok = spm_tokenizer(GemmaTokenizer, tmp, out, add_bos_token=True)
     assert len(tok) == 370, len(tok)
     save_tokenizer(tok, out)
-    vocab = pad64(len(tok))
+    # Not padded: the converter keeps every embedding row and llama.cpp then wants exactly
+    # the tokenizer's count (the Hub's configs say 262144, the tokenizer's size).
+    vocab = len(tok)
     cfg = Gemma4TextConfig(vocab_size=vocab, hidden_size=64, intermediate_size=96,
                            num_hidden_layers=5, num_attention_heads=2, num_key_value_heads=2,
                            head_dim=16, global_head_dim=32, num_global_key_value_heads=1,
                            attention_k_eq_v=True, num_kv_shared_layers=2,
                            hidden_size_per_layer_input=16, vocab_size_per_layer_input=vocab,
-                           layer_types=["sliding_attention", "full_attention",
-                                        "sliding_attention", "sliding_attention",
+                           layer_types=["sliding_attention", "sliding_attention",
+                                        "full_attention", "sliding_attention",
                                         "full_attention"],
                            sliding_window=8, max_position_embeddings=512, rms_norm_eps=1e-6,
                            rope_parameters={
