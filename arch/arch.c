@@ -10,11 +10,12 @@
 #include "libconvert/alloc.h"
 
 extern const lc_arch lc_arch_llama, lc_arch_qwen2, lc_arch_qwen3, lc_arch_qwen3moe,
-    lc_arch_gemma3, lc_arch_phi3, lc_arch_qwen35, lc_arch_qwen35moe;
+    lc_arch_gemma3, lc_arch_phi3, lc_arch_qwen35, lc_arch_qwen35moe, lc_arch_gemma4;
 
 static const lc_arch *const FAMILIES[] = { &lc_arch_llama, &lc_arch_qwen2, &lc_arch_qwen3,
                                            &lc_arch_qwen3moe, &lc_arch_gemma3, &lc_arch_phi3,
-                                           &lc_arch_qwen35, &lc_arch_qwen35moe, NULL };
+                                           &lc_arch_qwen35, &lc_arch_qwen35moe, &lc_arch_gemma4,
+                                           NULL };
 
 const lc_arch *const *lc_arch_all(void) { return FAMILIES; }
 
@@ -581,7 +582,7 @@ static double hp_get(const lc_hparams *hp, lc_hp f, uint32_t file_type) {
     case LC_HP_SSM_INNER_SIZE: return hp->ssm_inner_size;
     case LC_HP_SSM_HEAD_V: return hp->ssm_head_v;
     case LC_HP_ROPE_SCALING_TYPE: case LC_HP_RECURRENT_LAYERS: case LC_HP_ROPE_SECTIONS:
-    case LC_HP_LAYER_TYPES: break;
+    case LC_HP_LAYER_TYPES: case LC_HP_HEAD_COUNT_KV_LAYERS: break;
     }
     return 0;
 }
@@ -623,7 +624,8 @@ void lc_arch_hparam_set(lc_hparams *hp, lc_hp f, double d) {
     case LC_HP_SSM_INNER_SIZE: hp->ssm_inner_size = u; break;
     case LC_HP_SSM_HEAD_V: hp->ssm_head_v = u; break;
     case LC_HP_FILE_TYPE: case LC_HP_ROPE_SCALING_TYPE: case LC_HP_VALUE_DIM:
-    case LC_HP_RECURRENT_LAYERS: case LC_HP_ROPE_SECTIONS: case LC_HP_LAYER_TYPES: break;
+    case LC_HP_RECURRENT_LAYERS: case LC_HP_ROPE_SECTIONS: case LC_HP_LAYER_TYPES:
+    case LC_HP_HEAD_COUNT_KV_LAYERS: break;
     }
 }
 
@@ -659,9 +661,64 @@ static const char *scaling_name(lc_rope_scaling r) {
                                                                               : "linear";
 }
 
+/* KV heads per layer as gguf-py writes a list of ints (int32); one count when the
+ * source gave no list. */
+static lc_code write_kv_layers(lc_model *m, const char *key, const lc_hparams *hp,
+                               lc_error *err) {
+    const uint32_t n = hp->n_head_count_kv_layers;
+    if (!n) {
+        lc_value one = lc_value_uint(LC_VT_U32, hp->head_count_kv);
+        return lc_model_set_meta(m, key, &one, err);
+    }
+    lc_value v;
+    LC_TRY(lc_value_array(&v, LC_VT_I32, n, err));
+    lc_code rc = LC_OK;
+    for (uint32_t i = 0; i < n && rc == LC_OK; i++)
+        rc = lc_value_arr_set(&v, i, lc_value_int(LC_VT_I32, hp->head_count_kv_layers[i]), err);
+    if (rc == LC_OK)
+        rc = lc_model_set_meta(m, key, &v, err);
+    lc_value_clear(&v);
+    return rc;
+}
+
+/* KV heads per layer: a list of positive counts, or one count (llama.cpp reads either). */
+static lc_code read_kv_layers(const lc_value *v, const char *key, lc_hparams *hp,
+                              lc_error *err) {
+    if (v->type == LC_VT_U32 || v->type == LC_VT_I32) {
+        const uint64_t x = v->type == LC_VT_U32 ? v->u : (uint64_t)(v->i > 0 ? v->i : 0);
+        hp->head_count_kv = x <= UINT32_MAX ? (uint32_t)x : 0;
+        return LC_OK;
+    }
+    const bool ok = v->type == LC_VT_ARRAY && v->arr.count >= 1 &&
+                    v->arr.count <= LC_ARCH_MAX_LAYERS &&
+                    (v->arr.elem == LC_VT_I32 || v->arr.elem == LC_VT_U32);
+    for (uint64_t i = 0; ok && i < v->arr.count; i++) {
+        const lc_value e = lc_value_arr_get(v, i);
+        const int64_t x = e.type == LC_VT_I32 ? e.i : (int64_t)e.u;
+        if (x <= 0 || x > UINT32_MAX) {
+            lc_fail(err, LC_E_MALFORMED, LC_NO_OFFSET, "%s[%" PRIu64 "] = %" PRId64 " is not a "
+                    "positive count", key, i, x);
+            lc_err_context(err, NULL, key);
+            return LC_E_MALFORMED;
+        }
+        hp->head_count_kv_layers[i] = (uint32_t)x;
+    }
+    if (!ok) {
+        lc_fail(err, LC_E_MALFORMED, LC_NO_OFFSET, "%s is not a count or an array of counts, "
+                "one per layer", key);
+        lc_err_context(err, NULL, key);
+        return LC_E_MALFORMED;
+    }
+    hp->n_head_count_kv_layers = (uint32_t)v->arr.count;
+    hp->head_count_kv = hp->head_count_kv_layers[0];
+    return LC_OK;
+}
+
 /* The per-layer list (bools) or the rope sections (four int32), gguf-py's types. */
 static lc_code write_array(lc_model *m, const char *key, lc_hp f, const lc_hparams *hp,
                            lc_error *err) {
+    if (f == LC_HP_HEAD_COUNT_KV_LAYERS)
+        return write_kv_layers(m, key, hp, err);
     const bool layers = f == LC_HP_RECURRENT_LAYERS;
     const uint64_t n = layers ? hp->block_count : 4;
     if (layers && n > LC_ARCH_MAX_LAYERS)
@@ -723,6 +780,8 @@ lc_code lc_arch_write_early_keys(const lc_arch *a, const lc_hparams *hp, lc_mode
  * (lc_arch_read_keys). */
 static lc_code read_array(const lc_value *v, const char *key, lc_hp f, lc_hparams *hp,
                           lc_error *err) {
+    if (f == LC_HP_HEAD_COUNT_KV_LAYERS)
+        return read_kv_layers(v, key, hp, err);
     const bool layers = f == LC_HP_RECURRENT_LAYERS;
     const bool ok = v->type == LC_VT_ARRAY &&
                     (layers ? v->arr.elem == LC_VT_BOOL
@@ -835,6 +894,16 @@ lc_code lc_arch_read_keys(const lc_model *m, const lc_arch **out, lc_hparams *hp
         h.head_dim = h.embedding_length / h.head_count;
     if (!h.rope_dim)
         h.rope_dim = h.head_dim;
+    if (h.n_head_count_kv_layers && h.n_head_count_kv_layers != h.block_count) {
+        char key[96];
+        const lc_arch_key k = { "%s.attention.head_count_kv", LC_HP_HEAD_COUNT_KV_LAYERS,
+                                LC_KEY_ARR, 0 };
+        key_name(a, &k, key, sizeof key);
+        lc_fail(err, LC_E_MALFORMED, LC_NO_OFFSET, "%s has %" PRIu32 " entries for %" PRIu32
+                " layers (block_count)", key, h.n_head_count_kv_layers, h.block_count);
+        lc_err_context(err, NULL, key);
+        return LC_E_MALFORMED;
+    }
     if (h.layer_kinds_given && h.n_layer_kinds != h.block_count) {
         char key[96];
         const lc_arch_key k = { "%s.attention.recurrent_layers", LC_HP_RECURRENT_LAYERS,

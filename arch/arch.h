@@ -81,6 +81,13 @@ typedef enum lc_role {
      * never run by the forward pass. */
     LC_ROLE_NEXTN_EH_PROJ,  /* [embd, 2 embd] */
     LC_ROLE_NEXTN_ENORM, LC_ROLE_NEXTN_HNORM, LC_ROLE_NEXTN_HEAD_NORM,  /* [embd] */
+    /* Gemma 4's per-layer inputs: a second embedding of every layer's slice
+     * [vocab, layers x ple] and a projection of the hidden state to the same, normed;
+     * each layer gates its slice (INP_GATE [ple, embd]), projects it back (PROJ
+     * [embd, ple]), norms it and adds it; its output is then scaled (OUTPUT_SCALE [1]). */
+    LC_ROLE_PER_LAYER_TOKEN_EMBD, LC_ROLE_PER_LAYER_MODEL_PROJ, LC_ROLE_PER_LAYER_PROJ_NORM,
+    LC_ROLE_PER_LAYER_INP_GATE, LC_ROLE_PER_LAYER_PROJ, LC_ROLE_PER_LAYER_POST_NORM,
+    LC_ROLE_LAYER_OUTPUT_SCALE,
     LC_ROLE_COUNT
 } lc_role;
 
@@ -236,6 +243,10 @@ typedef struct lc_hparams {
              ssm_inner_size;
     uint32_t ssm_head_v;            /* ssm_inner_size / ssm_time_step_rank */
     bool     rope_sections_given;   /* rope.dimension_sections from the config */
+    /* KV heads per layer (gemma4's attention.head_count_kv is an array): head_count_kv
+     * is layer 0's, what llama.cpp's quantizer reads (n_gqa()); 0 entries: one count. */
+    uint32_t n_head_count_kv_layers;
+    uint32_t head_count_kv_layers[LC_ARCH_MAX_LAYERS];
     uint32_t rope_sections[4];      /* multi-section RoPE (text: every section alike) */
 } lc_hparams;
 
@@ -259,6 +270,7 @@ typedef enum lc_hp {
     LC_HP_RECURRENT_LAYERS, /* an array of bools, one per layer */
     LC_HP_ROPE_SECTIONS,    /* an array of 4 int32 */
     LC_HP_LAYER_TYPES,      /* config only: layer_types, "linear_attention" recurrent */
+    LC_HP_HEAD_COUNT_KV_LAYERS, /* an array of int32, KV heads per layer (gemma4) */
 } lc_hp;
 
 /* When a key is written. */
@@ -373,6 +385,9 @@ struct lc_arch {
                                          * not hidden_size / head_count (phi3) */
     uint32_t default_rope_sections[4];  /* written after the family's keys when the config
                                          * names none (qwen35: [11, 11, 10, 0]) */
+    /* Why infer/'s forward pass cannot run the family yet (gemma4: read and quantized as
+     * a GGUF, not run); NULL: it runs. */
+    const char *no_forward_pass;
 };
 
 /* ---- finding a family ---- */

@@ -504,6 +504,8 @@ lc_code lc_infer_open(const lc_model *m, const lc_arch *a, const lc_hparams *hp_
     lc_hparams hp = *hp_in;
     lc_code rc;
     *out = NULL;
+    if (a->no_forward_pass)     /* a family read and quantized, not yet run */
+        return lc_fail(err, LC_E_UNSUPPORTED, LC_NO_OFFSET, "%s", a->no_forward_pass);
     sizes_from_tensors(m, a, sp, &hp);
     if ((rc = check_hparams(&hp, err)) != LC_OK)
         goto done;

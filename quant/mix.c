@@ -293,7 +293,8 @@ static cat category(const lc_mix *m, const char *name, uint32_t *layer) {
     *layer = UINT32_MAX;
     const lc_arch_tensor *row = lc_arch_find(m->mm.arch, LC_SPELL_GGUF, name, layer);
     switch (row ? row->role : LC_ROLE_NONE) {
-    case LC_ROLE_TOKEN_EMBD: return CAT_TOKEN_EMBD;
+    /* llama.cpp's token-embedding names are both tables */
+    case LC_ROLE_TOKEN_EMBD: case LC_ROLE_PER_LAYER_TOKEN_EMBD: return CAT_TOKEN_EMBD;
     case LC_ROLE_OUTPUT: return CAT_OUTPUT;
     case LC_ROLE_ATTN_Q: return CAT_ATTN_Q;
     case LC_ROLE_ATTN_K: return CAT_ATTN_K;

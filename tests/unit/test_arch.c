@@ -433,3 +433,53 @@ Test(arch, qwen35_aliases_and_value_head_plans) {
     hp.ssm_time_step_rank = 2;          /* as many value as key heads: nothing moves */
     cr_assert(!lc_arch_vreorder(dt, &hp, &v, &sw));
 }
+
+/* gemma4 writes attention.head_count_kv one per layer (int32): read back, layer 0's count
+ * is head_count_kv (what llama.cpp's quantizer takes as n_gqa's), written back the same;
+ * a list of the wrong length or with a zero is refused by key. */
+Test(arch, gemma4_kv_heads_per_layer) {
+    const lc_arch *g4 = lc_arch_by_name("gemma4");
+    cr_assert_not_null(g4);
+    cr_assert_null(lc_arch_by_hf_class("Gemma4ForCausalLM"), "not converted from HF yet");
+    cr_assert_not_null(g4->no_forward_pass);
+    lc_error err = { 0 };
+    lc_hparams hp = { .block_count = 3, .context_length = 64, .embedding_length = 64,
+                      .feed_forward_length = 96, .head_count = 8, .head_count_kv = 1,
+                      .head_dim = 32, .rope_dim = 32, .rms_eps = 1e-6, .rope_theta = 1e6,
+                      .n_head_count_kv_layers = 3, .head_count_kv_layers = { 1, 4, 2 } };
+    lc_model *m = lc_model_new();
+    cr_assert_eq(lc_model_set_meta_str(m, "general.architecture", "gemma4", &err), LC_OK);
+    cr_assert_eq(lc_arch_write_keys(g4, &hp, 1, m, &err), LC_OK, "%s", err.msg);
+    const lc_value *kv = lc_model_find_meta(m, "gemma4.attention.head_count_kv");
+    cr_assert_eq(kv->type, LC_VT_ARRAY);
+    cr_assert_eq(kv->arr.elem, LC_VT_I32);
+    cr_assert_eq(kv->arr.count, 3);
+    cr_assert_eq(lc_value_arr_get(kv, 1).i, 4);
+    const lc_arch *back;
+    lc_hparams got;
+    cr_assert_eq(lc_arch_read_keys(m, &back, &got, &err), LC_OK, "%s", err.msg);
+    cr_assert_eq(back, g4);
+    cr_assert_eq(got.head_count_kv, 1);
+    cr_assert_eq(got.n_head_count_kv_layers, 3);
+    cr_assert_eq(got.head_count_kv_layers[2], 2);
+    lc_value v;
+    cr_assert_eq(lc_value_array(&v, LC_VT_I32, 2, &err), LC_OK);
+    cr_assert_eq(lc_value_arr_set(&v, 0, lc_value_int(LC_VT_I32, 1), &err), LC_OK);
+    cr_assert_eq(lc_value_arr_set(&v, 1, lc_value_int(LC_VT_I32, 1), &err), LC_OK);
+    cr_assert_eq(lc_model_set_meta(m, "gemma4.attention.head_count_kv", &v, &err), LC_OK);
+    lc_value_clear(&v);
+    memset(&err, 0, sizeof err);
+    cr_assert_eq(lc_arch_read_keys(m, &back, &got, &err), LC_E_MALFORMED);
+    cr_assert_str_eq(err.where, "gemma4.attention.head_count_kv");
+    cr_assert_not_null(strstr(err.msg, "2 entries for 3 layers"), "%s", err.msg);
+    cr_assert_eq(lc_value_array(&v, LC_VT_I32, 3, &err), LC_OK);
+    for (uint64_t i = 0; i < 3; i++)
+        cr_assert_eq(lc_value_arr_set(&v, i, lc_value_int(LC_VT_I32, i == 1 ? 0 : 2), &err),
+                     LC_OK);
+    cr_assert_eq(lc_model_set_meta(m, "gemma4.attention.head_count_kv", &v, &err), LC_OK);
+    lc_value_clear(&v);
+    memset(&err, 0, sizeof err);
+    cr_assert_eq(lc_arch_read_keys(m, &back, &got, &err), LC_E_MALFORMED);
+    cr_assert_not_null(strstr(err.msg, "[1] = 0"), "%s", err.msg);
+    lc_model_free(m);
+}

@@ -1,0 +1,80 @@
+/* arch/gemma4.c: the gemma4 family (Gemma 4's text model) as data, GGUF side only.
+ *
+ * What the pinned converter (Gemma4Model) writes: gemma3's blocks with norms stored as
+ * they are (Gemma 4's RMSNorm multiplies by w: no + 1), sliding and full layers of
+ * different head sizes and KV head counts (head_count_kv one per layer; key_length the
+ * full layers', key_length_swa the sliding ones'), full layers whose keys are also their
+ * values (no attn_v), the last shared_kv_layers layers reading earlier layers' KV (no
+ * attn_k/attn_v), per-layer input embeddings, a scale on each layer's output, and
+ * rope_freqs (1 for the rotated pairs of the full layers' proportional RoPE, 1e30 for
+ * the rest). Read from a GGUF for inspection and quantization; no HF class is listed
+ * (safetensors2gguf does not write gemma4 yet) and infer/ does not run it. Shapes vary
+ * by layer kind, so the rows of the attention leave them unchecked. */
+#include "arch/families.h"
+
+static const char *const CLASSES[] = { NULL };
+
+#define L "model.layers.%u."
+static const lc_arch_tensor TENSORS[] = {
+    /* role                          GGUF                                  transformers                          Meta  shape                          flags */
+    { LC_ROLE_ROPE_FREQS,             "rope_freqs.weight",                  NULL,                                 NULL, 0, { 0 },                          LC_AT_COMPUTED },
+    { LC_ROLE_TOKEN_EMBD,             "token_embd.weight",                  "model.embed_tokens.weight",          NULL, 2, { LC_DIM_VOCAB, LC_DIM_EMBD },  LC_AT_REQUIRED },
+    { LC_ROLE_PER_LAYER_TOKEN_EMBD,   "per_layer_token_embd.weight",        "model.embed_tokens_per_layer.weight", NULL, 0, { 0 },                         0 },
+    { LC_ROLE_PER_LAYER_MODEL_PROJ,   "per_layer_model_proj.weight",        "model.per_layer_model_projection.weight", NULL, 0, { 0 },                     0 },
+    { LC_ROLE_PER_LAYER_PROJ_NORM,    "per_layer_proj_norm.weight",         "model.per_layer_projection_norm.weight", NULL, 0, { 0 },                      0 },
+    { LC_ROLE_OUTPUT_NORM,            "output_norm.weight",                 "model.norm.weight",                  NULL, 1, { LC_DIM_EMBD },                LC_AT_REQUIRED },
+    { LC_ROLE_OUTPUT,                 "output.weight",                      "lm_head.weight",                     NULL, 2, { LC_DIM_VOCAB, LC_DIM_EMBD },  0 },
+    { LC_ROLE_ATTN_NORM,              "blk.%u.attn_norm.weight",            L "input_layernorm.weight",           NULL, 1, { LC_DIM_EMBD },                LC_AT_REQUIRED },
+    { LC_ROLE_ATTN_Q,                 "blk.%u.attn_q.weight",               L "self_attn.q_proj.weight",          NULL, 0, { 0 },                          LC_AT_REQUIRED },
+    { LC_ROLE_ATTN_Q_NORM,            "blk.%u.attn_q_norm.weight",          L "self_attn.q_norm.weight",          NULL, 0, { 0 },                          LC_AT_REQUIRED },
+    { LC_ROLE_ATTN_K,                 "blk.%u.attn_k.weight",               L "self_attn.k_proj.weight",          NULL, 0, { 0 },                          0 },
+    { LC_ROLE_ATTN_K_NORM,            "blk.%u.attn_k_norm.weight",          L "self_attn.k_norm.weight",          NULL, 0, { 0 },                          0 },
+    { LC_ROLE_ATTN_V,                 "blk.%u.attn_v.weight",               L "self_attn.v_proj.weight",          NULL, 0, { 0 },                          0 },
+    { LC_ROLE_ATTN_OUT,               "blk.%u.attn_output.weight",          L "self_attn.o_proj.weight",          NULL, 0, { 0 },                          LC_AT_REQUIRED },
+    { LC_ROLE_ATTN_POST_NORM,         "blk.%u.post_attention_norm.weight",  L "post_attention_layernorm.weight",  NULL, 1, { LC_DIM_EMBD },                LC_AT_REQUIRED },
+    { LC_ROLE_FFN_NORM,               "blk.%u.ffn_norm.weight",             L "pre_feedforward_layernorm.weight", NULL, 1, { LC_DIM_EMBD },                LC_AT_REQUIRED },
+    { LC_ROLE_FFN_GATE,               "blk.%u.ffn_gate.weight",             L "mlp.gate_proj.weight",             NULL, 0, { 0 },                          LC_AT_REQUIRED },
+    { LC_ROLE_FFN_UP,                 "blk.%u.ffn_up.weight",               L "mlp.up_proj.weight",               NULL, 0, { 0 },                          LC_AT_REQUIRED },
+    { LC_ROLE_FFN_DOWN,               "blk.%u.ffn_down.weight",             L "mlp.down_proj.weight",             NULL, 0, { 0 },                          LC_AT_REQUIRED },
+    { LC_ROLE_FFN_POST_NORM,          "blk.%u.post_ffw_norm.weight",        L "post_feedforward_layernorm.weight", NULL, 1, { LC_DIM_EMBD },               LC_AT_REQUIRED },
+    { LC_ROLE_PER_LAYER_INP_GATE,     "blk.%u.inp_gate.weight",             L "per_layer_input_gate.weight",      NULL, 0, { 0 },                          0 },
+    { LC_ROLE_PER_LAYER_PROJ,         "blk.%u.proj.weight",                 L "per_layer_projection.weight",      NULL, 0, { 0 },                          0 },
+    { LC_ROLE_PER_LAYER_POST_NORM,    "blk.%u.post_norm.weight",            L "post_per_layer_input_norm.weight", NULL, 0, { 0 },                          0 },
+    { LC_ROLE_LAYER_OUTPUT_SCALE,     "blk.%u.layer_output_scale.weight",   L "layer_scalar",                     NULL, 0, { 0 },                          0 },
+};
+#undef L
+
+/* TextModel's keys (head_count_kv one per layer), Gemma3Model's, then Gemma4Model's:
+ * the shared-KV count, the per-layer input width, the sliding layers' list, their head
+ * sizes and the RoPE widths of both kinds. Only the keys the rules and the checks read
+ * are tied to lc_hparams fields; the rest pass through untouched. */
+static const lc_arch_key KEYS[] = {
+    { "%s.block_count", LC_HP_BLOCK_COUNT, LC_KEY_U32, LC_KEY_ALWAYS },
+    { "%s.context_length", LC_HP_CONTEXT_LENGTH, LC_KEY_U32, LC_KEY_ALWAYS },
+    { "%s.embedding_length", LC_HP_EMBEDDING_LENGTH, LC_KEY_U32, LC_KEY_ALWAYS },
+    { "%s.feed_forward_length", LC_HP_FEED_FORWARD_LENGTH, LC_KEY_U32, LC_KEY_ALWAYS },
+    { "%s.attention.head_count", LC_HP_HEAD_COUNT, LC_KEY_U32, LC_KEY_ALWAYS },
+    { "%s.attention.head_count_kv", LC_HP_HEAD_COUNT_KV_LAYERS, LC_KEY_ARR, LC_KEY_ALWAYS },
+    { "%s.rope.freq_base", LC_HP_ROPE_THETA, LC_KEY_F32, LC_KEY_ALWAYS },
+    LC_ARCH_KEYS_SWA_BASE, LC_ARCH_KEYS_EPS,
+    { "%s.attention.key_length", LC_HP_HEAD_DIM, LC_KEY_U32, LC_KEY_ALWAYS },
+    { "%s.attention.value_length", LC_HP_VALUE_DIM, LC_KEY_U32, LC_KEY_ALWAYS },
+    { "general.file_type", LC_HP_FILE_TYPE, LC_KEY_U32, LC_KEY_ALWAYS },
+    { "%s.final_logit_softcapping", LC_HP_FINAL_SOFTCAP, LC_KEY_F32, LC_KEY_IF_SET },
+    { "%s.attention.sliding_window", LC_HP_SLIDING_WINDOW, LC_KEY_U32, LC_KEY_IF_SET },
+    LC_ARCH_KEYS_EXPERTS,
+    { "%s.rope.dimension_count", LC_HP_ROPE_DIM, LC_KEY_U32, LC_KEY_ALWAYS },
+};
+
+const lc_arch lc_arch_gemma4 = {
+    .name = "gemma4",
+    .hf_classes = CLASSES,
+    .rope = LC_ROPE_NEOX,
+    .tensors = TENSORS, .n_tensors = sizeof TENSORS / sizeof *TENSORS,
+    .keys = KEYS, .n_keys = sizeof KEYS / sizeof *KEYS,
+    .cfg = lc_arch_cfg_transformer, .n_cfg = LC_ARCH_CFG_TRANSFORMER_COUNT,
+    .default_rms_eps = 1e-6, .default_rope_theta = 1000000.0,
+    .recipe = { .act = LC_ACT_GELU_TANH, .embd_scale = true },
+    .no_forward_pass = "the forward pass does not run gemma4 yet (per-layer head sizes and "
+                       "KV heads, shared KV layers, per-layer inputs, proportional RoPE)",
+};
