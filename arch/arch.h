@@ -88,6 +88,11 @@ typedef enum lc_role {
     LC_ROLE_PER_LAYER_TOKEN_EMBD, LC_ROLE_PER_LAYER_MODEL_PROJ, LC_ROLE_PER_LAYER_PROJ_NORM,
     LC_ROLE_PER_LAYER_INP_GATE, LC_ROLE_PER_LAYER_PROJ, LC_ROLE_PER_LAYER_POST_NORM,
     LC_ROLE_LAYER_OUTPUT_SCALE,
+    /* Gemma 4's experts (beside the dense FFN): gate and up of each expert in one stack
+     * [expert, 2 ff_exp, embd]; the router's input scale [embd], the experts' output
+     * scales [expert]; the extra norms around the two FFN branches [embd]. */
+    LC_ROLE_FFN_GATE_UP_EXPS, LC_ROLE_FFN_GATE_INP_SCALE, LC_ROLE_FFN_DOWN_EXPS_SCALE,
+    LC_ROLE_FFN_POST_NORM_1, LC_ROLE_FFN_POST_NORM_2, LC_ROLE_FFN_PRE_NORM_2,
     LC_ROLE_COUNT
 } lc_role;
 

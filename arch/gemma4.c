@@ -41,6 +41,15 @@ static const lc_arch_tensor TENSORS[] = {
     { LC_ROLE_PER_LAYER_PROJ,         "blk.%u.proj.weight",                 L "per_layer_projection.weight",      NULL, 0, { 0 },                          0 },
     { LC_ROLE_PER_LAYER_POST_NORM,    "blk.%u.post_norm.weight",            L "post_per_layer_input_norm.weight", NULL, 0, { 0 },                          0 },
     { LC_ROLE_LAYER_OUTPUT_SCALE,     "blk.%u.layer_output_scale.weight",   L "layer_scalar",                     NULL, 0, { 0 },                          0 },
+    /* the mixture of experts beside the dense FFN (enable_moe_block) */
+    { LC_ROLE_FFN_GATE_INP,           "blk.%u.ffn_gate_inp.weight",         L "router.proj.weight",               NULL, 0, { 0 },                          0 },
+    { LC_ROLE_FFN_GATE_INP_SCALE,     "blk.%u.ffn_gate_inp.scale",          L "router.scale",                     NULL, 0, { 0 },                          0 },
+    { LC_ROLE_FFN_GATE_UP_EXPS,       "blk.%u.ffn_gate_up_exps.weight",     L "experts.gate_up_proj",             NULL, 0, { 0 },                          0 },
+    { LC_ROLE_FFN_DOWN_EXPS,          "blk.%u.ffn_down_exps.weight",        L "experts.down_proj",                NULL, 0, { 0 },                          0 },
+    { LC_ROLE_FFN_DOWN_EXPS_SCALE,    "blk.%u.ffn_down_exps.scale",         L "router.per_expert_scale",          NULL, 0, { 0 },                          0 },
+    { LC_ROLE_FFN_POST_NORM_1,        "blk.%u.post_ffw_norm_1.weight",      L "post_feedforward_layernorm_1.weight", NULL, 0, { 0 },                       0 },
+    { LC_ROLE_FFN_POST_NORM_2,        "blk.%u.post_ffw_norm_2.weight",      L "post_feedforward_layernorm_2.weight", NULL, 0, { 0 },                       0 },
+    { LC_ROLE_FFN_PRE_NORM_2,         "blk.%u.pre_ffw_norm_2.weight",       L "pre_feedforward_layernorm_2.weight", NULL, 0, { 0 },                        0 },
 };
 #undef L
 

@@ -306,6 +306,7 @@ static cat category(const lc_mix *m, const char *name, uint32_t *layer) {
     case LC_ROLE_FFN_UP: case LC_ROLE_FFN_UP_EXPS: case LC_ROLE_FFN_UP_SHEXP:
         return CAT_FFN_UP;
     case LC_ROLE_FFN_GATE: case LC_ROLE_FFN_GATE_EXPS: case LC_ROLE_FFN_GATE_INP:
+    case LC_ROLE_FFN_GATE_UP_EXPS:      /* "ffn_gate_up_exps" holds "ffn_gate" */
     case LC_ROLE_FFN_GATE_SHEXP: case LC_ROLE_FFN_GATE_INP_SHEXP:
         return CAT_FFN_GATE;
     case LC_ROLE_FFN_DOWN: case LC_ROLE_FFN_DOWN_EXPS: case LC_ROLE_FFN_DOWN_SHEXP:

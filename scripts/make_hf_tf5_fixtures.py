@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Generates the fixture folders of the families transformers 5 made: fixtures/hf/qwen3,
-qwen3moe, qwen3moe-fused, gemma3, mixtral, phi3, qwen35, qwen35moe and gemma4.
+qwen3moe, qwen3moe-fused, gemma3, mixtral, phi3, qwen35, qwen35moe, gemma4 and
+gemma4moe.
 
 Unlike make_hf_fixtures.py (numpy through safetensors' serializer, transformers 4.46),
 every file here except tokenizer.model is written by transformers 5 itself: the model is
@@ -411,6 +412,71 @@ def make_gemma4(out):
     save_model(model, out)
 
 
+def make_gemma4moe(out):
+    """Gemma 4's mixture-of-experts text model (as 26B-A4B): every layer's dense MLP plus,
+    beside it, 8 experts (top-2, moe_intermediate_size 32) behind a router with its own
+    scale and per-expert scales, and their extra norms; gemma4's tokenizer files, 3 layers
+    (sliding, sliding, full), no shared-KV layers and no per-layer inputs (26B has none).
+    Routers N(0, 16) so their choices are clear (the router
+    normalises its input and scales it by hidden^-1/2); the router's scales 1 + N(0, 0.1); the
+    seed the first whose router scores keep ROUTER_GAP between the k-th and (k+1)-th
+    expert (as the other MoE fixtures)."""
+    for fn in os.listdir(os.path.join(FIX, "hf", "gemma4")):
+        if fn.startswith("tokenizer"):
+            shutil.copy(os.path.join(FIX, "hf", "gemma4", fn), out)
+    cfg = Gemma4TextConfig(vocab_size=370, hidden_size=64, intermediate_size=96,
+                           num_hidden_layers=3, num_attention_heads=2, num_key_value_heads=2,
+                           head_dim=16, global_head_dim=32, num_global_key_value_heads=1,
+                           attention_k_eq_v=True, num_kv_shared_layers=0,
+                           hidden_size_per_layer_input=0, vocab_size_per_layer_input=370,
+                           layer_types=["sliding_attention", "sliding_attention",
+                                        "full_attention"],
+                           enable_moe_block=True, num_experts=8, top_k_experts=2,
+                           moe_intermediate_size=32,
+                           sliding_window=8, max_position_embeddings=512, rms_norm_eps=1e-6,
+                           rope_parameters={
+                               "sliding_attention": {"rope_type": "default", "rope_theta": 1000.0},
+                               "full_attention": {"rope_type": "proportional",
+                                                  "partial_rotary_factor": 0.5,
+                                                  "rope_theta": 100000.0}},
+                           final_logit_softcapping=3.0, hidden_activation="gelu_pytorch_tanh",
+                           tie_word_embeddings=True, pad_token_id=0, eos_token_id=1,
+                           bos_token_id=2, architectures=["Gemma4ForCausalLM"])
+    for s in range(4040, 4040 + 200):
+        torch.manual_seed(s)
+        model = Gemma4ForCausalLM(cfg)
+        spread(model, s, router="router.proj.weight")
+        with torch.no_grad():
+            for name, p in model.named_parameters():
+                if name.endswith("layer_scalar"):
+                    p.copy_(torch.rand_like(p) + 0.5)
+                elif name.endswith(("router.scale", "router.per_expert_scale")):
+                    p.copy_(torch.randn_like(p) * 0.1 + 1.0)
+                elif name.endswith("router.proj.weight"):
+                    p.mul_(4.0)     # its input is normed and scaled by hidden^-1/2
+        gap = gemma4_router_gap(model, cfg.top_k_experts)
+        if gap >= ROUTER_GAP:
+            print(f"make_hf_tf5_fixtures: gemma4moe seed {s}, router gap {gap:.3f}")
+            save_model(model, out)
+            return
+    raise SystemExit(f"make_hf_tf5_fixtures: no gemma4moe seed gives router gap {ROUTER_GAP}")
+
+
+def gemma4_router_gap(model, k):
+    """router_gap() for Gemma 4, whose router's scores are not among the model's outputs:
+    read from each router.proj's output."""
+    m = copy.deepcopy(model).to(torch.bfloat16).to(torch.float32).eval()
+    scores = []
+    hooks = [mod.register_forward_hook(lambda _m, _i, o: scores.append(o.detach()))
+             for name, mod in m.named_modules() if name.endswith("router.proj")]
+    with torch.no_grad():
+        m(torch.tensor([TOKENS]), use_cache=False)
+    for h in hooks:
+        h.remove()
+    top = [torch.topk(r.reshape(-1, r.shape[-1]).float(), k + 1, dim=-1).values for r in scores]
+    return min(float((t[:, k - 1] - t[:, k]).min()) for t in top)
+
+
 def spread_qwen35(model, seed, router=None):
     """spread() for Qwen3.5: its RMSNorms are zero-centred (1 + w) but the gated norm of
     the linear-attention layers multiplies by w itself (1 + N(0, 0.1)); A = exp(A_log) is
@@ -602,10 +668,13 @@ def make_phi3(out):
 
 MAKERS = {"qwen3": make_qwen3, "qwen3moe": make_qwen3moe, "qwen3moe-fused": make_qwen3moe_fused,
           "gemma3": make_gemma3, "mixtral": make_mixtral, "phi3": make_phi3,
-          "qwen35": make_qwen35, "qwen35moe": make_qwen35moe, "gemma4": make_gemma4}
+          "qwen35": make_qwen35, "qwen35moe": make_qwen35moe, "gemma4": make_gemma4,
+          "gemma4moe": make_gemma4moe}
 
 
 def producer_of(name, fn):
+    if name == "gemma4moe" and fn.startswith("tokenizer"):
+        return "copy of hf/gemma4"
     if fn == "tokenizer.model":
         return "sentencepiece"
     if name == "qwen3moe-fused":

@@ -64,7 +64,7 @@ MODELS = ["llama-spm", "llama-bpe", "qwen2", "llama-tf"]
 # The families transformers 5 made (scripts/make_hf_tf5_fixtures.py): their logits come
 # from transformers 5 (build/tf5-venv), the others' from 4.57.6 as before.
 TF5_MODELS = ["qwen3", "mixtral", "qwen3moe", "gemma3", "phi3", "qwen35", "qwen35moe",
-              "gemma4"]
+              "gemma4", "gemma4moe"]
 # ... of which these run the longer sequence (tokens-long.txt).
 LONG_MODELS = ["qwen35", "qwen35moe"]
 # 24 ids below 364 (llama-bpe's vocabulary, the smallest), with repeats (1, 7, 300).

@@ -58,13 +58,13 @@ SDIST = SRC / f"llama_cpp_python-{VERSION}"
 LLAMA = SDIST / "vendor" / "llama.cpp"
 OUT = ROOT / "fixtures" / "hf-ref"
 MODELS = ["llama-spm", "llama-bpe", "qwen2", "llama-tf",
-          "qwen3", "mixtral", "qwen3moe", "gemma3", "phi3", "qwen35", "qwen35moe", "gemma4"]
+          "qwen3", "mixtral", "qwen3moe", "gemma3", "phi3", "qwen35", "qwen35moe", "gemma4", "gemma4moe"]
 OUTTYPES = ["f32", "f16", "bf16", "q8_0"]
 # The llama.cpp pre-tokenizer name of the regex each BPE fixture copies (None: SentencePiece).
 # qwen3 and qwen3moe use Qwen2Tokenizer's own regex, which llama.cpp names "qwen2".
 PRE = {"llama-spm": None, "llama-bpe": "llama-bpe", "qwen2": "qwen2", "llama-tf": None,
        "qwen3": "qwen2", "mixtral": None, "qwen3moe": "qwen2", "gemma3": None, "phi3": None,
-       "qwen35": "qwen35", "qwen35moe": "qwen35", "gemma4": None}
+       "qwen35": "qwen35", "qwen35moe": "qwen35", "gemma4": None, "gemma4moe": None}
 # Folders whose every conversion must equal another folder's reference byte for byte
 # (so no reference of their own is kept): the same weights in another layout.
 SAME_AS = {"qwen3moe-fused": "qwen3moe"}

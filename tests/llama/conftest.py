@@ -31,7 +31,7 @@ MODELS = ["llama-spm", "llama-bpe", "qwen2", "llama-tf",
 # Families whose references exist (fixtures/hf-ref/, scripts/make_llama_ref.py) but which
 # our converter does not write yet: only the reference-side tests (test_ref.py) list them.
 # A family moves into MODELS when safetensors2gguf supports it.
-REF_ONLY = ["gemma4"]
+REF_ONLY = ["gemma4", "gemma4moe"]
 REF_MODELS = MODELS + REF_ONLY
 OUTTYPES = ["f32", "f16", "bf16", "q8_0"]
 SUBJECTS = ["ref", "ours"]

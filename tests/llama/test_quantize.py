@@ -46,7 +46,8 @@ FTYPES = {"F32": 0, "F16": 1, "BF16": 32, "Q4_0": 2, "Q4_1": 3, "Q8_0": 7, "Q5_0
           "MXFP4_MOE": 38}
 REF_INPUTS = ["llama-spm-bf16", "llama-bpe-f16", "qwen2-f32", "llama-tf-bf16",
               "qwen3-bf16", "qwen3moe-bf16", "gemma3-bf16", "mixtral-bf16", "phi3-bf16",
-              "qwen35-bf16", "qwen35moe-bf16", "gemma4-bf16"]
+              "qwen35-bf16", "qwen35moe-bf16", "gemma4-bf16",
+              "gemma4moe-bf16"]
 HF_INPUTS = ["llama-q9", "qwen2-k"]
 INPUTS = REF_INPUTS + HF_INPUTS
 
