@@ -302,3 +302,28 @@ def test_model_inspect_shows_the_experts(made, model, stacks):
     else:
         assert f"experts:  8 per layer, 2 used per token ({stacks} stacked tensors)" in text
         assert j["experts"] == {"count": 8, "used": 2, "stacked_tensors": stacks}
+
+
+def st_tensors(path):
+    """name -> (dtype, shape, data bytes) of a safetensors file, read by hand (numpy has no
+    bfloat16)."""
+    raw = Path(path).read_bytes()
+    (n,) = struct.unpack("<Q", raw[:8])
+    head = json.loads(raw[8:8 + n])
+    head.pop("__metadata__", None)
+    base = 8 + n
+    return {k: (v["dtype"], v["shape"], raw[base + v["data_offsets"][0]:base + v["data_offsets"][1]])
+            for k, v in head.items()}
+
+
+@pytest.mark.parametrize("model", ["gemma4", "gemma4moe"])
+def test_gemma4_gguf_back_to_hf_tensors(tmp_path, model):
+    """The way back for gemma4 (read from the pinned converter's GGUF: safetensors2gguf
+    does not write gemma4 yet): every transformers tensor, the experts' fused stacks and
+    the layer scalars included, comes back under its own name with its bfloat16 bytes;
+    rope_freqs (computed) is dropped."""
+    out = tmp_path / "back.safetensors"
+    r = run(BIN / "gguf2safetensors", "--dtype", "bf16", FIX / "hf-ref" / f"{model}-bf16.gguf",
+            out)
+    assert r.returncode == 0, r.stderr
+    assert st_tensors(out) == st_tensors(FIX / "hf" / model / "model.safetensors")
