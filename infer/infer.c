@@ -131,7 +131,8 @@ static const lc_infer_rope *rope_of(const lc_infer *c, const lc_infer_layer *L, 
 }
 
 /* att [n, q_dim] = attention(rope(qnorm(q)), rope(knorm(k)), v) over s->q, s->k, s->v */
-static void attend(lc_infer *c, const lc_infer_layer *L, run_state *s, size_t n) {
+static lc_code attend(lc_infer *c, const lc_infer_layer *L, run_state *s, size_t n,
+                      lc_error *err) {
     if (L->q_norm)                          /* every head of every token */
         rmsnorm_rows(s->q, s->q, L->q_norm, n * c->n_heads, c->head_dim, c->eps);
     if (L->k_norm)
@@ -141,10 +142,8 @@ static void attend(lc_infer *c, const lc_infer_layer *L, run_state *s, size_t n)
         lc_infer_rope_apply(rope, s->q + t * c->q_dim, c->n_heads, (uint32_t)t);
         lc_infer_rope_apply(rope, s->k + t * c->kv_dim, c->n_kv_heads, (uint32_t)t);
     }
-    for (size_t t = 0; t < n; t++)
-        lc_infer_attention_ex(s->att + t * c->q_dim, s->q + t * c->q_dim, s->k, s->v, t,
-                              c->n_heads, c->n_kv_heads, c->head_dim, c->attn_scale,
-                              L->sliding ? c->window : 0, s->scores);
+    return lc_infer_attend(s->att, s->q, s->k, s->v, n, c->n_heads, c->n_kv_heads, c->head_dim,
+                           c->attn_scale, L->sliding ? c->window : 0, c->mm.threads, err);
 }
 
 /* x += post(Wo attention(rope(qnorm(Wq h + bq)), rope(knorm(Wk h + bk)), Wv h + bv)),
@@ -155,7 +154,7 @@ static lc_code attention_block(lc_infer *c, const lc_infer_layer *L, run_state *
     LC_TRY(mm(c, &L->wq, L->bq, s->xb, n, s->q, err));
     LC_TRY(mm(c, &L->wk, L->bk, s->xb, n, s->k, err));
     LC_TRY(mm(c, &L->wv, L->bv, s->xb, n, s->v, err));
-    attend(c, L, s, n);
+    LC_TRY(attend(c, L, s, n, err));
     LC_TRY(mm(c, &L->wo, NULL, s->att, n, s->proj, err));
     if (L->attn_post_norm)
         rmsnorm_rows(s->proj, s->proj, L->attn_post_norm, n, c->embd, c->eps);
@@ -176,7 +175,7 @@ static lc_code gated_attention_block(lc_infer *c, const lc_infer_layer *L, run_s
         for (uint32_t h = 0; h < c->n_heads; h++)
             memcpy(s->q + t * c->q_dim + (size_t)h * hd,
                    s->qg + (t * c->n_heads + h) * 2 * hd, hd * sizeof(float));
-    attend(c, L, s, n);
+    LC_TRY(attend(c, L, s, n, err));
     for (size_t t = 0; t < n; t++)
         for (uint32_t h = 0; h < c->n_heads; h++) {
             float *o = s->att + t * c->q_dim + (size_t)h * hd;

@@ -38,7 +38,8 @@
  * widest matrix in float32 and in its own dtype, the 1-D tensors (norms, biases) in
  * float32, and per forward call the activations of one layer for n tokens (the keys and
  * values of the layer being run are its KV cache: each call starts at position 0, so no
- * cache outlives a layer): n x (3 embd + q + 2 kv + 2 ff) + n floats; the caller holds
+ * cache outlives a layer): n x (3 embd + q + 2 kv + 2 ff) + n floats, and while a layer
+ * attends, per thread 2 n head_dim + 32 n + 64 head_dim floats; the caller holds
  * the logits. A llama-2 7B f16 GGUF (13.5 GB, mapped: its pages are the page cache's, not
  * the heap's) runs 512 tokens in about 95 MB of activations + 8 MB of row buffers on 8
  * threads + 1 MB of norms, and 65 MB of logits. Results do not depend on the thread

@@ -66,4 +66,31 @@ void    lc_infer_mm_free(lc_infer_mm *mm);
 lc_code lc_infer_matmul(lc_infer_mm *mm, const lc_infer_mat *w, const float *bias,
                         const float *x, size_t n, float *y, lc_error *err);
 
+/* ---- causal attention of a whole sequence (matmul_attend.c), threaded over heads, its
+ * scores and weighted values through the matmul tile.
+ *
+ * lc_infer_attention_ex (blocks.h) is the per-query statement of the same thing, one
+ * scalar dot after another on one thread: at 512 tokens it took a third of a forward
+ * call. Here each head is one job: its key and value head are copied out once into
+ * contiguous rows, the queries go by blocks of LC_ATTEND_BLOCK, and for each block the
+ * scores against every key up to the block's last position are one tile product, the
+ * masked softmax runs per query, and the weighted sum of values is a second tile product
+ * against the block's values transposed. A head's result is the same whatever the
+ * thread count; it differs from lc_infer_attention_ex by float rounding only (the
+ * tile's 8-lane sums). */
+
+/* Queries per block: the waste past the diagonal is at most this many scores per query,
+ * and the block's scores [LC_ATTEND_BLOCK, n] stay a few hundred KiB at n = 2048. */
+#define LC_ATTEND_BLOCK 32
+
+/* att [n, n_heads * head_dim] = for every position t and head h,
+ * sum over s in [s0(t), t] of softmax_s(scale * q_t,h . k_s,g) v_s,g, g = h / (n_heads /
+ * n_kv_heads), s0(t) = t + 1 - window when window > 0 and t + 1 > window, else 0.
+ * q [n, n_heads * head_dim], k and v [n, n_kv_heads * head_dim]. Scratch per thread:
+ * (2 n + 2 LC_ATTEND_BLOCK) head_dim + LC_ATTEND_BLOCK n floats;
+ * LC_E_NOMEM when it cannot be had. */
+lc_code lc_infer_attend(float *att, const float *q, const float *k, const float *v, size_t n,
+                        uint32_t n_heads, uint32_t n_kv_heads, uint32_t head_dim, float scale,
+                        size_t window, int threads, lc_error *err);
+
 #endif

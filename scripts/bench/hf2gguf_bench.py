@@ -72,7 +72,9 @@ def run(cmd, quiet=False):
     return float(secs), int(kib) / 1024
 
 
-if sys.argv[1] == "gen":
+if sys.argv[1] == "gen":      # gen FOLDER [JSON of config keys that replace CFG's]
+    if len(sys.argv) > 3:
+        CFG.update(json.loads(sys.argv[3]))
     generate(sys.argv[2])
     sys.exit(0)
 bin_dir, out_dir = sys.argv[1], sys.argv[2]

@@ -1,31 +1,36 @@
-"""Bench: tokens per second of infer/'s forward pass against llama.cpp's.
+"""Bench: tokens per second of infer/'s forward pass against llama.cpp's, at several
+sequence lengths.
 
-The model is hf2gguf_bench.py's generated folder build/bench/hf-llama-1.5g/ (llama-shaped:
-hidden 2048, 15 layers, 32/8 heads, ffn 5632, vocab 32000: 0.81 G parameters; made once,
-by the same generator), converted once by our safetensors2gguf to build/bench/infer-f16.gguf
-and infer-q8_0.gguf. Both engines run the same 64 token ids as one batch from position 0
-and compute the logits of every position, on the same number of threads (BENCH_THREADS,
-default one per core):
+The model is a generated 0.2 G-parameter llama, build/bench/hf-llama-200m/ (made once by
+hf2gguf_bench.py's generator with hidden 1024, 12 layers, 16/4 heads, ffn 2816, vocab
+32000), converted once by our safetensors2gguf to build/bench/infer-f16.gguf and
+infer-q8_0.gguf, and by our gguf-quantize from the f16 file to infer-q4_k_m.gguf: the size
+of model an importance matrix is computed with in 100-200 chunks of 512 tokens. For each
+length N in BENCH_TOKENS (default 64,512,2048) both engines run the same N token ids as
+one batch from position 0 and compute the logits of every position, on the same number
+of threads (BENCH_THREADS, default one per core):
   ours       tests/tools/lc-infer -t T --repeat 2 (the faster of two forward calls in one
              process, so the second runs with the mapped file's pages in place), under
              lc-peak for the process's peak RSS (the mapped GGUF's resident pages count in
              it: the figure less the file size is the forward pass's own memory);
-  llama.cpp  llama_cpp.Llama(n_batch = n_ubatch = 64, logits_all=True, T threads for
+  llama.cpp  llama_cpp.Llama(n_batch = n_ubatch = N, logits_all=True, T threads for
              batches) in build/llama-venv's python: one warm-up eval, then the faster of
              two timed evals (llama.cpp's defaults otherwise: f16 KV cache, its own
-             kernels for f16 and Q8_0, which round the activations to f16 / Q8_0).
+             kernels for each type, which round the activations to f16 / Q8_0 / Q8_K).
 Each round runs every case once; the figures are medians over BENCH_RUNS rounds
 (default 3): tokens per wall second, and tokens per CPU second (the process's CPU time
 during the forward call, every thread's). On a shared machine wall time measures the
-load as much as the code (a busy-waiting thread pool suffers most from it); CPU time is
-the steadier figure of the work done. Target: ours within 4x of llama.cpp. No assertion:
-the script reports and never fails on a figure."""
-import os, statistics, subprocess, sys
+load as much as the code; CPU time is the steadier figure of the work done. Target:
+ours >= 0.5x llama.cpp at 512 tokens for every type, and ours flat from 64 to 2048
+tokens (the last column: tok/s at N over tok/s at the first N). No assertion: the script
+reports and never fails on a figure."""
+import json, os, statistics, subprocess, sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 TEST_BIN = os.environ.get("LC_TEST_BIN", os.path.join(ROOT, "build", "test-bin"))
 LLAMA_PY = os.path.join(ROOT, "build", "llama-venv", "bin", "python")
-N_TOKENS = 64
+SHAPE = {"hidden_size": 1024, "intermediate_size": 2816, "num_hidden_layers": 12,
+         "num_attention_heads": 16, "num_key_value_heads": 4}
 LLAMA_CODE = r"""
 import sys, time, llama_cpp
 path, threads, toks = sys.argv[1], int(sys.argv[2]), [int(x) for x in sys.argv[3].split(",")]
@@ -67,49 +72,61 @@ def llama(model, tokens, threads):
     return wall, cpu, 0.0
 
 
-def main():
-    bin_dir, out_dir = sys.argv[1], sys.argv[2]
-    folder = os.path.join(out_dir, "hf-llama-1.5g")
+def make_models(bin_dir, out_dir):
+    folder = os.path.join(out_dir, "hf-llama-200m")
     if not os.path.exists(os.path.join(folder, "config.json")):
         subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "bench", "hf2gguf_bench.py"),
-                        "gen", folder], check=True)
-    models = {}
+                        "gen", folder, json.dumps(SHAPE)], check=True)
+    models = {t: os.path.join(out_dir, f"infer-200m-{t}.gguf") for t in ("f16", "q8_0", "q4_k_m")}
     for t in ("f16", "q8_0"):
-        models[t] = os.path.join(out_dir, f"infer-{t}.gguf")
         if not os.path.exists(models[t]):
             subprocess.run([os.path.join(bin_dir, "safetensors2gguf"), "-q", "--no-fsync",
                             "--outtype", t, folder, models[t]], check=True)
+    if not os.path.exists(models["q4_k_m"]):
+        subprocess.run([os.path.join(bin_dir, "gguf-quantize"), models["f16"], models["q4_k_m"],
+                        "Q4_K_M"], check=True, stdout=subprocess.DEVNULL)
+    return models
+
+
+def main():
+    bin_dir, out_dir = sys.argv[1], sys.argv[2]
+    os.makedirs(out_dir, exist_ok=True)
+    models = make_models(bin_dir, out_dir)
     threads = int(os.environ.get("BENCH_THREADS", os.cpu_count() or 1))
     runs = int(os.environ.get("BENCH_RUNS", "3"))
-    # Fixed ids spread over the vocabulary (the generated model has 32000).
-    tokens = ",".join(str((i * 7919 + 13) % 32000) for i in range(N_TOKENS))
-    tok_file = os.path.join(out_dir, "infer-tokens.txt")
-    with open(tok_file, "w") as fh:
-        fh.write(tokens + "\n")
+    lengths = [int(x) for x in os.environ.get("BENCH_TOKENS", "64,512,2048").split(",")]
     have_llama = os.path.isfile(LLAMA_PY)
     res = {}
     for _ in range(runs):
-        for t, path in models.items():
-            res.setdefault(("ours", t), []).append(ours(path, "@" + tok_file, threads, out_dir))
-            if have_llama:
-                res.setdefault(("llama.cpp", t), []).append(llama(path, tokens, threads))
-    print(f"infer: forward pass of {N_TOKENS} tokens (logits at every position) on a generated "
-          f"0.81 G-param llama, {threads} threads, median of {runs}:")
+        for n in lengths:
+            # Fixed ids spread over the vocabulary (the generated model has 32000).
+            tokens = ",".join(str((i * 7919 + 13) % 32000) for i in range(n))
+            tok_file = os.path.join(out_dir, f"infer-tokens-{n}.txt")
+            with open(tok_file, "w") as fh:
+                fh.write(tokens + "\n")
+            for t, path in models.items():
+                res.setdefault(("ours", t, n), []).append(ours(path, "@" + tok_file, threads,
+                                                               out_dir))
+                if have_llama:
+                    res.setdefault(("llama.cpp", t, n), []).append(llama(path, tokens, threads))
+    print(f"infer: forward pass of N tokens (logits at every position) on a generated "
+          f"0.2 G-param llama, {threads} threads, median of {runs} (tok/s wall, tok/CPU-s):")
     for t, path in models.items():
         size = os.path.getsize(path) / (1 << 20)
-        ow = statistics.median(r[0] for r in res[("ours", t)])
-        oc = statistics.median(r[1] for r in res[("ours", t)])
-        rss = max(r[2] for r in res[("ours", t)])
-        print(f"  {t:5s} ours      {N_TOKENS / ow:7.1f} tok/s wall ({ow:6.2f} s), "
-              f"{N_TOKENS / oc:7.1f} tok/CPU-s ({oc:6.2f} s)   peak RSS {rss:6.0f} MiB "
-              f"(file {size:.0f} MiB mapped)")
-        if have_llama:
-            lw = statistics.median(r[0] for r in res[("llama.cpp", t)])
-            lc = statistics.median(r[1] for r in res[("llama.cpp", t)])
-            print(f"  {t:5s} llama.cpp {N_TOKENS / lw:7.1f} tok/s wall ({lw:6.2f} s), "
-                  f"{N_TOKENS / lc:7.1f} tok/CPU-s ({lc:6.2f} s)")
-            print(f"  {t:5s} ours / llama.cpp speed: {lw / ow:.2f}x wall, {lc / oc:.2f}x CPU "
-                  "(target >= 0.25x)")
+        base = None
+        for n in lengths:
+            med = lambda who, i: statistics.median(r[i] for r in res[(who, t, n)])
+            ow, oc = med("ours", 0), med("ours", 1)
+            rss = max(r[2] for r in res[("ours", t, n)])
+            base = base or n / ow
+            line = (f"  {t:6s} N={n:5d} ours {n / ow:7.1f} wall {n / oc:7.1f} CPU, peak RSS "
+                    f"{rss:5.0f} MiB (file {size:.0f} MiB), flat {n / ow / base:4.2f}")
+            if have_llama:
+                lw, lc = med("llama.cpp", 0), med("llama.cpp", 1)
+                line += (f" | llama.cpp {n / lw:7.1f} wall {n / lc:7.1f} CPU | ours/llama.cpp "
+                         f"{lw / ow:4.2f}x wall {lc / oc:4.2f}x CPU")
+            print(line)
+    print("  target: ours/llama.cpp >= 0.5x at N=512 for every type; flat ~1 from 64 to 2048")
     if not have_llama:
         print("  llama.cpp: skipped (build/llama-venv is made by `make check-llama`)")
 

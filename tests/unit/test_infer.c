@@ -222,6 +222,40 @@ Test(infer_blocks, causal_grouped_attention_by_hand) {
     near(out[3], 0.33023845 * 2 + 0.66976155 * 4, 1e-6, "head 1, dim 1");
 }
 
+Test(infer_blocks, whole_sequence_attention_equals_per_query) {
+    /* lc_infer_attend against lc_infer_attention_ex position by position: 4 query heads
+     * on 2 kv heads, 70 positions (two full blocks of 32 and a part), head_dim 12 (not a
+     * multiple of 8: the tile's tail), with and without a sliding window of 37, on 1 and
+     * 3 threads (the same bits). */
+    enum { N = 70, H = 4, KV = 2, HD = 12 };
+    static float q[N * H * HD], k[N * KV * HD], v[N * KV * HD];
+    static float want[N * H * HD], got[N * H * HD], got3[N * H * HD];
+    float scores[N];
+    for (int i = 0; i < N * H * HD; i++)
+        q[i] = (float)((i * 29 % 23) - 11) / 8;
+    for (int i = 0; i < N * KV * HD; i++) {
+        k[i] = (float)((i * 13 % 17) - 8) / 8;
+        v[i] = (float)((i * 7 % 19) - 9) / 4;
+    }
+    const size_t windows[2] = { 0, 37 };
+    for (int wi = 0; wi < 2; wi++) {
+        const float scale = 0.3f;
+        for (size_t t = 0; t < N; t++)
+            lc_infer_attention_ex(want + t * H * HD, q + t * H * HD, k, v, t, H, KV, HD, scale,
+                                  windows[wi], scores);
+        lc_error err = { 0 };
+        cr_assert_eq(lc_infer_attend(got, q, k, v, N, H, KV, HD, scale, windows[wi], 1, &err),
+                     LC_OK);
+        cr_assert_eq(lc_infer_attend(got3, q, k, v, N, H, KV, HD, scale, windows[wi], 3, &err),
+                     LC_OK);
+        for (int i = 0; i < N * H * HD; i++) {
+            near(got[i], want[i], 1e-5, "window %zu: att[%d] = %f, want %f", windows[wi], i,
+                 got[i], want[i]);
+            cr_assert_eq(memcmp(&got[i], &got3[i], sizeof(float)), 0, "att[%d]: 1 vs 3 threads", i);
+        }
+    }
+}
+
 /* ---- the matmul ---- */
 
 static void check_tile(lc_infer_tile_fn tile, const char *name) {
