@@ -31,6 +31,26 @@ static bool is_pth_index(const char *path, bool dir) {
     return access(p, F_OK) == 0;
 }
 
+/* The one weights file of an unsharded Hugging Face folder (model.safetensors, else
+ * pytorch_model.bin), or NULL where the folder has an index (sharded) or neither. */
+static const char *single_file_of(const char *dir) {
+    static const char *const index[] = {"model.safetensors.index.json",
+                                        "pytorch_model.bin.index.json"};
+    static const char *const single[] = {"model.safetensors", "pytorch_model.bin"};
+    char p[4096];
+    for (size_t i = 0; i < 2; i++) {
+        snprintf(p, sizeof p, "%s/%s", dir, index[i]);
+        if (access(p, F_OK) == 0)
+            return NULL;
+    }
+    for (size_t i = 0; i < 2; i++) {
+        snprintf(p, sizeof p, "%s/%s", dir, single[i]);
+        if (access(p, F_OK) == 0)
+            return single[i];
+    }
+    return NULL;
+}
+
 static lc_code open_any(const char *path, bool lenient, const lc_pth_opts *pth, lc_model **out,
                         lc_any_info *info, lc_error *err) {
     *out = NULL;
@@ -41,6 +61,15 @@ static lc_code open_any(const char *path, bool lenient, const lc_pth_opts *pth, 
                 strerror(errno));
         lc_err_context(err, path, NULL);
         return err ? err->code : LC_E_IO;
+    }
+    if (S_ISDIR(st.st_mode)) {
+        /* A folder of one unsharded file (the Hub's small models): that file. */
+        const char *single = single_file_of(path);
+        if (single) {
+            char p[4096];
+            if (snprintf(p, sizeof p, "%s/%s", path, single) < (int)sizeof p)
+                return open_any(p, lenient, pth, out, info, err);
+        }
     }
     if (S_ISDIR(st.st_mode) || ends_with(path, ".index.json")) {
         if (is_pth_index(path, S_ISDIR(st.st_mode))) {

@@ -41,3 +41,26 @@ def test_bits_per_weight_and_types_match_gguf_py(tmp_path, outtype):
     assert f"{elems} ({nbytes * 8 / elems:.2f} bits per weight;" in line
     if outtype == "q4_k_m":
         assert set(types) >= {"Q4_K", "Q6_K"}      # a mix: more than one block type
+
+
+@pytest.mark.parametrize("model", ["qwen2", "gemma3"])
+def test_a_folder_of_one_unsharded_file_is_that_file(model):
+    """An HF folder with model.safetensors and no index (the Hub's small models) inspects
+    as its one file: the same tensor table, not "index.json: cannot open"."""
+    folder = ROOT / "fixtures" / "hf" / model
+    assert not (folder / "model.safetensors.index.json").exists()
+    inspect = lambda p: subprocess.run([str(BIN / "model-inspect"), "--json", str(p)],
+                                   capture_output=True, text=True)
+    a, b = inspect(folder), inspect(folder / "model.safetensors")
+    assert a.returncode == 0, a.stderr
+    got, want = json.loads(a.stdout), json.loads(b.stdout)
+    assert got["format"] == "safetensors"
+    assert got["tensors"] == want["tensors"] and len(got["tensors"]) > 5
+
+
+def test_a_folder_without_weights_names_what_it_looked_for(tmp_path):
+    (tmp_path / "config.json").write_text("{}")
+    r = subprocess.run([str(BIN / "model-inspect"), str(tmp_path)], capture_output=True,
+                       text=True)
+    assert r.returncode != 0 and "model.safetensors.index.json" in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1
