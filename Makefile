@@ -26,6 +26,8 @@ WERROR  ?= 1
 PREFIX  ?= /usr/local
 FUZZ_SECONDS ?= 60
 CHECK_FUZZ_SECONDS ?= 15
+# fuzz_rows re-runs the quantizers fuzz_quant covers, by their row entries: a short look.
+CHECK_FUZZ_ROWS_SECONDS ?= 4
 VENV    := build/venv
 PY      := $(VENV)/bin/python
 O       := $(BUILD)/obj
@@ -345,7 +347,8 @@ build/fuzz/%: tests/fuzz/%.c $(FUZZ_OBJ)
 fuzz: $(FUZZ_BINS)
 	$(Q)LC_FUZZ_SECONDS=$(FUZZ_SECONDS) scripts/run-fuzz.sh $(FUZZ_BINS)
 test-fuzz-short: $(FUZZ_BINS)
-	$(Q)LC_FUZZ_SECONDS=$(CHECK_FUZZ_SECONDS) scripts/run-fuzz.sh $(FUZZ_BINS)
+	$(Q)LC_FUZZ_SECONDS=$(CHECK_FUZZ_SECONDS) scripts/run-fuzz.sh $(filter-out build/fuzz/fuzz_rows,$(FUZZ_BINS))
+	$(Q)LC_FUZZ_SECONDS=$(CHECK_FUZZ_ROWS_SECONDS) scripts/run-fuzz.sh build/fuzz/fuzz_rows
 
 demo: bootstrap
 	$(Q)$(MAKE) --no-print-directory tools

@@ -74,11 +74,17 @@ static int place(const lc_iq_grid *g, const float *xval, const float *waux, floa
     return best_neighbour(g, g->neighbours - g->map[u] - 1, xval, waux, scale, L);
 }
 
-/* The entry of levels that must be on the grid (ggml aborts otherwise). */
+/* The entry of levels that must be on the grid (ggml aborts otherwise). A group whose
+ * scale search failed (a NaN scale from overflowing weights) still holds the first
+ * fit's levels, up to 3 or any value from a NaN: their index would read past the map
+ * (ggml's too), so levels outside 0..2 get entry 0 as well. */
 static int entry_of(const lc_iq_grid *g, const int8_t *L) {
     int u = 0;
-    for (int i = 0; i < 8; i++)
+    for (int i = 0; i < 8; i++) {
+        if (L[i] < 0 || L[i] > 2)
+            return 0;
         u |= L[i] << 2 * i;
+    }
     return g->map[u] >= 0 ? g->map[u] : 0;
 }
 

@@ -76,6 +76,9 @@ static int place(const lc_iq_grid *g, const float *xval, const float *waux, floa
 }
 
 static int entry_of(const lc_iq_grid *g, const int8_t *L) {
+    for (int i = 0; i < 4; i++)         /* a group no search placed (NaN scale): off the map */
+        if (L[i] < 0 || L[i] > 7)
+            return 0;
     const int gi = g->map[index_of(L)];
     return gi >= 0 ? gi : 0;            /* ggml aborts: levels are always placed */
 }

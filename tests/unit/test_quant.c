@@ -690,6 +690,30 @@ Test(quant, quantize_rows_imatrix_contract) {
     cr_assert_eq(err.code, LC_OK);
 }
 
+/* Weights that overflow the weighted sums (1e22 times a row of 1e22: infinite weights, a
+ * NaN scale) leave a group its first fit's levels, 3s and 4s off the grid's map: the
+ * index once read past the map (fuzz_rows found it). Such a group gets entry 0, so an
+ * IQ2_XXS block is its NaN scale and zeros. */
+Test(quant, grid_iquants_survive_overflowing_weights) {
+    enum { C = 256 };
+    static float x[C], im[C], y[C];
+    for (int j = 0; j < C; j++)
+        x[j] = im[j] = 1e22f;
+    static uint8_t q[C * 2];
+    lc_error err = {0};
+    const lc_dtype ts[] = { LC_DT_IQ2_XXS, LC_DT_IQ2_XS, LC_DT_IQ2_S, LC_DT_IQ3_XXS,
+                            LC_DT_IQ3_S,   LC_DT_IQ1_S,  LC_DT_IQ1_M };
+    for (size_t i = 0; i < sizeof ts / sizeof ts[0]; i++) {
+        cr_assert_eq(lc_quantize_rows_imatrix(ts[i], x, q, 1, C, im, &err), LC_OK, "%s",
+                     lc_dtype_name(ts[i]));
+        cr_assert_eq(lc_dequantize_rows(ts[i], q, y, 1, C, &err), LC_OK);
+    }
+    cr_assert_eq(lc_quantize_rows_imatrix(LC_DT_IQ2_XXS, x, q, 1, C, im, &err), LC_OK);
+    cr_assert_eq(q[0] | q[1] << 8, 0xfe00, "d is fp16 NaN");
+    for (size_t b = 2; b < sizeof(lc_block_iq2_xxs); b++)
+        cr_assert_eq(q[b], 0, "byte %zu", b);
+}
+
 Test(quant, quantize_rows_errors) {
     float x[64] = {0};
     uint8_t y[256];
