@@ -20,6 +20,14 @@ n=0
 TOKENS=1,7,300,42,15,350,0,7,128,256,99,300,11,2,77,150,7,333,64,5,210,1,180,45
 for dir in fixtures/hf/*/; do
     dir=${dir%/}
+    # A family whose references exist before its conversion does (gemma4: GGUF side
+    # only) is refused by name; that refusal, and nothing else, skips the folder.
+    if ! why=$("$LC_BIN/safetensors2gguf" -q --dry-run "$dir" 2>&1 >/dev/null); then
+        case $why in
+        *"is not supported ("*) echo "tsan: $dir skipped: not converted yet"; continue ;;
+        *) echo "$why" >&2; exit 1 ;;
+        esac
+    fi
     for t in f32 f16 bf16 q8_0; do
         "$TSAN_BIN/safetensors2gguf" -q --no-fsync -t 4 --outtype "$t" "$dir" "$scratch/tsan.gguf"
         "$LC_BIN/safetensors2gguf" -q --no-fsync -t 1 --outtype "$t" "$dir" "$scratch/one.gguf"
