@@ -656,6 +656,19 @@ static void key_name(const lc_arch *a, const lc_arch_key *k, char *buf, size_t c
         snprintf(buf, cap, "%s", k->key);
 }
 
+/* A per-layer array (KEY, spelled with the family's name) whose length is not the
+ * layer count: one error naming the key. */
+static lc_code per_layer_length_error(const lc_arch *a, const char *key_fmt, lc_hp hp,
+                                      uint32_t n, uint32_t block_count, lc_error *err) {
+    char key[96];
+    const lc_arch_key k = { key_fmt, hp, LC_KEY_ARR, 0 };
+    key_name(a, &k, key, sizeof key);
+    lc_fail(err, LC_E_MALFORMED, LC_NO_OFFSET, "%s has %" PRIu32 " entries for %" PRIu32
+            " layers (block_count)", key, n, block_count);
+    lc_err_context(err, NULL, key);
+    return LC_E_MALFORMED;
+}
+
 static const char *scaling_name(lc_rope_scaling r) {
     return r == LC_ROPE_SCALING_YARN ? "yarn" : r == LC_ROPE_SCALING_LONGROPE ? "longrope"
                                                                               : "linear";
@@ -894,26 +907,14 @@ lc_code lc_arch_read_keys(const lc_model *m, const lc_arch **out, lc_hparams *hp
         h.head_dim = h.embedding_length / h.head_count;
     if (!h.rope_dim)
         h.rope_dim = h.head_dim;
-    if (h.n_head_count_kv_layers && h.n_head_count_kv_layers != h.block_count) {
-        char key[96];
-        const lc_arch_key k = { "%s.attention.head_count_kv", LC_HP_HEAD_COUNT_KV_LAYERS,
-                                LC_KEY_ARR, 0 };
-        key_name(a, &k, key, sizeof key);
-        lc_fail(err, LC_E_MALFORMED, LC_NO_OFFSET, "%s has %" PRIu32 " entries for %" PRIu32
-                " layers (block_count)", key, h.n_head_count_kv_layers, h.block_count);
-        lc_err_context(err, NULL, key);
-        return LC_E_MALFORMED;
-    }
-    if (h.layer_kinds_given && h.n_layer_kinds != h.block_count) {
-        char key[96];
-        const lc_arch_key k = { "%s.attention.recurrent_layers", LC_HP_RECURRENT_LAYERS,
-                                LC_KEY_ARR, 0 };
-        key_name(a, &k, key, sizeof key);
-        lc_fail(err, LC_E_MALFORMED, LC_NO_OFFSET, "%s has %" PRIu32 " entries for %" PRIu32
-                " layers (block_count)", key, h.n_layer_kinds, h.block_count);
-        lc_err_context(err, NULL, key);
-        return LC_E_MALFORMED;
-    }
+    if (h.n_head_count_kv_layers && h.n_head_count_kv_layers != h.block_count)
+        return per_layer_length_error(a, "%s.attention.head_count_kv",
+                                      LC_HP_HEAD_COUNT_KV_LAYERS, h.n_head_count_kv_layers,
+                                      h.block_count, err);
+    if (h.layer_kinds_given && h.n_layer_kinds != h.block_count)
+        return per_layer_length_error(a, "%s.attention.recurrent_layers",
+                                      LC_HP_RECURRENT_LAYERS, h.n_layer_kinds, h.block_count,
+                                      err);
     LC_TRY(lc_arch_hparams_finish(a, &h, err));
     *out = a;
     *hp = h;
