@@ -4,10 +4,11 @@
 #include <stdlib.h>
 
 #include "jobs/gguf_quantize.h"
+#include "jobs/gguf_quantize_print.h"
 #include "libconvert/cli.h"
 
 int main(int argc, char **argv) {
-    lc_job_quantize_opts o = { .print = stdout };
+    lc_job_quantize_opts o = { 0 };
     lc_cli_list tensor_types = { .n = 0 }, overrides = { .n = 0 }, include = { .n = 0 },
                 exclude = { .n = 0 };
     lc_gguf_split_args split = { 0 };
@@ -95,8 +96,6 @@ int main(int argc, char **argv) {
     o.overrides = overrides.items, o.n_overrides = overrides.n;
     o.include_weights = include.items, o.n_include = include.n;
     o.exclude_weights = exclude.items, o.n_exclude = exclude.n;
-    o.json = cli.json;
-    o.summary = cli.quiet || cli.json ? NULL : stderr;
     lc_error err = { 0 };
     if (!o.ftype || cli.nargs > k + 2 || (end && (*end || o.threads < 0 || o.threads > 1024))) {
         fprintf(stderr, "%s: %s '%s' (see --help)\n", cli.prog, !o.ftype ? "unknown TYPE" :
@@ -109,5 +108,12 @@ int main(int argc, char **argv) {
         return LC_EXIT_USAGE;
     }
     lc_cli_start(&cli);
-    return lc_cli_end(&cli, lc_job_gguf_quantize(&o, cli.progress, &err), &err);
+    lc_job_quantize_result res;
+    lc_code rc = lc_job_gguf_quantize(&o, cli.progress, &res, &err);
+    /* The plan (dry run) or the JSON on stdout; a run's summary line on stderr. */
+    if (rc == LC_OK)
+        rc = lc_job_quantize_print(&res, cli.json, stdout,
+                                   cli.quiet || cli.json ? NULL : stderr, &err);
+    lc_job_quantize_result_free(&res);
+    return lc_cli_end(&cli, rc, &err);
 }

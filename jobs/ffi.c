@@ -13,6 +13,7 @@
 #include "formats/safetensors.h"
 #include "jobs/gguf2safetensors.h"
 #include "jobs/gguf_quantize.h"
+#include "jobs/gguf_quantize_print.h"
 #include "jobs/model_verify.h"
 #include "jobs/pth2safetensors.h"
 #include "jobs/safetensors2gguf.h"
@@ -438,21 +439,22 @@ lc_code lc_ffi_quantize(const lc_ffi_quantize_args *a, lc_progress *p, char **re
         .n_overrides = a->n_overrides, .imatrix = a->imatrix,
         .include_weights = a->include_weights, .n_include = a->n_include,
         .exclude_weights = a->exclude_weights, .n_exclude = a->n_exclude,
-        .threads = a->threads, .json = true,
+        .threads = a->threads,
     };
-    capture c;
+    lc_job_quantize_result res = { 0 };
     lc_code rc;
+    size_t len;
     *report = NULL;
     if (!o.ftype)
         return lc_fail(err, LC_E_ARG, LC_NO_OFFSET, "unknown TYPE '%s'",
                        a->ftype ? a->ftype : "");
-    LC_TRY(capture_open(&c, err));
-    o.print = c.f;
     new_job();
     if ((rc = lc_job_gguf_quantize_check(&o, err)) == LC_OK)
-        rc = lc_job_gguf_quantize(&o, p, err);
-    lc_code crc = capture_close(&c, rc == LC_OK ? report : NULL, err);
-    return rc == LC_OK ? crc : rc;
+        rc = lc_job_gguf_quantize(&o, p, &res, err);
+    if (rc == LC_OK)        /* the object `gguf-quantize --json` prints, from the result */
+        rc = lc_job_quantize_json(&res, report, &len, err);
+    lc_job_quantize_result_free(&res);
+    return rc;
 }
 
 lc_code lc_ffi_verify(const lc_ffi_verify_args *a, lc_progress *p, bool *pass, char **report,

@@ -413,8 +413,11 @@ static lc_code options(job *j, lc_error *err) {
     return LC_OK;
 }
 
-lc_code lc_job_gguf_quantize(const lc_job_quantize_opts *o, lc_progress *p, lc_error *err) {
+lc_code lc_job_gguf_quantize(const lc_job_quantize_opts *o, lc_progress *p,
+                             lc_job_quantize_result *res, lc_error *err) {
     job j = { .o = o, .fd = -1 };
+    if (res)
+        memset(res, 0, sizeof *res);
     struct timespec t0;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     j.started = (double)t0.tv_sec + (double)t0.tv_nsec * 1e-9;
@@ -474,8 +477,8 @@ lc_code lc_job_gguf_quantize(const lc_job_quantize_opts *o, lc_progress *p, lc_e
         if (rc != LC_OK)
             lc_err_context(err, o->in, NULL);   /* a failed read or check: the input */
     }
-    if (rc == LC_OK)
-        rc = lc_job_quantize_report(&j, out, err);
+    if (rc == LC_OK && res)
+        rc = lc_job_quantize_result_fill(&j, out, res, err);
     free_job(&j);
     return rc;
 }

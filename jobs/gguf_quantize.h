@@ -76,7 +76,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
-#include <stdio.h>
+#include <stdint.h>
 
 #include "formats/gguf_split.h"
 #include "libconvert/dtype.h"
@@ -123,10 +123,45 @@ typedef struct lc_job_quantize_opts {
                                      * (quant/device.h): where tensors are converted;
                                      * the bytes are the same */
     lc_qdev        *dev;            /* or a device already open (borrowed), which wins */
-    bool            json;           /* the plan and summary as one JSON object */
-    FILE           *print;          /* where the plan (dry run) and JSON go; NULL: nowhere */
-    FILE           *summary;        /* where the one-line text summary goes; NULL: nowhere */
 } lc_job_quantize_opts;
+
+/* One tensor of the output, as the plan shows it. */
+typedef struct lc_job_quantize_row {
+    char       *name;               /* owned */
+    lc_dtype    from, to;           /* the input's type and the output's */
+    lc_dtype    wanted;             /* the type the rules chose; not `to` when the
+                                     * tensor's rows cannot hold it (a fallback) */
+    const char *why;                /* "kept", "base", "rule" or "option" (static) */
+    uint32_t    ndim;               /* the output's dimensions, ggml's (trailing 1s
+                                     * dropped), outermost first */
+    uint64_t    shape[LC_MAX_DIMS];
+    uint32_t    part;               /* the output part it goes to, from 0 (part_paths) */
+    uint64_t    bytes_in, bytes_out;
+} lc_job_quantize_row;
+
+/* What a run did (or, dry, would do): the plan and its totals. Printing it is
+ * jobs/gguf_quantize_print.h's. */
+typedef struct lc_job_quantize_result {
+    char       *in, *out;           /* IN as given, OUT as resolved (owned) */
+    const lc_ftype *ftype;
+    bool        dry_run;
+    uint32_t    in_parts;           /* the input's parts (1: not split) */
+    char      **part_paths;         /* the output's parts (keep_split or split options;
+                                     * owned), or NULL: OUT alone */
+    uint32_t    n_parts;
+    uint32_t    only;               /* --part K: K (1-based), or 0: every part */
+    uint32_t    kept;               /* --skip-existing: outputs already there, kept */
+    lc_job_quantize_row *rows;      /* in output order */
+    size_t      n_rows;
+    uint64_t    bytes_in, bytes_out, elements;
+    size_t      fallbacks;          /* rows whose `to` is not `wanted` */
+    char       *device;             /* where tensors were converted (lc_qdev_describe;
+                                     * owned), or NULL: the CPU */
+    double      seconds;            /* the run's wall time */
+} lc_job_quantize_result;
+
+/* Frees what r owns and zeroes it; NULL-safe. */
+void lc_job_quantize_result_free(lc_job_quantize_result *r);
 
 /* The file type named ARG: a llama-quantize TYPE name, case-insensitive, or its numeric
  * id (as llama-quantize accepts); NULL when there is none. */
@@ -143,7 +178,9 @@ lc_code lc_job_gguf_quantize_check(const lc_job_quantize_opts *o, lc_error *err)
  * without kernels, one that needs an importance matrix), LC_E_ARG (requantizing without
  * allow_requantize, an explicit type a tensor cannot take; where = the tensor),
  * LC_E_MALFORMED (NaN or infinity in a row: where = the tensor, the message names the
- * row), the writer's. p may be NULL. */
-lc_code lc_job_gguf_quantize(const lc_job_quantize_opts *o, lc_progress *p, lc_error *err);
+ * row), the writer's. p may be NULL; with res (may be NULL) *res gets what was done
+ * (lc_job_quantize_result_free it; zeroed on failure). */
+lc_code lc_job_gguf_quantize(const lc_job_quantize_opts *o, lc_progress *p,
+                             lc_job_quantize_result *res, lc_error *err);
 
 #endif

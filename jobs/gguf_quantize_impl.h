@@ -96,7 +96,9 @@ lc_code lc_job_quantize_imatrix_for(job *j, const lc_tensor *s, lc_dtype to, siz
 lc_code lc_job_quantize_imatrix_view(const job *j, lc_tensor *t, const lc_tensor *cur,
                                      lc_dtype to, size_t entry, lc_error *err);
 
-/* Prints the plan (dry run), the JSON object (--json) and the summary line, as o asks. */
-lc_code lc_job_quantize_report(const job *j, const char *out, lc_error *err);
+/* What the job did, for the caller (lc_job_quantize_result): copies, so it outlives
+ * the job. LC_E_NOMEM (r zeroed). */
+lc_code lc_job_quantize_result_fill(const job *j, const char *out, lc_job_quantize_result *r,
+                                    lc_error *err);
 
 #endif

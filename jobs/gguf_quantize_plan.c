@@ -1,5 +1,5 @@
 /* jobs/gguf_quantize_plan.c: each tensor's type and the lazy chain that makes its bytes
- * (see gguf_quantize.h), and the report of what was done.
+ * (see gguf_quantize.h), and the result that says what was done.
  *
  * The chain for one tensor, each step a lazy source reading the one before it:
  *   input -> [pread view, for a GGUF] -> checked (ggml's loader
@@ -8,8 +8,6 @@
  * A tensor whose type does not change is its checked input. llama-quantize converts
  * everything through F32 the same way (llama_tensor_dequantize_impl, then
  * ggml_quantize_chunk), so the bytes are the same. */
-#include <errno.h>
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,8 +16,6 @@
 #include "jobs/gguf_quantize_impl.h"
 #include "libconvert/alloc.h"
 #include "libconvert/convert.h"
-#include "libconvert/escape.h"
-#include "libconvert/json.h"
 #include "libconvert/view.h"
 #include "quant/device.h"
 #include "quant/quant.h"
@@ -213,7 +209,7 @@ done:
     return rc;
 }
 
-/* ---- the report ---- */
+/* ---- the result ---- */
 
 static const char *why_name(const lc_mix_choice *c, lc_dtype from) {
     if (c->type == from && c->why == LC_MIX_KEPT)
@@ -222,153 +218,68 @@ static const char *why_name(const lc_mix_choice *c, lc_dtype from) {
     return names[c->why];
 }
 
-static double mib(uint64_t b) { return (double)b / (1024.0 * 1024.0); }
-
-static void shape_text(const lc_tensor *t, char *buf, size_t cap) {
-    lc_shape_format(t, buf, cap);
+void lc_job_quantize_result_free(lc_job_quantize_result *r) {
+    if (!r)
+        return;
+    for (size_t i = 0; r->rows && i < r->n_rows; i++)
+        lc_free(r->rows[i].name);
+    lc_free(r->rows);
+    for (uint32_t k = 0; r->part_paths && k < r->n_parts; k++)
+        lc_free(r->part_paths[k]);
+    lc_free(r->part_paths);
+    lc_free(r->in);
+    lc_free(r->out);
+    lc_free(r->device);
+    memset(r, 0, sizeof *r);
 }
 
-/* keep_split: the file each part goes to, its tensors and bytes. */
-static void part_totals(const job *j, uint32_t k, size_t *tensors, uint64_t *bytes) {
-    *tensors = 0;
-    *bytes = 0;
-    for (size_t i = 0; i < j->n_rows; i++)
-        if (j->rows[i].part == k) {
-            ++*tensors;
-            *bytes += j->rows[i].out->nbytes;
-        }
-}
-
-/* A tensor name or path as the terminal may show it (libconvert/escape.h): a name is the
- * file author's bytes, and ESC, CR or U+202E in it would act on the terminal. A name
- * whose escaped form exceeds the buffer is cut there; --json has it whole. */
-typedef struct { char s[1024]; } shown;
-static shown show(const char *s) {
-    shown o;
-    lc_escape(o.s, sizeof o.s, s, strlen(s));
-    return o;
-}
-
-static void print_plan(const job *j, FILE *f) {
-    for (uint32_t k = 0; j->part_paths && k < j->n_parts; k++) {
-        size_t tensors;
-        uint64_t bytes;
-        part_totals(j, k, &tensors, &bytes);
-        fprintf(f, "part %" PRIu32 "/%" PRIu32 ": %s: %zu tensors, %.3f MiB of tensor data\n",
-                k + 1, j->n_parts, show(j->part_paths[k]).s, tensors, mib(bytes));
+/* Copies of what the job's models hold, so the result outlives them. */
+static lc_code fill_rows(const job *j, lc_job_quantize_result *r, lc_error *err) {
+    if (!(r->rows = lc_calloc(j->n_rows ? j->n_rows : 1, sizeof *r->rows)))
+        return lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory");
+    for (; r->n_rows < j->n_rows; r->n_rows++) {
+        const qj_row *q = &j->rows[r->n_rows];
+        lc_job_quantize_row *w = &r->rows[r->n_rows];
+        if (!(w->name = lc_strdup(q->in->name)))
+            return lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory");
+        w->from = q->in->dtype;
+        w->to = q->c.type;
+        w->wanted = q->c.wanted;
+        w->why = why_name(&q->c, q->in->dtype);
+        w->ndim = q->out->ndim;
+        memcpy(w->shape, q->out->shape, sizeof w->shape);
+        w->part = q->part;
+        w->bytes_in = q->in->nbytes;
+        w->bytes_out = q->out->nbytes;
     }
-    for (size_t i = 0; i < j->n_rows; i++) {
-        const qj_row *r = &j->rows[i];
-        char shape[64], fb[48] = "";
-        shape_text(r->out, shape, sizeof shape);
-        if (r->c.type != r->c.wanted)
-            snprintf(fb, sizeof fb, " (%s does not fit its rows)", lc_dtype_name(r->c.wanted));
-        fprintf(f, "[%4zu/%4zu] %-40s %-16s %-5s -> %-5s %-6s %10.3f MiB -> %10.3f MiB%s\n",
-                i + 1, j->n_rows, show(r->in->name).s, shape, lc_dtype_name(r->in->dtype),
-                lc_dtype_name(r->c.type), why_name(&r->c, r->in->dtype), mib(r->in->nbytes),
-                mib(r->out->nbytes), fb);
-    }
+    return LC_OK;
 }
 
-static lc_code put_json(const job *j, const char *out, double secs, FILE *f, lc_error *err) {
-    lc_json_buf b = { 0 };
-    const lc_job_quantize_opts *o = j->o;
-    lc_code rc = lc_json_put(&b, "{\"in\":", 6, err);
-    if (rc == LC_OK)
-        rc = lc_json_put_display(&b, o->in, strlen(o->in), err);
-    if (rc == LC_OK)
-        rc = lc_json_put(&b, ",\"out\":", 7, err);
-    if (rc == LC_OK)
-        rc = lc_json_put_display(&b, out, strlen(out), err);
-    if (rc == LC_OK && j->split && j->split->count > 1)
-        rc = lc_json_printf(&b, err, ",\"in_parts\":%" PRIu32, j->split->count);
-    for (uint32_t k = 0; rc == LC_OK && j->part_paths && k < j->n_parts; k++) {
-        size_t tensors;
-        uint64_t bytes;
-        part_totals(j, k, &tensors, &bytes);
-        const char *open = k ? ",{\"path\":" : ",\"parts\":[{\"path\":";
-        rc = lc_json_put(&b, open, strlen(open), err);
-        if (rc == LC_OK)
-            rc = lc_json_put_display(&b, j->part_paths[k], strlen(j->part_paths[k]), err);
-        if (rc == LC_OK)
-            rc = lc_json_printf(&b, err, ",\"tensors\":%zu,\"bytes_out\":%" PRIu64 "}%s",
-                                tensors, bytes, k + 1 == j->n_parts ? "]" : "");
-    }
-    if (rc == LC_OK)
-        rc = lc_json_printf(&b, err, ",\"type\":\"%s\",\"file_type\":%" PRIu32 ",\"dry_run\":%s,"
-                            "\"tensors\":[", o->ftype->name, o->ftype->id,
-                            o->dry_run ? "true" : "false");
-    for (size_t i = 0; rc == LC_OK && i < j->n_rows; i++) {
-        const qj_row *r = &j->rows[i];
-        rc = lc_json_put(&b, i ? ",{\"name\":" : "{\"name\":", i ? 9 : 8, err);
-        if (rc == LC_OK)
-            rc = lc_json_put_display(&b, r->in->name, strlen(r->in->name), err);
-        if (rc == LC_OK)
-            rc = lc_json_put(&b, ",\"shape\":[", 10, err);
-        for (uint32_t d = 0; rc == LC_OK && d < r->out->ndim; d++)
-            rc = lc_json_printf(&b, err, "%s%" PRIu64, d ? "," : "", r->out->shape[d]);
-        if (rc == LC_OK)
-            rc = lc_json_put(&b, "]", 1, err);
-        if (rc == LC_OK && j->part_paths)
-            rc = lc_json_printf(&b, err, ",\"part\":%" PRIu32, r->part + 1);
-        if (rc == LC_OK)
-            rc = lc_json_printf(&b, err, ",\"from\":\"%s\",\"to\":\"%s\",\"wanted\":\"%s\","
-                                "\"why\":\"%s\",\"bytes_in\":%" PRIu64 ",\"bytes_out\":%" PRIu64
-                                "}", lc_dtype_name(r->in->dtype), lc_dtype_name(r->c.type),
-                                lc_dtype_name(r->c.wanted), why_name(&r->c, r->in->dtype),
-                                r->in->nbytes, r->out->nbytes);
-    }
-    const double el = j->elements ? (double)j->elements : 1.0;
-    if (rc == LC_OK)
-        rc = lc_json_printf(&b, err, "],\"bytes_in\":%" PRIu64 ",\"bytes_out\":%" PRIu64
-                            ",\"elements\":%" PRIu64 ",\"bpw_in\":%.4f,\"bpw_out\":%.4f,"
-                            "\"fallbacks\":%zu,\"seconds\":%.3f}\n", j->bytes_in, j->bytes_out,
-                            j->elements, (double)j->bytes_in * 8 / el,
-                            (double)j->bytes_out * 8 / el, j->fallbacks, secs);
-    if (rc == LC_OK && fwrite(b.data, 1, b.len, f) != b.len)
-        rc = lc_fail(err, LC_E_IO, LC_NO_OFFSET, "cannot write the report: %s",
-                     strerror(errno));
-    lc_json_buf_free(&b);
-    return rc;
-}
-
-lc_code lc_job_quantize_report(const job *j, const char *out, lc_error *err) {
+lc_code lc_job_quantize_result_fill(const job *j, const char *out, lc_job_quantize_result *r,
+                                    lc_error *err) {
     const lc_job_quantize_opts *o = j->o;
     struct timespec now;
     clock_gettime(CLOCK_MONOTONIC, &now);
-    const double secs = (double)now.tv_sec + (double)now.tv_nsec * 1e-9 - j->started;
-    if (o->print && o->json)
-        LC_TRY(put_json(j, out, secs, o->print, err));
-    else if (o->print && o->dry_run)
-        print_plan(j, o->print);
-    FILE *f = o->dry_run && !o->json ? o->print : o->summary;
-    if (f) {
-        const double el = j->elements ? (double)j->elements : 1.0;
-        const uint32_t only = o->split.part;    /* --part K/N: part K alone */
-        const uint32_t files = only || !j->part_paths ? 1 : j->n_parts;
-        fprintf(f, "%s %s", o->dry_run ? "would write" : j->kept == files ? "kept (already "
-                "there)" : "wrote",
-                show(j->part_paths ? j->part_paths[only ? only - 1 : 0] : out).s);
-        if (only) {
-            size_t tensors;
-            uint64_t bytes;
-            part_totals(j, only - 1, &tensors, &bytes);
-            fprintf(f, " (part %" PRIu32 " of %" PRIu32 ": %zu tensors, %.2f MiB)", only,
-                    j->n_parts, tensors, mib(bytes));
-        } else if (j->part_paths && j->n_parts > 1) {
-            fprintf(f, " and %" PRIu32 " more parts", j->n_parts - 1);
-        }
-        if (j->kept && j->kept < files)
-            fprintf(f, " (%" PRIu32 " already there: kept)", j->kept);
-        fprintf(f, " as %s: %zu tensors, %.2f MiB (%.2f bpw) -> %.2f MiB (%.2f bpw)",
-                o->ftype->name, j->n_rows,
-                mib(j->bytes_in), (double)j->bytes_in * 8 / el, mib(j->bytes_out),
-                (double)j->bytes_out * 8 / el);
-        if (j->fallbacks)
-            fprintf(f, ", %zu fell back", j->fallbacks);
-        if (j->dev)
-            fprintf(f, ", on %s", lc_qdev_describe(j->dev));
-        fprintf(f, o->dry_run ? "\n" : ", %.1f s\n", secs);
+    *r = (lc_job_quantize_result){
+        .ftype = o->ftype, .dry_run = o->dry_run,
+        .in_parts = j->split ? j->split->count : 1, .n_parts = j->n_parts,
+        .only = o->split.part, .kept = j->kept, .bytes_in = j->bytes_in,
+        .bytes_out = j->bytes_out, .elements = j->elements, .fallbacks = j->fallbacks,
+        .seconds = (double)now.tv_sec + (double)now.tv_nsec * 1e-9 - j->started };
+    lc_code rc = LC_OK;
+    if (!(r->in = lc_strdup(o->in)) || !(r->out = lc_strdup(out)) ||
+        (j->dev && !(r->device = lc_strdup(lc_qdev_describe(j->dev)))))
+        rc = lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory");
+    if (rc == LC_OK && j->part_paths) {
+        if (!(r->part_paths = lc_calloc(j->n_parts, sizeof *r->part_paths)))
+            rc = lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory");
+        for (uint32_t k = 0; rc == LC_OK && k < j->n_parts; k++)
+            if (!(r->part_paths[k] = lc_strdup(j->part_paths[k])))
+                rc = lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory");
     }
-    return LC_OK;
+    if (rc == LC_OK)
+        rc = fill_rows(j, r, err);
+    if (rc != LC_OK)
+        lc_job_quantize_result_free(r);
+    return rc;
 }

@@ -11,6 +11,7 @@
 #include "formats/gguf_bare.h"
 #include "hf/meta.h"
 #include "jobs/gguf_quantize.h"
+#include "jobs/gguf_quantize_print.h"
 #include "formats/safetensors.h"
 #include "libconvert/escape.h"
 
@@ -66,8 +67,13 @@ static lc_code quantize_folder(const lc_job_st2gguf_opts *o, lc_model *m, const 
                                lc_qdev *dev, lc_progress *p, lc_error *err) {
     const lc_job_quantize_opts q = { .in = o->in, .model = m, .out = out, .ftype = o->quantize,
                                      .dry_run = o->dry_run, .threads = o->threads,
-                                     .print = o->print, .dev = dev, .split = o->split };
-    return lc_job_gguf_quantize(&q, p, err);
+                                     .dev = dev, .split = o->split };
+    lc_job_quantize_result res;
+    lc_code rc = lc_job_gguf_quantize(&q, p, &res, err);
+    if (rc == LC_OK && o->dry_run)      /* the plan and the line saying what it would write */
+        rc = lc_job_quantize_print(&res, false, o->print, NULL, err);
+    lc_job_quantize_result_free(&res);
+    return rc;
 }
 
 /* The dry run's last lines: OUT, or the parts the split options give. */

@@ -9,6 +9,7 @@
 
 #include "jobs/gguf2safetensors.h"
 #include "jobs/gguf_quantize.h"
+#include "jobs/gguf_quantize_print.h"
 #include "jobs/model_inspect.h"
 #include "jobs/pth2safetensors.h"
 #include "jobs/safetensors2gguf.h"
@@ -145,10 +146,29 @@ Test(jobs, gguf_quantize_plans_types_and_checks_options) {
     capture c;
     capture_open(&c);
     o.ftype = lc_job_quantize_type("Q4_K_M");
-    o.print = c.f;
     o.out = "never.gguf";
     memset(&err, 0, sizeof err);
-    cr_assert_eq(lc_job_gguf_quantize(&o, NULL, &err), LC_OK, "%s", err.msg);
+    lc_job_quantize_result res;
+    cr_assert_eq(lc_job_gguf_quantize(&o, NULL, &res, &err), LC_OK, "%s", err.msg);
+    /* The result holds the plan itself: q_proj of 64 columns falls back to Q5_0. */
+    cr_assert_eq(res.n_rows, 39);
+    cr_assert(res.dry_run);
+    cr_assert_str_eq(res.out, "never.gguf");
+    size_t q = 0;
+    while (q < res.n_rows && strcmp(res.rows[q].name, "blk.0.attn_q.weight") != 0)
+        q++;
+    cr_assert_lt(q, res.n_rows);
+    cr_assert_eq(res.rows[q].from, LC_DT_BF16);
+    cr_assert_eq(res.rows[q].to, LC_DT_Q5_0);
+    cr_assert_str_eq(res.rows[q].why, "base");
+    cr_assert_eq(res.rows[q].ndim, 2);
+    cr_assert_eq(res.rows[q].shape[0], 64);
+    cr_assert_eq(res.rows[q].shape[1], 64);
+    cr_assert_eq(res.rows[q].bytes_in, 64 * 64 * 2);
+    cr_assert_eq(res.rows[q].bytes_out, 64 * 64 / 32 * 22);
+    cr_assert_eq(lc_job_quantize_print(&res, false, c.f, NULL, &err), LC_OK, "%s", err.msg);
+    lc_job_quantize_result_free(&res);
+    cr_assert_null(res.rows);
     char *text = capture_close(&c);
     /* 64 columns: Q4_K falls back to Q5_0; the untied output.weight gets Q8_0 */
     cr_assert(strstr(text, "blk.0.attn_q.weight"), "%s", text);
@@ -184,7 +204,7 @@ Test(jobs, device_fails_first_and_takes_the_model) {
     cr_assert_eq(lc_job_gguf_quantize_check(&o, &err), LC_OK, "%s", err.msg);
     const lc_hf_opts ho = { .outtype = LC_DT_INVALID };
     cr_assert_eq(lc_hf_to_gguf(fx("hf/qwen2-k"), &ho, &o.model, &err), LC_OK, "%s", err.msg);
-    cr_assert_eq(lc_job_gguf_quantize(&o, NULL, &err), LC_E_UNSUPPORTED);
+    cr_assert_eq(lc_job_gguf_quantize(&o, NULL, NULL, &err), LC_E_UNSUPPORTED);
     cr_assert(strncmp(err.msg, "no CUDA device: ", 16) == 0, "%s", err.msg);
     cr_assert_eq(access(o.out, F_OK), -1);
     const lc_job_st2gguf_opts so = { .in = fx("hf/qwen2-k"), .out = "dev.gguf",

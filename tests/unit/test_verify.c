@@ -245,7 +245,7 @@ Test(verify_job, imatrix_proves_and_survives_out_of_memory) {
     lc_job_quantize_opts q = { .in = fx("hf-ref/qwen2-f32.gguf"), .out = out,
                                .ftype = lc_ftype_by_name("Q4_0"), .imatrix = im };
     lc_error err = { 0 };
-    cr_assert_eq(lc_job_gguf_quantize(&q, NULL, &err), LC_OK, "%s", err.msg);
+    cr_assert_eq(lc_job_gguf_quantize(&q, NULL, NULL, &err), LC_OK, "%s", err.msg);
 
     lc_job_verify_opts o = opts(fx("hf/qwen2"), out);
     o.imatrix = im;
