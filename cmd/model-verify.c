@@ -6,10 +6,11 @@
 #include <stdlib.h>
 
 #include "jobs/model_verify.h"
+#include "jobs/model_verify_print.h"
 #include "libconvert/cli.h"
 
 int main(int argc, char **argv) {
-    lc_job_verify_opts o = { .print = stdout };
+    lc_job_verify_opts o = { 0 };
     const char *max_tokens = NULL;
     const lc_cli_opt opts[] = {
         { "tokens", 0, "ID,ID,...", "run the models on these token ids", .str = &o.tokens },
@@ -61,17 +62,21 @@ int main(int argc, char **argv) {
         o.max_tokens = (size_t)n;
     }
     o.src = cli.args[0], o.dst = cli.args[1];
-    o.json = cli.json, o.threads = cli.threads;
+    o.threads = cli.threads;
     lc_cli_start(&cli);
     lc_error err = { 0 };
-    bool pass = false;
-    const lc_code rc = lc_job_model_verify(&o, cli.progress, &pass, &err);
+    lc_job_verify_result res;
+    lc_code rc = lc_job_model_verify(&o, cli.progress, &res, &err);
+    if (rc == LC_OK)
+        rc = cli.json ? lc_job_verify_print_json(&res, stdout, &err)
+                      : lc_job_verify_print_text(&res, stdout, &err);
     if (rc != LC_OK) {
         lc_cli_report(&cli, &err);
         status = LC_EXIT_USAGE;     /* 2: an error, not a verdict */
     } else {
-        status = pass ? LC_EXIT_OK : LC_EXIT_FAIL;
+        status = res.pass ? LC_EXIT_OK : LC_EXIT_FAIL;
     }
+    lc_job_verify_result_free(&res);
     fflush(stdout);
     lc_cli_finish(&cli);
     return status;

@@ -15,6 +15,7 @@
 #include "jobs/gguf_quantize.h"
 #include "jobs/gguf_quantize_print.h"
 #include "jobs/model_verify.h"
+#include "jobs/model_verify_print.h"
 #include "jobs/pth2safetensors.h"
 #include "jobs/safetensors2gguf.h"
 #include "jobs/safetensors_rewrite.h"
@@ -461,17 +462,19 @@ lc_code lc_ffi_verify(const lc_ffi_verify_args *a, lc_progress *p, bool *pass, c
                       lc_error *err) {
     lc_job_verify_opts o = {
         .src = a->src, .dst = a->dst, .tokens = a->tokens, .text = a->text, .file = a->file,
-        .max_tokens = (size_t)a->max_tokens, .layers = a->layers != 0, .json = true,
+        .max_tokens = (size_t)a->max_tokens, .layers = a->layers != 0,
         .report = a->report_html, .threads = a->threads, .imatrix = a->imatrix,
     };
-    capture c;
-    lc_code rc;
+    lc_job_verify_result res;
+    size_t len;
     *report = NULL;
     *pass = false;
-    LC_TRY(capture_open(&c, err));
-    o.print = c.f;
     new_job();
-    rc = lc_job_model_verify(&o, p, pass, err);
-    lc_code crc = capture_close(&c, rc == LC_OK ? report : NULL, err);
-    return rc == LC_OK ? crc : rc;
+    lc_code rc = lc_job_model_verify(&o, p, &res, err);
+    if (rc == LC_OK)        /* the object `model-verify --json` prints, from the result */
+        rc = lc_job_verify_json(&res, report, &len, err);
+    if (rc == LC_OK)
+        *pass = res.pass;
+    lc_job_verify_result_free(&res);
+    return rc;
 }

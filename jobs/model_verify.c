@@ -1,5 +1,6 @@
 /* jobs/model_verify.c: the model-verify job (model_verify.h): open both sides, compare
- * metadata, tensors and logits, give the verdict, print it, write the page. */
+ * metadata, tensors and logits, give the verdict, write the page; the figures go back
+ * to the caller, who prints them (jobs/model_verify_print.h). */
 #include "jobs/model_verify.h"
 
 #include <inttypes.h>
@@ -118,9 +119,48 @@ static void verdict(lc_vf_run *r) {
         because(r, "hidden states part ways at layer %d", g->first_bad);
 }
 
-lc_code lc_job_model_verify(const lc_job_verify_opts *o, lc_progress *p, bool *pass,
-                            lc_error *err) {
-    *pass = false;
+void lc_job_verify_result_free(lc_job_verify_result *res) {
+    if (!res)
+        return;
+    lc_vf_run *r = res->run;
+    if (r) {
+        lc_vf_logits_free(&r->logits);
+        lc_vf_tensors_free(&r->tensors);
+        lc_vf_side_close(&r->dst);
+        lc_vf_side_close(&r->src);
+        lc_imatrix_free(r->im);     /* after the tensors and the reproduction that read it */
+        lc_free(r);
+    }
+    memset(res, 0, sizeof *res);
+}
+
+/* The headline figures, from the run res->run holds. */
+static void headline(lc_job_verify_result *res) {
+    const lc_vf_run *r = res->run;
+    const lc_vf_logits *g = &r->logits;
+    res->pass = r->pass;
+    res->why = r->why;
+    res->judged = r->judge == LC_VF_JUDGE_PROVEN ? "proven"
+                  : r->judge == LC_VF_JUDGE_RELATIVE ? "relative" : "limits";
+    res->cls = lc_vf_class_name(r->cls);
+    res->keys = r->meta.n_keys;
+    res->key_diffs = r->meta.n_diffs;
+    res->tensors = r->tensors.n;
+    res->outside = r->tensors.n_bad;
+    res->proven = r->tensors.n_proven;
+    res->logits_ran = g->ran;
+    res->tokens = g->n;
+    res->kl_mean = g->ran ? g->kl_mean : NAN;
+    res->kl_p99 = g->ran ? g->kl_p99 : NAN;
+    res->nmse = g->ran ? g->nmse : NAN;
+    res->same_top1 = g->ran ? g->same_top1 : NAN;
+    res->ppl_src = g->ran ? g->ppl_src : NAN;
+    res->ppl_dst = g->ran ? g->ppl_dst : NAN;
+}
+
+lc_code lc_job_model_verify(const lc_job_verify_opts *o, lc_progress *p,
+                            lc_job_verify_result *res, lc_error *err) {
+    memset(res, 0, sizeof *res);
     if (!!o->tokens + !!o->text + !!o->file > 1)
         return lc_fail(err, LC_E_ARG, LC_NO_OFFSET, "give at most one of --tokens, --text and "
                        "--file");
@@ -174,15 +214,10 @@ lc_code lc_job_model_verify(const lc_job_verify_opts *o, lc_progress *p, bool *p
         verdict(r);
     if (rc == LC_OK && o->report)
         rc = lc_vf_write_report(r, o->report, err);
-    if (rc == LC_OK && o->print)
-        rc = o->json ? lc_vf_print_json(r, o->print, err) : lc_vf_print_text(r, o->print, err);
+    res->run = r;       /* the printers read it (jobs/model_verify_print.h) */
     if (rc == LC_OK)
-        *pass = r->pass;
-    lc_vf_logits_free(&r->logits);
-    lc_vf_tensors_free(&r->tensors);
-    lc_vf_side_close(&r->dst);
-    lc_vf_side_close(&r->src);
-    lc_imatrix_free(r->im);         /* after the tensors and the reproduction that read it */
-    lc_free(r);
+        headline(res);
+    else
+        lc_job_verify_result_free(res);
     return rc;
 }

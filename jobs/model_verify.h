@@ -36,7 +36,6 @@
 
 #include <stdbool.h>
 #include <stddef.h>
-#include <stdio.h>
 
 #include "libconvert/error.h"
 #include "libconvert/progress.h"
@@ -53,17 +52,39 @@ typedef struct lc_job_verify_opts {
                               * tokens, text, file (none: the bundled text) */
     size_t      max_tokens;  /* 0: LC_VERIFY_MAX_TOKENS */
     bool        layers;      /* compare the hidden states after every layer */
-    bool        json;        /* one JSON object instead of the text report */
     const char *report;      /* an HTML page to write (atomically), or NULL */
     const char *imatrix;     /* llama-imatrix's matrix (GGUF or legacy .dat) DST was
                               * quantized with, or NULL: the reproduction weighs each
                               * tensor by it as llama-quantize --imatrix does */
     int         threads;     /* 0: one per core (at most 8) */
-    FILE       *print;       /* where the text or JSON goes; NULL: nowhere */
 } lc_job_verify_opts;
 
-/* Runs the comparison and sets *pass. LC_OK means the comparison ran, whatever the
- * verdict. Errors (exit 2 in the tool): the readers' codes for a file that cannot be
+/* The verdict and the headline figures of a run. Every figure behind them (each key
+ * difference, tensor pair, logit and layer statistic) is in `run`, which the report
+ * printers read (jobs/model_verify_print.h): the text report, the JSON object. */
+typedef struct lc_job_verify_result {
+    bool        pass;
+    const char *why;            /* the failing parts, named ("" on pass) */
+    const char *judged;         /* "proven" (every tensor reproduced byte for byte),
+                                 * "relative" (against the reproduction's figures) or
+                                 * "limits" (the class's fixed limits) */
+    const char *cls;            /* the model's class: "exact", "F16", "Q8_0", ... */
+    size_t      keys, key_diffs;        /* metadata keys compared, differences found */
+    size_t      tensors, outside, proven;   /* pairs compared, outside their bound,
+                                             * reproduced byte for byte */
+    bool        logits_ran;
+    size_t      tokens;         /* run through both models */
+    double      kl_mean, kl_p99, nmse, same_top1, ppl_src, ppl_dst;   /* NAN: not run */
+    struct lc_vf_run *run;      /* owned; private (jobs/model_verify_impl.h). It keeps
+                                 * both models open and reads o (its paths) until
+                                 * lc_job_verify_result_free */
+} lc_job_verify_result;
+
+/* Frees what r owns and zeroes it; NULL-safe. */
+void lc_job_verify_result_free(lc_job_verify_result *r);
+
+/* Runs the comparison into *res (zeroed on failure). LC_OK means the comparison ran,
+ * whatever the verdict (res->pass). Errors (exit 2 in the tool): the readers' codes for a file that cannot be
  * read (truncated, malformed), LC_E_MISMATCH for models that cannot be compared
  * (families differ, vocabularies of different sizes, a tensor of SRC missing from DST,
  * where = that tensor), LC_E_UNSUPPORTED for a dtype nothing dequantizes, the imatrix
@@ -71,7 +92,7 @@ typedef struct lc_job_verify_opts {
  * matrix, where = its entry), LC_E_ARG for
  * options (more than one token source, bad --tokens), LC_E_IO when the report cannot
  * be written. p may be NULL. */
-lc_code lc_job_model_verify(const lc_job_verify_opts *o, lc_progress *p, bool *pass,
-                            lc_error *err);
+lc_code lc_job_model_verify(const lc_job_verify_opts *o, lc_progress *p,
+                            lc_job_verify_result *res, lc_error *err);
 
 #endif

@@ -1,6 +1,6 @@
 /* jobs/model_verify_impl.h: what the files of the model-verify job share (private).
  *
- *   model_verify.c          the run: open, compare, verdict, print
+ *   model_verify.c          the run: open, compare, verdict; the result
  *   model_verify_open.c     one side: its kind, weights, metadata, family, hyperparameters
  *   model_verify_expect.c   what a conversion to each type may change (the thresholds)
  *   model_verify_meta.c     hyperparameters and tokenizer keys, difference by difference
@@ -14,7 +14,8 @@
  *   model_verify_logits.c   tokens, both forward passes, logits and hidden-state figures
  *   model_verify_text.c     the text report; escaping names from the files
  *   model_verify_json.c     the JSON object
- *   model_verify_report.c   the HTML page */
+ *   model_verify_report.c   the HTML page
+ *   model_verify_print.c    the public printers of a result (model_verify_print.h) */
 #ifndef LC_JOBS_MODEL_VERIFY_IMPL_H
 #define LC_JOBS_MODEL_VERIFY_IMPL_H
 
@@ -343,6 +344,8 @@ typedef struct lc_vf_run {
 
 lc_code lc_vf_print_text(const lc_vf_run *r, FILE *f, lc_error *err);
 lc_code lc_vf_print_json(const lc_vf_run *r, FILE *f, lc_error *err);
+/* The object lc_vf_print_json prints, whole in memory (*text lc_free'd). */
+lc_code lc_vf_json_text(const lc_vf_run *r, char **text, size_t *len, lc_error *err);
 lc_code lc_vf_write_report(const lc_vf_run *r, const char *path, lc_error *err);
 
 /* ---- small helpers ---- */

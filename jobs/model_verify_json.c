@@ -17,7 +17,10 @@ lc_code lc_vf_json_num(lc_json_buf *b, double v, lc_error *err) {
     return lc_json_printf(b, err, "%.9g", v);
 }
 
+/* Hands what b holds to f; with f NULL (the object wanted in memory) b keeps it all. */
 static lc_code flush(lc_json_buf *b, FILE *f, lc_error *err) {
+    if (!f)
+        return LC_OK;
     if (b->len && fwrite(b->data, 1, b->len, f) != b->len)
         return lc_fail(err, LC_E_IO, LC_NO_OFFSET, "cannot write the report: %s",
                        strerror(errno));
@@ -242,49 +245,69 @@ static lc_code json_imatrix(lc_json_buf *b, const lc_vf_run *r, lc_error *err) {
     return lc_json_printf(b, err, ",\"lacking\":%s}", n->lacking ? "true" : "false");
 }
 
-lc_code lc_vf_print_json(const lc_vf_run *r, FILE *f, lc_error *err) {
-    lc_json_buf b = { 0 };
+/* The object into b, handed to f as it grows (f NULL: all of it left in b). */
+static lc_code json_run(const lc_vf_run *r, lc_json_buf *b, FILE *f, lc_error *err) {
     const lc_vf_limits *l = &r->limits;
-    lc_code rc = lc_json_printf(&b, err, "{\"verdict\":\"%s\",\"judged\":\"%s\",\"why\":",
+    lc_code rc = lc_json_printf(b, err, "{\"verdict\":\"%s\",\"judged\":\"%s\",\"why\":",
                                 r->pass ? "pass" : "fail",
                                 r->judge == LC_VF_JUDGE_PROVEN ? "proven"
                                 : r->judge == LC_VF_JUDGE_RELATIVE ? "relative" : "limits");
     if (rc == LC_OK)
-        rc = jstr(&b, r->why, err);
+        rc = jstr(b, r->why, err);
     if (rc == LC_OK)
-        rc = lc_json_printf(&b, err, ",\"class\":\"%s\",\"limits\":{\"kl_mean\":%.9g,\"kl_p99\":"
+        rc = lc_json_printf(b, err, ",\"class\":\"%s\",\"limits\":{\"kl_mean\":%.9g,\"kl_p99\":"
                             "%.9g,\"hidden\":%.9g,\"nmse\":", lc_vf_class_name(r->cls),
                             l->kl_mean, l->kl_p99, l->hidden);
     if (rc == LC_OK)
-        rc = lc_vf_json_num(&b, l->nmse, err);
+        rc = lc_vf_json_num(b, l->nmse, err);
     if (rc == LC_OK)
-        rc = lc_json_printf(&b, err, "},");
+        rc = lc_json_printf(b, err, "},");
     if (rc == LC_OK)
-        rc = json_imatrix(&b, r, err);
+        rc = json_imatrix(b, r, err);
     if (rc == LC_OK)
-        rc = lc_json_printf(&b, err, ",");
+        rc = lc_json_printf(b, err, ",");
     if (rc == LC_OK)
-        rc = json_side(&b, "src", &r->src, err);
+        rc = json_side(b, "src", &r->src, err);
     if (rc == LC_OK)
-        rc = lc_json_printf(&b, err, ",");
+        rc = lc_json_printf(b, err, ",");
     if (rc == LC_OK)
-        rc = json_side(&b, "dst", &r->dst, err);
+        rc = json_side(b, "dst", &r->dst, err);
     if (rc == LC_OK)
-        rc = lc_json_printf(&b, err, ",");
+        rc = lc_json_printf(b, err, ",");
     if (rc == LC_OK)
-        rc = json_meta(&b, &r->meta, err);
+        rc = json_meta(b, &r->meta, err);
     if (rc == LC_OK)
-        rc = lc_json_printf(&b, err, ",");
+        rc = lc_json_printf(b, err, ",");
     if (rc == LC_OK)
-        rc = json_tensors(&b, f, &r->tensors, err);
+        rc = json_tensors(b, f, &r->tensors, err);
     if (rc == LC_OK)
-        rc = lc_json_printf(&b, err, ",");
+        rc = lc_json_printf(b, err, ",");
     if (rc == LC_OK)
-        rc = json_logits(&b, &r->logits, err);
+        rc = json_logits(b, &r->logits, err);
     if (rc == LC_OK)
-        rc = lc_json_printf(&b, err, "}\n");
+        rc = lc_json_printf(b, err, "}\n");
     if (rc == LC_OK)
-        rc = flush(&b, f, err);
+        rc = flush(b, f, err);
+    return rc;
+}
+
+lc_code lc_vf_print_json(const lc_vf_run *r, FILE *f, lc_error *err) {
+    lc_json_buf b = { 0 };
+    const lc_code rc = json_run(r, &b, f, err);
     lc_json_buf_free(&b);
     return rc;
+}
+
+lc_code lc_vf_json_text(const lc_vf_run *r, char **text, size_t *len, lc_error *err) {
+    lc_json_buf b = { 0 };
+    *text = NULL;
+    *len = 0;
+    const lc_code rc = json_run(r, &b, NULL, err);
+    if (rc != LC_OK) {
+        lc_json_buf_free(&b);
+        return rc;
+    }
+    *text = b.data;
+    *len = b.len;
+    return LC_OK;
 }

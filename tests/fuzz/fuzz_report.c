@@ -22,6 +22,7 @@
 
 #include "formats/gguf.h"
 #include "jobs/model_verify.h"
+#include "jobs/model_verify_print.h"
 #include "libconvert/escape.h"
 #include "libconvert/inspect.h"
 #include "libconvert/map.h"
@@ -185,14 +186,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         abort();
     const lc_job_verify_opts o = { .src = "fixtures/hf-ref/llama-spm-f32.gguf", .dst = g_dst,
                                    .tokens = "1,15,29,300,7", .layers = modes & 1,
-                                   .json = modes & 2, .report = modes & 4 ? g_html : NULL,
-                                   .threads = 1, .print = f };
+                                   .report = modes & 4 ? g_html : NULL, .threads = 1 };
+    const bool json = modes & 2;
     lc_error err = { 0 };
-    bool pass;
-    const lc_code rc = lc_job_model_verify(&o, NULL, &pass, &err);
+    lc_job_verify_result res;
+    lc_code rc = lc_job_model_verify(&o, NULL, &res, &err);
+    if (rc == LC_OK)
+        rc = json ? lc_job_verify_print_json(&res, f, &err)
+                  : lc_job_verify_print_text(&res, f, &err);
+    lc_job_verify_result_free(&res);
     fclose(f);
     if (rc == LC_OK) {
-        if (o.json)
+        if (json)
             json_safe(out, n);
         else
             terminal_safe(out, n, true);

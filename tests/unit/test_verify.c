@@ -12,6 +12,7 @@
 
 #include "jobs/gguf_quantize.h"
 #include "jobs/model_verify.h"
+#include "jobs/model_verify_print.h"
 #include "jobs/model_verify_impl.h"
 #include "libconvert/alloc.h"
 #include "quant/ftype.h"
@@ -160,25 +161,47 @@ static lc_job_verify_opts opts(const char *src, const char *dst) {
 Test(verify_job, codes) {
     lc_job_verify_opts o = opts(fx("hf-ref/llama-spm-f32.gguf"), fx("hf-ref/llama-spm-q8_0.gguf"));
     lc_error err = { 0 };
-    bool pass = false;
-    cr_assert_eq(lc_job_model_verify(&o, NULL, &pass, &err), LC_OK, "%s", err.msg);
-    cr_assert(pass);
+    lc_job_verify_result res;
+    cr_assert_eq(lc_job_model_verify(&o, NULL, &res, &err), LC_OK, "%s", err.msg);
+    cr_assert(res.pass);
+    /* The headline figures: Q8_0 of the f32 reference, every pair reproduced. */
+    cr_assert_str_eq(res.why, "");
+    cr_assert_str_eq(res.cls, "Q8_0");
+    cr_assert_str_eq(res.judged, "proven");
+    cr_assert_gt(res.tensors, 0);
+    cr_assert_eq(res.proven, res.tensors);
+    cr_assert_eq(res.outside, 0);
+    cr_assert_eq(res.key_diffs, 0);
+    cr_assert(res.logits_ran);
+    cr_assert_eq(res.tokens, 4);
+    cr_assert(res.kl_mean >= 0 && res.kl_mean < 0.01, "%g", res.kl_mean);
+    char *json;
+    size_t len;
+    cr_assert_eq(lc_job_verify_json(&res, &json, &len, &err), LC_OK, "%s", err.msg);
+    cr_assert_eq(strlen(json), len);
+    static const char head[] = "{\"verdict\":\"pass\",\"judged\":\"proven\",\"why\":\"\"";
+    cr_assert(strncmp(json, head, strlen(head)) == 0, "%s", json);
+    cr_assert_eq(json[len - 1], '\n');
+    lc_free(json);
+    lc_job_verify_result_free(&res);
+    cr_assert_null(res.run);
 
     o.dst = fx("hf-ref/qwen2-f32.gguf");
     memset(&err, 0, sizeof err);
-    cr_assert_eq(lc_job_model_verify(&o, NULL, &pass, &err), LC_E_MISMATCH);
+    cr_assert_eq(lc_job_model_verify(&o, NULL, &res, &err), LC_E_MISMATCH);
     cr_assert_str_eq(err.where, "general.architecture");
-    cr_assert_not(pass);
+    cr_assert_not(res.pass);
+    cr_assert_null(res.run, "nothing to free after a failure");
 
     o = opts(fx("hf/llama-spm"), fx("hf-ref/llama-spm-f16.gguf"));
     o.text = "two sources";
     memset(&err, 0, sizeof err);
-    cr_assert_eq(lc_job_model_verify(&o, NULL, &pass, &err), LC_E_ARG);
+    cr_assert_eq(lc_job_model_verify(&o, NULL, &res, &err), LC_E_ARG);
 
     o = opts(fx("hf/llama-spm"), fx("hf-ref/llama-spm-f16.gguf"));
     o.tokens = "1";
     memset(&err, 0, sizeof err);
-    cr_assert_eq(lc_job_model_verify(&o, NULL, &pass, &err), LC_E_ARG, "one token: nothing "
+    cr_assert_eq(lc_job_model_verify(&o, NULL, &res, &err), LC_E_ARG, "one token: nothing "
                  "to score");
 }
 
@@ -192,14 +215,15 @@ Test(verify_job, out_of_memory_at_every_allocation) {
     long tried = 0;
     for (long nth = 1; !ran; nth += nth < 100 ? 1 : nth / 16) {
         lc_error err = { 0 };
-        bool pass = false;
+        lc_job_verify_result res;
         lc_alloc_fail_after(nth);
-        const lc_code rc = lc_job_model_verify(&o, NULL, &pass, &err);
+        const lc_code rc = lc_job_model_verify(&o, NULL, &res, &err);
         lc_alloc_fail_after(0);
         cr_assert(rc == LC_OK || rc == LC_E_NOMEM, "allocation %ld: %s: %s", nth,
                   lc_code_name(rc), err.msg);
         ran = rc == LC_OK;
-        cr_assert(ran || !pass);
+        cr_assert(ran || !res.pass);
+        lc_job_verify_result_free(&res);
         cr_assert_lt(nth, 1000000, "never ran to the end");
         tried = nth;
     }
@@ -251,38 +275,44 @@ Test(verify_job, imatrix_proves_and_survives_out_of_memory) {
     o.imatrix = im;
     char *text = NULL;
     size_t len = 0;
-    o.print = open_memstream(&text, &len);
-    bool pass = false;
-    cr_assert_eq(lc_job_model_verify(&o, NULL, &pass, &err), LC_OK, "%s", err.msg);
-    fclose(o.print);
-    cr_assert(pass);
+    FILE *f = open_memstream(&text, &len);
+    lc_job_verify_result res;
+    cr_assert_eq(lc_job_model_verify(&o, NULL, &res, &err), LC_OK, "%s", err.msg);
+    cr_assert_eq(lc_job_verify_print_text(&res, f, &err), LC_OK, "%s", err.msg);
+    fclose(f);
+    cr_assert(res.pass);
+    lc_job_verify_result_free(&res);
     cr_assert_not_null(strstr(text, "every tensor is SRC's converted byte for byte"), "%s", text);
     cr_assert_not_null(strstr(text, "20 tensors reproduced with its weights"), "%s", text);
     free(text);
 
     o.imatrix = NULL;               /* without it: judged, and said to lack it */
-    o.print = open_memstream(&text, &len);
-    cr_assert_eq(lc_job_model_verify(&o, NULL, &pass, &err), LC_OK, "%s", err.msg);
-    fclose(o.print);
+    f = open_memstream(&text, &len);
+    cr_assert_eq(lc_job_model_verify(&o, NULL, &res, &err), LC_OK, "%s", err.msg);
+    cr_assert_eq(lc_job_verify_print_text(&res, f, &err), LC_OK, "%s", err.msg);
+    fclose(f);
+    lc_job_verify_result_free(&res);
     cr_assert_not_null(strstr(text, "that the reproduction lacks"), "%s", text);
     free(text);
 
     o.imatrix = im;
-    o.print = NULL;
     o.tokens = "1,5,9";
     bool ran = false;
     for (long nth = 1; !ran; nth += nth < 100 ? 1 : nth / 16) {
         lc_error e = { 0 };
         lc_alloc_fail_after(nth);
-        const lc_code rc = lc_job_model_verify(&o, NULL, &pass, &e);
+        const lc_code rc = lc_job_model_verify(&o, NULL, &res, &e);
         lc_alloc_fail_after(0);
         cr_assert(rc == LC_OK || rc == LC_E_NOMEM, "allocation %ld: %s: %s", nth,
                   lc_code_name(rc), e.msg);
         ran = rc == LC_OK;
-        cr_assert(ran || !pass);
+        cr_assert(ran || !res.pass);
         cr_assert_lt(nth, 1000000, "never ran to the end");
+        if (!ran)
+            lc_job_verify_result_free(&res);
     }
-    cr_assert(pass);
+    cr_assert(res.pass);
+    lc_job_verify_result_free(&res);
     remove(im);
     remove(out);
     rmdir(dir);
