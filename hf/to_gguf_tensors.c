@@ -30,8 +30,8 @@
 #include "libconvert/alloc.h"
 #include "libconvert/convert.h"
 #include "libconvert/view.h"
+#include "quant/chain.h"
 #include "quant/device.h"
-#include "quant/view.h"
 
 static bool ends_with(const char *s, const char *suffix) {
     size_t n = strlen(s), k = strlen(suffix);
@@ -92,6 +92,20 @@ static lc_code reshape_source(lc_tg *c, const lc_tensor *s, const lc_arch_tensor
     return LC_OK;
 }
 
+/* quant/chain.h's one step for a tensor of out: into out under its GGUF name (the cast
+ * to F32 before a quantizer is applied to the work tensor itself). */
+typedef struct to_out {
+    lc_model   *out;
+    const char *name;
+} to_out;
+
+static lc_code add_out(void *ctx, lc_qchain_step step, const lc_tensor *like, lc_dtype dt,
+                       lc_tensor **t, lc_error *err) {
+    const to_out *o = ctx;
+    (void)step;
+    return lc_model_add_tensor(o->out, o->name, dt, like->ndim, like->shape, t, err);
+}
+
 /* Adds GGUF tensor g reading source s (its rows permuted when the family's RoPE style
  * differs from the source's), in dtype `to`. */
 static lc_code add_tensor(lc_tg *c, const lc_tensor *s, const lc_arch_tensor *row, const char *g,
@@ -105,8 +119,8 @@ static lc_code add_tensor(lc_tg *c, const lc_tensor *s, const lc_arch_tensor *ro
     /* On a device: the same conversion, the same bytes (quant/device.h). */
     const bool dev = !shift && !nexp && c->o->device &&
                      lc_qdev_supports(c->o->device, s->dtype, to);
-    lc_tensor *t, *w = NULL;
-    const lc_tensor *from = s;
+    lc_tensor *t;
+    const lc_tensor *from = s, *done;
     if (c->weights)
         LC_TRY(lc_hf_weights_view(c->weights, c->views, s, &from, err));
     LC_TRY(reshape_source(c, s, row, g, &from, err));
@@ -121,34 +135,28 @@ static lc_code add_tensor(lc_tg *c, const lc_tensor *s, const lc_arch_tensor *ro
         else
             LC_TRY(lc_view_apply(t, from, neg_exp, round, err));
         LC_TRY(lc_tensor_cast(t, to, err));
+        done = t;
         goto added;
     }
+    /* The rows in GGUF's order, then the type (quant/chain.h): cast where they are (so a
+     * plain type is the tensor in out), or, for a block type or on a device, converted
+     * into out. bf16 -> bf16 and f16 -> f16 are copies: nothing is cast. */
     LC_TRY(lc_model_add_tensor(quant || dev ? c->work : c->out, g, s->dtype, s->ndim, s->shape,
                                &t, err));
-    /* bf16 -> bf16 and f16 -> f16 are copies: no cast is added below. */
     if (heads)
         LC_TRY(lc_view_heads(t, from, heads, false, err));
     else
         LC_TRY(lc_view_forward(t, from, err));
-    if (dev) {
-        w = t;
-        LC_TRY(lc_model_add_tensor(c->out, g, to, s->ndim, s->shape, &t, err));
-        LC_TRY(lc_qdev_view(t, w, c->o->device, err));
-    } else if (!quant) {
-        LC_TRY(lc_tensor_cast(t, to, err));
-    } else {
-        LC_TRY(lc_tensor_cast(t, LC_DT_F32, err));
-        w = t;
-        LC_TRY(lc_model_add_tensor(c->out, g, to, s->ndim, s->shape, &t, err));
-        LC_TRY(lc_quant_view(t, w, to, true, err));
-    }
+    to_out st = { .out = c->out, .name = g };
+    const lc_qchain qc = { .add = add_out, .ctx = &st, .dev = dev ? c->o->device : NULL };
+    LC_TRY(lc_qchain_from(&qc, t, to, &done, err));
 added:;
     uint64_t numel = 0;
-    lc_tensor_numel(t, &numel);
+    lc_tensor_numel(done, &numel);
     c->params += numel;
     if (row->flags & LC_AT_EXPERTS)
-        c->expert_params += numel / t->shape[0];
-    plan_line(c, s->name, g, s->dtype, to, t);
+        c->expert_params += numel / done->shape[0];
+    plan_line(c, s->name, g, s->dtype, to, done);
     return LC_OK;
 }
 

@@ -4,7 +4,8 @@
  * The chain for one tensor, each step a lazy source reading the one before it:
  *   input -> [pread view, for a GGUF] -> checked (ggml's loader
  *   check) -> [F32: widened or dequantized] -> converted (quantized or cast) -> output,
- *   checked again (the check llama-quantize runs on each row it writes).
+ *   checked again (the check llama-quantize runs on each row it writes); the conversion
+ *   in the middle is quant/chain.h's, which every converter of libconvert shares.
  * A tensor whose type does not change is its checked input. llama-quantize converts
  * everything through F32 the same way (llama_tensor_dequantize_impl, then
  * ggml_quantize_chunk), so the bytes are the same. */
@@ -15,12 +16,11 @@
 
 #include "jobs/gguf_quantize_impl.h"
 #include "libconvert/alloc.h"
-#include "libconvert/convert.h"
 #include "libconvert/view.h"
+#include "quant/chain.h"
 #include "quant/device.h"
 #include "quant/quant.h"
 #include "quant/validate.h"
-#include "quant/view.h"
 
 bool lc_job_quantize_writable(lc_dtype t) {
     return t == LC_DT_F32 || t == LC_DT_F16 || t == LC_DT_BF16 || lc_quant_writable(t);
@@ -31,40 +31,25 @@ static lc_code add(lc_model *m, const lc_tensor *like, lc_dtype dt, lc_tensor **
     return lc_model_add_tensor(m, like->name, dt, like->ndim, like->shape, t, err);
 }
 
-/* like, cast to `to` (nothing when it has that dtype), as a tensor of m. */
-static lc_code cast(lc_model *m, const lc_tensor *like, lc_dtype to, const lc_tensor **cur,
-                    lc_error *err) {
-    lc_tensor *t;
-    LC_TRY(add(m, like, (*cur)->dtype, &t, err));
-    LC_TRY(lc_view_forward(t, *cur, err));
-    LC_TRY(lc_tensor_cast(t, to, err));
-    *cur = t;
-    return LC_OK;
+/* Where quant/chain.h's steps for one tensor live: each in its stage's model, under the
+ * tensor's name. */
+typedef struct steps {
+    job        *j;
+    const char *name;
+    size_t      im_entry;   /* its importance matrix entry, or SIZE_MAX */
+} steps;
+
+static lc_code add_step(void *ctx, lc_qchain_step step, const lc_tensor *like, lc_dtype dt,
+                        lc_tensor **t, lc_error *err) {
+    const steps *s = ctx;
+    return lc_model_add_tensor(s->j->stage[step == LC_QCHAIN_F32 ? QJ_F32 : QJ_CONVERTED],
+                               s->name, dt, like->ndim, like->shape, t, err);
 }
 
-/* The CPU's steps from the checked input *cur to `to`: widened or dequantized to F32,
- * then quantized (weighted by importance matrix entry im_entry, unless SIZE_MAX) or
- * cast. */
-static lc_code convert_on_cpu(job *j, const lc_tensor *s, lc_dtype to, size_t im_entry,
-                              const lc_tensor **cur, lc_error *err) {
-    lc_tensor *t;
-    if (lc_dtype_is_quant(s->dtype)) {
-        LC_TRY(add(j->stage[QJ_F32], s, LC_DT_F32, &t, err));
-        LC_TRY(lc_quant_view(t, *cur, s->dtype, false, err));
-        *cur = t;
-    } else if (lc_dtype_is_quant(to)) {
-        LC_TRY(cast(j->stage[QJ_F32], s, LC_DT_F32, cur, err));
-    }
-    if (lc_dtype_is_quant(to)) {
-        LC_TRY(add(j->stage[QJ_CONVERTED], s, to, &t, err));
-        if (im_entry != SIZE_MAX)
-            LC_TRY(lc_job_quantize_imatrix_view(j, t, *cur, to, im_entry, err));
-        else
-            LC_TRY(lc_quant_view(t, *cur, to, true, err));
-        *cur = t;
-        return LC_OK;
-    }
-    return cast(j->stage[QJ_CONVERTED], s, to, cur, err);
+static lc_code weighted(void *ctx, lc_tensor *t, const lc_tensor *cur, lc_dtype to,
+                        lc_error *err) {
+    const steps *s = ctx;
+    return lc_job_quantize_imatrix_view(s->j, t, cur, to, s->im_entry, err);
 }
 
 /* Adds the output tensor for input s, of type `to`, with ggml's dimensions (trailing 1s
@@ -97,15 +82,14 @@ static lc_code build(job *j, const lc_tensor *s, uint32_t part, lc_dtype to,
         LC_TRY(add(j->stage[QJ_CHECKED], s, s->dtype, &t, err));
         LC_TRY(lc_validate_view(t, cur, err));
         cur = t;
-        if (j->dev && lc_qdev_supports(j->dev, s->dtype, to) &&
-            (im_entry == SIZE_MAX || lc_quant_imatrix_use(to) == LC_IMATRIX_IGNORES)) {
-            /* The device runs convert_on_cpu's steps, with the same bytes (quant/device.h). */
-            LC_TRY(add(j->stage[QJ_CONVERTED], s, to, &t, err));
-            LC_TRY(lc_qdev_view(t, cur, j->dev, err));
-            cur = t;
-        } else {
-            LC_TRY(convert_on_cpu(j, s, to, im_entry, &cur, err));
-        }
+        /* A device runs the CPU's steps with the same bytes (quant/device.h), unweighted
+         * only: the weights of an importance matrix are applied on the CPU. */
+        steps st = { .j = j, .name = s->name, .im_entry = im_entry };
+        const lc_qchain qc = {
+            .add = add_step, .quantize = im_entry != SIZE_MAX ? weighted : NULL, .ctx = &st,
+            .dev = im_entry == SIZE_MAX || lc_quant_imatrix_use(to) == LC_IMATRIX_IGNORES ?
+                   j->dev : NULL };
+        LC_TRY(lc_qchain_to(&qc, &cur, to, err));
     }
     LC_TRY(lc_model_add_tensor(out, s->name, to, nd, shape, &t, err));
     LC_TRY(lc_validate_view(t, cur, err));

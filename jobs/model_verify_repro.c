@@ -26,6 +26,7 @@
 #include "libconvert/alloc.h"
 #include "libconvert/convert.h"
 #include "libconvert/view.h"
+#include "quant/chain.h"
 #include "quant/quant.h"
 #include "quant/view.h"
 
@@ -94,21 +95,36 @@ static lc_code get_weights(void *ctx, uint64_t mat, float *out, lc_error *err) {
     return lc_imatrix_weights(w->im, w->entry, w->mat0 + mat, out, err);
 }
 
+/* One pair's reproduction, for quant/chain.h: its steps in the stage model (named
+ * "#n": only the last one, in the model the forward pass reads, has DST's name). */
+typedef struct steps {
+    lc_model            *stage;
+    const lc_vf_tensors *r;
+    const lc_vf_tensor  *p;
+} steps;
+
+static lc_code add_step(void *ctx, lc_qchain_step kind, const lc_tensor *like, lc_dtype dt,
+                        lc_tensor **t, lc_error *err) {
+    (void)kind;
+    return step(((const steps *)ctx)->stage, like, dt, t, err);
+}
+
 /* t reads cur quantized to p->repro_dt, weighted as lc_vf_imatrix_assign chose. */
-static lc_code weighted_view(const lc_vf_tensors *r, const lc_vf_tensor *p, lc_tensor *t,
-                             const lc_tensor *cur, lc_error *err) {
+static lc_code weighted_view(void *ctx, lc_tensor *t, const lc_tensor *cur, lc_dtype to,
+                             lc_error *err) {
+    const steps *s = ctx;
     weights *w = lc_malloc(sizeof *w);
     if (!w)
         return lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory");
-    *w = (weights){ .im = r->im, .entry = p->im_entry, .mat0 = p->im_mat0 };
+    *w = (weights){ .im = s->r->im, .entry = s->p->im_entry, .mat0 = s->p->im_mat0 };
     const lc_quant_imatrix qi = { .get = get_weights, .free = lc_free, .ctx = w,
-                                  .rows_per_matrix = p->im_rows };
-    return lc_quant_view_imatrix(t, cur, p->repro_dt, &qi, err);
+                                  .rows_per_matrix = s->p->im_rows };
+    return lc_quant_view_imatrix(t, cur, to, &qi, err);
 }
 
 /* SRC's tensor of pair p converted the way a correct conversion would: its rows in DST's
- * order, float32, then p->repro_dt (weighted by its --imatrix vector when it has one).
- * *cur ends at the last step. */
+ * order, then p->repro_dt through float32 (quant/chain.h; weighted by its --imatrix
+ * vector when it has one). *cur ends at the last step. */
 static lc_code chain(lc_model *stage, const lc_vf_tensors *r, const lc_vf_tensor *p,
                      const lc_tensor **cur, lc_error *err) {
     lc_tensor *t;
@@ -117,32 +133,11 @@ static lc_code chain(lc_model *stage, const lc_vf_tensors *r, const lc_vf_tensor
         LC_TRY(lc_view_heads(t, *cur, p->heads, p->perm_inverse, err));
         *cur = t;
     }
-    if (lc_dtype_is_quant((*cur)->dtype)) {
-        LC_TRY(step(stage, *cur, LC_DT_F32, &t, err));
-        LC_TRY(lc_quant_view(t, *cur, (*cur)->dtype, false, err));
-        *cur = t;
-    }
-    if ((*cur)->dtype != LC_DT_F32 && (lc_dtype_is_quant(p->repro_dt) ||
-                                       (*cur)->dtype != p->repro_dt)) {
-        LC_TRY(step(stage, *cur, (*cur)->dtype, &t, err));
-        LC_TRY(lc_view_forward(t, *cur, err));
-        LC_TRY(lc_tensor_cast(t, LC_DT_F32, err));
-        *cur = t;
-    }
-    if (lc_dtype_is_quant(p->repro_dt)) {
-        LC_TRY(step(stage, *cur, p->repro_dt, &t, err));
-        if (p->im_entry != SIZE_MAX && p->repro_dt == p->dst_dt)
-            LC_TRY(weighted_view(r, p, t, *cur, err));
-        else
-            LC_TRY(lc_quant_view(t, *cur, p->repro_dt, true, err));
-        *cur = t;
-    } else if ((*cur)->dtype != p->repro_dt) {
-        LC_TRY(step(stage, *cur, (*cur)->dtype, &t, err));
-        LC_TRY(lc_view_forward(t, *cur, err));
-        LC_TRY(lc_tensor_cast(t, p->repro_dt, err));
-        *cur = t;
-    }
-    return LC_OK;
+    steps st = { .stage = stage, .r = r, .p = p };
+    const lc_qchain qc = {
+        .add = add_step, .ctx = &st, .through_f32 = true,
+        .quantize = p->im_entry != SIZE_MAX && p->repro_dt == p->dst_dt ? weighted_view : NULL };
+    return lc_qchain_to(&qc, cur, p->repro_dt, err);
 }
 
 static void free_stage(void *m) { lc_model_free(m); }
