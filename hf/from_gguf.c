@@ -17,10 +17,9 @@
 #include <stdio.h>
 
 #include "arch/arch.h"
-#include "libconvert/convert.h"
 #include "libconvert/view.h"
+#include "quant/chain.h"
 #include "quant/quant.h"
-#include "quant/view.h"
 
 static float log_neg(float x) { return logf(-x); }
 
@@ -34,9 +33,38 @@ typedef struct back_ops {
     bool unsqueeze;         /* [rows, cols] -> [rows, 1, cols] */
 } back_ops;
 
+/* Where one output tensor's steps live: each but the last in work under the HF name and
+ * a stage mark (the views there have GGUF names; the two spellings never coincide); the
+ * last in out under the HF name. */
+typedef struct back_steps {
+    lc_model   *out, *work;
+    const char *hf;
+    int         stage, stages;
+    lc_tensor  *made;       /* the last step made */
+} back_steps;
+
+static lc_code next_step(back_steps *b, lc_dtype dt, uint32_t nd, const uint64_t *shape,
+                         lc_tensor **t, lc_error *err) {
+    const bool last = ++b->stage == b->stages;
+    char name[220];
+    snprintf(name, sizeof name, "%s (%d)", b->hf, b->stage);
+    LC_TRY(lc_model_add_tensor(last ? b->out : b->work, last ? b->hf : name, dt, nd, shape, t,
+                               err));
+    b->made = *t;
+    return LC_OK;
+}
+
+/* quant/chain.h's steps (the dequantizer's): the next stage. */
+static lc_code chain_step(void *ctx, lc_qchain_step step, const lc_tensor *like, lc_dtype dt,
+                          lc_tensor **t, lc_error *err) {
+    (void)step;
+    return next_step(ctx, dt, like->ndim, like->shape, t, err);
+}
+
 /* One output tensor: s (through a pread view when it is an unchanged file range) ->
  * inverse permutation (heads > 0) -> dequantized -> value heads grouped -> minus
- * `shift` (gemma's norms) or log(-x) -> cast to dtype -> its dimension of 1 back. */
+ * `shift` (gemma's norms) or log(-x) -> cast to dtype -> its dimension of 1 back. The
+ * dequantizing and the cast are quant/chain.h's, as every converter's. */
 static lc_code back_tensor(lc_model *out, lc_model *work, const lc_tensor *s, const char *hf,
                            const back_ops *op, lc_dtype dtype, lc_error *err) {
     const uint32_t heads = op->heads;
@@ -61,50 +89,40 @@ static lc_code back_tensor(lc_model *out, lc_model *work, const lc_tensor *s, co
     if (quant && !lc_dequant_supported(s->dtype))
         return lc_fail(err, LC_E_UNSUPPORTED, LC_NO_OFFSET, "tensor %.80s: no dequantizer "
                        "for %s", s->name, lc_dtype_name(s->dtype));
-    /* Each stage but the last lives in work under the HF name and a stage mark (the views
-     * there have GGUF names; the two spellings never coincide); the last in out. */
     const bool elementwise = shift != 0 || op->log_neg;
-    const int stages = 1 + quant + swap + elementwise + op->unsqueeze;
-    int stage = 0;
-    char name[220];
-#define NEXT(dt, nd, sh) do {                                                                 \
-        const bool last = ++stage == stages;                                                  \
-        snprintf(name, sizeof name, "%s (%d)", hf, stage);                                    \
-        LC_TRY(lc_model_add_tensor(last ? out : work, last ? hf : name, dt, nd, sh, &t, err)); \
-    } while (0)
-    NEXT(s->dtype, s->ndim, s->shape);
+    back_steps b = { .out = out, .work = work, .hf = hf,
+                     .stages = 1 + quant + swap + elementwise + op->unsqueeze };
+    const lc_qchain qc = { .add = chain_step, .ctx = &b };
+    LC_TRY(next_step(&b, s->dtype, s->ndim, s->shape, &t, err));
     if (heads)
         LC_TRY(lc_view_heads(t, from, heads, true, err));
     else
         LC_TRY(lc_view_forward(t, from, err));
-    if (quant) {
-        const lc_tensor *w = t;
-        NEXT(LC_DT_F32, s->ndim, s->shape);
-        LC_TRY(lc_quant_view(t, w, s->dtype, false, err));
-    }
+    const lc_tensor *cur = t;
+    if (quant)
+        LC_TRY(lc_qchain_to(&qc, &cur, LC_DT_F32, err));
     if (swap) {
-        const lc_tensor *w = t;
-        lc_arch_vreorder(op->row, op->hp, w, &sw);      /* units in w's element size */
-        NEXT(w->dtype, s->ndim, s->shape);
-        LC_TRY(lc_view_swap(t, w, sw.first, sw.outer, sw.b, sw.a, sw.unit, err));
+        lc_arch_vreorder(op->row, op->hp, cur, &sw);    /* units in cur's element size */
+        LC_TRY(next_step(&b, cur->dtype, s->ndim, s->shape, &t, err));
+        LC_TRY(lc_view_swap(t, cur, sw.first, sw.outer, sw.b, sw.a, sw.unit, err));
+        cur = t;
     }
     if (elementwise) {
-        const lc_tensor *w = t;
-        NEXT(LC_DT_F32, s->ndim, s->shape);
+        LC_TRY(next_step(&b, LC_DT_F32, s->ndim, s->shape, &t, err));
         if (op->log_neg)
-            LC_TRY(lc_view_apply(t, w, log_neg, LC_DT_F32, err));
+            LC_TRY(lc_view_apply(t, cur, log_neg, LC_DT_F32, err));
         else
-            LC_TRY(lc_view_offset(t, w, -shift, LC_DT_F32, err));
+            LC_TRY(lc_view_offset(t, cur, -shift, LC_DT_F32, err));
+        cur = t;
     }
-    const lc_dtype to = dtype != LC_DT_INVALID ? dtype : elementwise ? s->dtype : t->dtype;
-    LC_TRY(lc_tensor_cast(t, to, err));
+    /* The cast is applied to the last step itself (cur). */
+    const lc_dtype to = dtype != LC_DT_INVALID ? dtype : elementwise ? s->dtype : cur->dtype;
+    LC_TRY(lc_qchain_from(&qc, b.made, to, &cur, err));
     if (op->unsqueeze && s->ndim == 2) {
-        const lc_tensor *w = t;
         const uint64_t shape[3] = { s->shape[0], 1, s->shape[1] };
-        NEXT(w->dtype, 3, shape);
-        LC_TRY(lc_view_strided(t, w, 0, t->nbytes, t->nbytes, err));
+        LC_TRY(next_step(&b, cur->dtype, 3, shape, &t, err));
+        LC_TRY(lc_view_strided(t, cur, 0, t->nbytes, t->nbytes, err));
     }
-#undef NEXT
     return LC_OK;
 }
 
