@@ -4,10 +4,11 @@
 #include <stdio.h>
 
 #include "jobs/safetensors2gguf.h"
+#include "jobs/safetensors2gguf_print.h"
 #include "libconvert/cli.h"
 
 int main(int argc, char **argv) {
-    lc_job_st2gguf_opts o = { .hf.outtype = LC_DT_INVALID, .print = stdout };
+    lc_job_st2gguf_opts o = { .hf.outtype = LC_DT_INVALID };
     lc_cli_list overrides = { .n = 0 };
     lc_gguf_split_args split = { 0 };
     char types[512], help[768];  /* "f32|f16|bf16|q4_0|...|q6_k|auto" */
@@ -74,5 +75,10 @@ int main(int argc, char **argv) {
     if (lc_job_safetensors2gguf_check(&o, &err) != LC_OK)
         return lc_cli_usage(&cli);
     lc_cli_start(&cli);
-    return lc_cli_end(&cli, lc_job_safetensors2gguf(&o, cli.progress, &err), &err);
+    lc_job_st2gguf_result res;
+    const lc_code rc = lc_job_safetensors2gguf(&o, cli.progress, &res, &err);
+    if (o.dry_run)      /* after a failure too: what was planned before it */
+        lc_job_st2gguf_print(&res, stdout);
+    lc_job_st2gguf_result_free(&res);
+    return lc_cli_end(&cli, rc, &err);
 }

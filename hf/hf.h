@@ -40,12 +40,33 @@
 #include "libconvert/model.h"
 #include "quant/device.h"
 
+/* One tensor of the conversion's plan, as the dry run shows it. */
+typedef struct lc_hf_plan_row {
+    char     *src;          /* the source tensor's name, or what computed it (owned) */
+    char     *gguf;         /* its GGUF name (owned) */
+    lc_dtype  from, to;
+    uint32_t  ndim;
+    uint64_t  shape[LC_MAX_DIMS];
+    uint64_t  nbytes;
+    bool      computed;     /* made by the converter (rope factors), not read */
+} lc_hf_plan_row;
+
+/* The plan of a conversion: its tensors in the order they were added. */
+typedef struct lc_hf_plan {
+    lc_hf_plan_row *rows;
+    size_t          n, cap;
+} lc_hf_plan;
+
+/* Frees the rows and zeroes p; NULL-safe. */
+void lc_hf_plan_free(lc_hf_plan *p);
+
 typedef struct lc_hf_opts {
     lc_dtype    outtype;    /* F32, F16, BF16, Q8_0, or LC_DT_INVALID for auto: the dtype
                              * of the first 2-D+ source tensor if BF16/F16, else F16 */
     const char *pre;        /* tokenizer.ggml.pre override (BPE), or NULL */
     bool        vocab_only; /* metadata only, no tensors */
-    FILE       *plan;       /* when not NULL, one line per tensor: "hf -> gguf ..." */
+    lc_hf_plan *plan;       /* when not NULL, gets a row per tensor as it is added (also
+                             * those added before a failure) */
     lc_qdev    *device;     /* casts and Q8_0 run there (same bytes; borrowed, must
                              * outlive the model); NULL: the CPU */
 } lc_hf_opts;

@@ -51,14 +51,44 @@ static lc_dtype pick_dtype(const lc_arch_tensor *row, const char *gname, uint32_
     return ftype;
 }
 
-static void plan_line(const lc_tg *c, const char *hf, const char *g, lc_dtype from, lc_dtype to,
-                      const lc_tensor *t) {
-    if (!c->o->plan)
+void lc_hf_plan_free(lc_hf_plan *p) {
+    if (!p)
         return;
-    char shape[96];
-    lc_shape_format(t, shape, sizeof shape);
-    fprintf(c->o->plan, "tensor %-44s -> %-26s %-4s -> %-4s %-14s %12" PRIu64 " bytes\n", hf,
-            g, lc_dtype_name(from), lc_dtype_name(to), shape, t->nbytes);
+    for (size_t i = 0; i < p->n; i++) {
+        lc_free(p->rows[i].src);
+        lc_free(p->rows[i].gguf);
+    }
+    lc_free(p->rows);
+    memset(p, 0, sizeof *p);
+}
+
+/* The plan's row for GGUF tensor g (t), read from source hf (or computed as it says). */
+static lc_code plan_row(const lc_tg *c, const char *hf, const char *g, lc_dtype from,
+                        lc_dtype to, const lc_tensor *t, bool computed, lc_error *err) {
+    lc_hf_plan *p = c->o->plan;
+    if (!p)
+        return LC_OK;
+    if (p->n == p->cap) {
+        const size_t cap = p->cap ? 2 * p->cap : 64;
+        lc_hf_plan_row *rows = lc_realloc_array(p->rows, cap, sizeof *rows);
+        if (!rows)
+            return lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory");
+        p->rows = rows;
+        p->cap = cap;
+    }
+    lc_hf_plan_row *r = &p->rows[p->n];
+    *r = (lc_hf_plan_row){ .from = from, .to = to, .ndim = t->ndim, .nbytes = t->nbytes,
+                           .computed = computed };
+    memcpy(r->shape, t->shape, sizeof r->shape);
+    r->src = lc_strdup(hf);
+    r->gguf = lc_strdup(g);
+    if (!r->src || !r->gguf) {
+        lc_free(r->src);
+        lc_free(r->gguf);
+        return lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory");
+    }
+    p->n++;
+    return LC_OK;
 }
 
 static float neg_exp(float x) { return -expf(x); }
@@ -156,8 +186,7 @@ added:;
     c->params += numel;
     if (row->flags & LC_AT_EXPERTS)
         c->expert_params += numel / done->shape[0];
-    plan_line(c, s->name, g, s->dtype, to, done);
-    return LC_OK;
+    return plan_row(c, s->name, g, s->dtype, to, done, false, err);
 }
 
 /* ---- computed tensors ---- */
@@ -174,10 +203,7 @@ static lc_code add_computed(lc_tg *c, const char *g, float *v, uint64_t n, const
         return rc;
     t->data = (const uint8_t *)v;
     c->params += n;
-    if (c->o->plan)
-        fprintf(c->o->plan, "tensor %-44s -> %-26s %-4s -> %-4s [%" PRIu64 "]\n", what, g,
-                "F32", "F32", n);
-    return LC_OK;
+    return plan_row(c, what, g, LC_DT_F32, LC_DT_F32, t, true, err);
 }
 
 static lc_code add_row_values(lc_tg *c, lc_role role, const float *src, uint64_t n,

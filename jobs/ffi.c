@@ -18,6 +18,7 @@
 #include "jobs/model_verify_print.h"
 #include "jobs/pth2safetensors.h"
 #include "jobs/safetensors2gguf.h"
+#include "jobs/safetensors2gguf_print.h"
 #include "jobs/safetensors_rewrite.h"
 #include "libconvert/alloc.h"
 #include "libconvert/bytes.h"
@@ -30,7 +31,7 @@ int lc_ffi_abi(void) { return LC_FFI_ABI; }
 
 void lc_ffi_free(void *p) { lc_free(p); }
 
-/* ---- text a job prints, caught in memory ---- */
+/* ---- text a printer writes from a job's result, caught in memory ---- */
 
 typedef struct capture {
     FILE  *f;
@@ -386,18 +387,16 @@ lc_code lc_ffi_to_gguf(const lc_ffi_to_gguf_args *a, lc_progress *p, char **plan
     o.folder_options = a->pre || a->vocab_only || a->n_overrides || (a->outtype &&
                        strcmp(a->outtype, "auto") != 0);
     o.threads = a->threads;
-    if (o.dry_run) {
-        LC_TRY(capture_open(&c, err));
-        o.print = c.f;
-    }
+    lc_job_st2gguf_result res = { 0 };
     new_job();
     if ((rc = lc_job_safetensors2gguf_check(&o, err)) == LC_OK)
-        rc = lc_job_safetensors2gguf(&o, p, err);
-    if (o.dry_run) {
-        lc_code crc = capture_close(&c, rc == LC_OK ? plan : NULL, err);
-        if (rc == LC_OK)
-            rc = crc;
+        rc = lc_job_safetensors2gguf(&o, p, &res, err);
+    /* The plan as the tool prints it, from the result. */
+    if (rc == LC_OK && o.dry_run && (rc = capture_open(&c, err)) == LC_OK) {
+        lc_job_st2gguf_print(&res, c.f);
+        rc = capture_close(&c, plan, err);
     }
+    lc_job_st2gguf_result_free(&res);
     return rc;
 }
 

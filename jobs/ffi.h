@@ -2,12 +2,12 @@
  * python/libconvert, through ctypes).
  *
  * A foreign caller can mirror only what is plain: integers, pointers, strings and
- * small structs that hold nothing else. The jobs' options structs hold FILE *, nested
- * structs and fields that grow with each tool, so each job has here one args struct of
- * plain fields whose layout is the contract with python/libconvert/_lib.py (change
- * both together), and what a job prints for a person comes back as text it wrote into
- * memory: the JSON a tool prints with --json, parsed by the caller, so the figures the
- * caller sees are the tool's own. Models cross as opaque lc_model pointers, their
+ * small structs that hold nothing else. The jobs' options and result structs hold
+ * nested structs and fields that grow with each tool, so each job has here one args
+ * struct of plain fields whose layout is the contract with python/libconvert/_lib.py
+ * (change both together), and a job's result comes back as the text the tool prints
+ * from it (the same printers): the JSON of --json, parsed by the caller, so the figures
+ * the caller sees are the tool's own. Models cross as opaque lc_model pointers, their
  * metadata as GGUF wire bytes (one format both sides already speak), tensors as a
  * table of plain entries.
  *

@@ -17,10 +17,11 @@
 
 #include <stdbool.h>
 #include <stddef.h>
-#include <stdio.h>
+#include <stdint.h>
 
 #include "formats/gguf_split.h"
 #include "hf/hf.h"
+#include "jobs/gguf_quantize.h"
 #include "libconvert/error.h"
 #include "libconvert/progress.h"
 #include "quant/ftype.h"
@@ -30,16 +31,15 @@ typedef struct lc_job_st2gguf_opts {
     const char        *out;          /* the .gguf; for a folder IN may be NULL or a
                                       * folder: then Name-SizeLabel-TYPE.gguf in it
                                       * (NULL: in IN) */
-    lc_hf_opts         hf;           /* outtype, pre, vocab_only; hf.plan is set from
-                                      * dry_run */
+    lc_hf_opts         hf;           /* outtype, pre, vocab_only; hf.plan is the
+                                      * result's (dry_run) */
     const lc_ftype    *quantize;     /* a llama-quantize TYPE beyond the converter's own
                                       * (lc_job_st2gguf_outtype sets it), or NULL */
     const char *const *overrides;    /* "KEY=TYPE:VALUE" (hf/meta.h), applied in
                                       * order after the model is built */
     size_t             n_overrides;
-    bool               dry_run;      /* print the tensor plan, the keys and OUT; write
-                                      * nothing */
-    FILE              *print;        /* where dry_run prints; NULL prints nothing */
+    bool               dry_run;      /* plan the tensors, the keys and OUT (the
+                                      * result); write nothing */
     bool               folder_options; /* the caller gave options only a folder takes */
     int                threads;      /* 0: one per core (at most 8) */
     const char        *device;       /* --device (quant/device.h): where a folder's tensors
@@ -48,6 +48,24 @@ typedef struct lc_job_st2gguf_opts {
                                       * parts gguf-split makes of it, named from OUT less
                                       * ".gguf" (formats/gguf_split.h) */
 } lc_job_st2gguf_opts;
+
+/* What a dry run plans (a run that writes leaves it empty). A failed dry run keeps what
+ * it had planned: the rows made, and the model once it has its keys. */
+typedef struct lc_job_st2gguf_result {
+    bool        dry_run;
+    char       *out;            /* OUT as resolved (the default name for a folder; owned) */
+    lc_hf_plan  plan;           /* the folder's tensors, as converted (not with a TYPE) */
+    lc_model   *model;          /* the model as built: its keys and tensors (owned) */
+    bool        out_planned;    /* OUT (and its parts) planned */
+    char      **part_paths;     /* with split options: the parts' names (owned) */
+    size_t     *part_tensors;   /* and their tensor counts */
+    uint32_t    n_parts;        /* 0: OUT alone */
+    bool        quantized;      /* a llama-quantize TYPE: the plan is `quantize` */
+    lc_job_quantize_result quantize;
+} lc_job_st2gguf_result;
+
+/* Frees what r owns and zeroes it; NULL-safe. */
+void lc_job_st2gguf_result_free(lc_job_st2gguf_result *r);
 
 /* Resolves --outtype NAME into o: "auto", a converter type (hf.outtype), or any other
  * TYPE libconvert can write (quantize). LC_E_ARG listing the names otherwise. */
@@ -62,9 +80,12 @@ void lc_job_st2gguf_outtypes(char *buf, size_t cap);
 lc_code lc_job_safetensors2gguf_check(const lc_job_st2gguf_opts *o, lc_error *err);
 
 /* Runs the job (checking first, then opening the device: lc_qdev_open's codes, before
- * anything is read); OUT appears atomically. Codes: lc_hf_to_gguf's,
+ * anything is read); OUT appears atomically; a dry run fills *res (may be NULL
+ * otherwise; on failure it keeps the plan's rows made before it, as the tool printed
+ * them while it built). Codes: lc_hf_to_gguf's,
  * lc_hf_meta_override's (LC_E_ARG), lc_safetensors_load's, lc_gguf_bare_encode's and
  * the writer's. A failure while reading the source names IN. p may be NULL. */
-lc_code lc_job_safetensors2gguf(const lc_job_st2gguf_opts *o, lc_progress *p, lc_error *err);
+lc_code lc_job_safetensors2gguf(const lc_job_st2gguf_opts *o, lc_progress *p,
+                                lc_job_st2gguf_result *res, lc_error *err);
 
 #endif

@@ -12,6 +12,7 @@
 #include "jobs/gguf_quantize_print.h"
 #include "jobs/model_inspect.h"
 #include "jobs/pth2safetensors.h"
+#include "jobs/safetensors2gguf_print.h"
 #include "jobs/safetensors2gguf.h"
 #include "jobs/safetensors_rewrite.h"
 
@@ -90,7 +91,7 @@ Test(jobs, st2gguf_check_bare_file_needs_out_and_no_folder_options) {
     cr_assert_eq(lc_job_safetensors2gguf_check(&o, NULL), LC_OK);
     o.folder_options = true;
     cr_assert_eq(lc_job_safetensors2gguf_check(&o, NULL), LC_E_ARG);
-    cr_assert_eq(lc_job_safetensors2gguf(&o, NULL, NULL), LC_E_ARG, "the job checks too");
+    cr_assert_eq(lc_job_safetensors2gguf(&o, NULL, NULL, NULL), LC_E_ARG, "the job checks too");
     cr_assert_eq(access("x.gguf", F_OK), -1);
     o.in = fx("hf/qwen2");
     o.out = NULL;
@@ -102,10 +103,27 @@ Test(jobs, st2gguf_dry_run_prints_the_plan_and_writes_nothing) {
     capture_open(&c);
     static const char *const ov[] = { "general.name=str:Dry" };
     const lc_job_st2gguf_opts o = { .in = fx("hf/qwen2"), .hf.outtype = LC_DT_Q8_0,
-                                    .overrides = ov, .n_overrides = 1, .dry_run = true,
-                                    .print = c.f };
+                                    .overrides = ov, .n_overrides = 1, .dry_run = true };
     lc_error err = { 0 };
-    cr_assert_eq(lc_job_safetensors2gguf(&o, NULL, &err), LC_OK, "%s", err.msg);
+    lc_job_st2gguf_result res;
+    cr_assert_eq(lc_job_safetensors2gguf(&o, NULL, &res, &err), LC_OK, "%s", err.msg);
+    /* The result: a row per tensor of the model it holds, Q8_0 for the 2-D weights. */
+    cr_assert_not_null(res.model);
+    cr_assert_eq(res.plan.n, lc_model_tensor_count(res.model));
+    cr_assert(res.out_planned);
+    cr_assert_eq(res.n_parts, 0);
+    size_t q = 0;
+    while (q < res.plan.n && strcmp(res.plan.rows[q].gguf, "blk.0.attn_q.weight") != 0)
+        q++;
+    cr_assert_lt(q, res.plan.n);
+    cr_assert_str_eq(res.plan.rows[q].src, "model.layers.0.self_attn.q_proj.weight");
+    cr_assert_eq(res.plan.rows[q].to, LC_DT_Q8_0);
+    cr_assert_eq(res.plan.rows[q].ndim, 2);
+    cr_assert_eq(res.plan.rows[q].nbytes, res.plan.rows[q].shape[0] *
+                 res.plan.rows[q].shape[1] / 32 * 34);
+    lc_job_st2gguf_print(&res, c.f);
+    lc_job_st2gguf_result_free(&res);
+    cr_assert_null(res.model);
     char *text = capture_close(&c);
     cr_assert(strstr(text, "tensor "), "the plan: %s", text);
     cr_assert(strstr(text, "general.name"), "%s", text);
@@ -210,7 +228,7 @@ Test(jobs, device_fails_first_and_takes_the_model) {
     const lc_job_st2gguf_opts so = { .in = fx("hf/qwen2-k"), .out = "dev.gguf",
                                      .hf.outtype = LC_DT_Q8_0, .device = "cuda:200" };
     memset(&err, 0, sizeof err);
-    cr_assert_eq(lc_job_safetensors2gguf(&so, NULL, &err), LC_E_UNSUPPORTED);
+    cr_assert_eq(lc_job_safetensors2gguf(&so, NULL, NULL, &err), LC_E_UNSUPPORTED);
     cr_assert(strncmp(err.msg, "no CUDA device: ", 16) == 0, "%s", err.msg);
     cr_assert_eq(access(so.out, F_OK), -1);
 }
