@@ -79,3 +79,21 @@ run "verify bad" model-verify -t 2 --max-tokens 8 fixtures/hf/llama-spm \
     fixtures/hf-ref/qwen2-f32.gguf
 run "verify bad json" model-verify -t 2 --json --max-tokens 8 fixtures/hf/llama-spm \
     fixtures/hf-ref/qwen2-f32.gguf
+
+# gguf-split: the plan (stdout) and the summary line (stderr), split and merge, dry or not.
+for g in fixtures/hf-ref/qwen2-f32.gguf fixtures/hf-ref/llama-spm-q8_0.gguf; do
+    for opt in "--split-max-tensors 9" "--split-max-size 1M" "--split-max-tensors 20 --no-tensor-first-split"; do
+        for d in "" --dry-run -q; do
+            rm -f "$work"/sp-*
+            run "split $g $opt $d" gguf-split $d $opt "$g" "$work/sp"
+        done
+    done
+    rm -f "$work"/sp-*
+    run "split $g part" gguf-split --split-max-tensors 9 --part 2/6 "$g" "$work/sp"
+    run "split $g skip" gguf-split --split-max-tensors 9 --skip-existing "$g" "$work/sp"
+    rm -f "$work"/sp-* "$work/m.gguf"
+    "$LC_BIN/gguf-split" -q --split-max-tensors 9 "$g" "$work/sp" >/dev/null 2>&1
+    run "merge $g dry" gguf-split --merge --dry-run "$work/sp-00001-of-00006.gguf" "$work/m.gguf"
+    run "merge $g" gguf-split --merge "$work/sp-00001-of-00006.gguf" "$work/m.gguf"
+    run "merge $g again" gguf-split --merge "$work/sp-00001-of-00006.gguf" "$work/m.gguf"
+done
