@@ -3,12 +3,13 @@
 #include <stdio.h>
 
 #include "jobs/gguf_split.h"
+#include "jobs/gguf_split_print.h"
 #include "libconvert/cli.h"
 
 enum { SPLIT, MERGE };
 
 int main(int argc, char **argv) {
-    lc_job_gguf_split_opts o = { .print = stdout };
+    lc_job_gguf_split_opts o = { 0 };
     lc_gguf_split_args a = { 0 };
     int mode = SPLIT;
     const lc_cli_opt opts[] = {
@@ -55,7 +56,14 @@ int main(int argc, char **argv) {
     }
     o.in = cli.args[0], o.out = cli.args[1], o.threads = cli.threads;
     o.merge = mode == MERGE;
-    o.summary = cli.quiet ? NULL : stderr;
     lc_cli_start(&cli);
-    return lc_cli_end(&cli, lc_job_gguf_split(&o, cli.progress, &err), &err);
+    lc_job_gguf_split_result res;
+    const lc_code rc = lc_job_gguf_split(&o, cli.progress, &res, &err);
+    /* The plan on stdout (also when writing failed: gguf-split prints it first), the
+     * summary line on stderr. */
+    lc_job_gguf_split_print_plan(&res, stdout);
+    if (rc == LC_OK && !cli.quiet)
+        lc_job_gguf_split_print_summary(&res, stderr);
+    lc_job_gguf_split_result_free(&res);
+    return lc_cli_end(&cli, rc, &err);
 }
