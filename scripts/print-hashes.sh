@@ -97,3 +97,11 @@ for g in fixtures/hf-ref/qwen2-f32.gguf fixtures/hf-ref/llama-spm-q8_0.gguf; do
     run "merge $g" gguf-split --merge "$work/sp-00001-of-00006.gguf" "$work/m.gguf"
     run "merge $g again" gguf-split --merge "$work/sp-00001-of-00006.gguf" "$work/m.gguf"
 done
+
+# model-inspect: the report (text and --json) of every fixture, the refused ones too.
+for f in fixtures/gguf/* fixtures/safetensors/* fixtures/hf-ref/*.gguf fixtures/bad/*/* \
+         fixtures/pth/*/*.pth; do
+    for j in "" --json; do
+        run "inspect $f $j" model-inspect -q $j "$f"
+    done
+done
