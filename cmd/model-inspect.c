@@ -2,6 +2,7 @@
 #include <stdio.h>
 
 #include "jobs/model_inspect.h"
+#include "libconvert/inspect.h"
 #include "libconvert/cli.h"
 
 static const lc_cli_tool TOOL = {
@@ -20,7 +21,21 @@ int main(int argc, char **argv) {
     if (status >= 0)
         return status;
     lc_cli_start(&cli);
-    const lc_job_inspect_opts o = { .path = cli.args[0], .json = cli.json, .print = stdout };
+    const lc_job_inspect_opts o = { .path = cli.args[0] };
     lc_error err = { 0 };
-    return lc_cli_end(&cli, lc_job_model_inspect(&o, cli.progress, &err), &err);
+    lc_job_inspect_result res;
+    lc_code rc = lc_job_model_inspect(&o, cli.progress, &res, &err);
+    /* The report, also of a file our readers refuse (then the refusal is the error);
+     * a report that cannot be written is the error instead. */
+    if (res.model) {
+        lc_error perr = { 0 };
+        const lc_code prc = cli.json ? lc_inspect_print_json(stdout, res.model, &res.info, &perr)
+                                     : lc_inspect_print_text(stdout, res.model, &res.info, &perr);
+        if (prc != LC_OK) {
+            rc = prc;
+            err = perr;
+        }
+    }
+    lc_job_inspect_result_free(&res);
+    return lc_cli_end(&cli, rc, &err);
 }

@@ -31,12 +31,15 @@ cat > "$TMPDIR/use.c" <<'C'
 #include "libconvert/version.h"
 /* The whole library through one job: every reader (zlib for zip, cJSON for HF). */
 int main(int argc, char **argv) {
-    lc_job_inspect_opts o = { .path = argv[1], .json = true, .print = stdout };
+    lc_job_inspect_opts o = { .path = argv[1] };
+    lc_job_inspect_result res;
     lc_error err = { 0 };
-    if (argc != 2 || lc_job_model_inspect(&o, NULL, &err) != LC_OK) {
+    if (argc != 2 || lc_job_model_inspect(&o, NULL, &res, &err) != LC_OK ||
+        lc_inspect_print_json(stdout, res.model, &res.info, &err) != LC_OK) {
         fprintf(stderr, "use: %s\n", err.msg);
         return 1;
     }
+    lc_job_inspect_result_free(&res);
     fprintf(stderr, "%s\n", LC_VERSION);
     return 0;
 }

@@ -200,9 +200,18 @@ Test(jobs, gguf_quantize_plans_types_and_checks_options) {
 Test(jobs, inspect_and_rewrite_report_the_reader_code) {
     lc_error err = { 0 };
     const lc_job_inspect_opts io = { .path = fx("nothere.safetensors") };
-    cr_assert_neq(lc_job_model_inspect(&io, NULL, &err), LC_OK);
+    lc_job_inspect_result res;
+    cr_assert_neq(lc_job_model_inspect(&io, NULL, &res, &err), LC_OK);
+    cr_assert_null(res.model);
     const lc_job_inspect_opts ok = { .path = fx("safetensors/tiny_llama.safetensors") };
-    cr_assert_eq(lc_job_model_inspect(&ok, NULL, NULL), LC_OK, "no FILE: only opens");
+    cr_assert_eq(lc_job_model_inspect(&ok, NULL, NULL, NULL), LC_OK, "no result: only opens");
+    cr_assert_eq(lc_job_model_inspect(&ok, NULL, &res, NULL), LC_OK);
+    cr_assert_not_null(res.model);
+    cr_assert_str_eq(res.info.format, "safetensors");
+    cr_assert_gt(res.info.header_size, 0);
+    cr_assert_gt(lc_model_tensor_count(res.model), 0);
+    lc_job_inspect_result_free(&res);
+    cr_assert_null(res.model);
     cr_assert(lc_job_st_is_sharded(fx("safetensors/sharded")));
     cr_assert(lc_job_st_is_sharded("a/model.safetensors.index.json"));
     cr_assert_not(lc_job_st_is_sharded(ok.path));
