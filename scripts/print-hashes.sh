@@ -105,3 +105,11 @@ for f in fixtures/gguf/* fixtures/safetensors/* fixtures/hf-ref/*.gguf fixtures/
         run "inspect $f $j" model-inspect -q $j "$f"
     done
 done
+
+# pth2safetensors --list and --scan of every checkpoint fixture, the hostile ones too.
+for p in fixtures/pth/*/*.pth fixtures/pth/*/sharded fixtures/hf/llama-pth/pytorch_model.bin \
+         fixtures/bad/pickle/* fixtures/bad/pth/*; do
+    for m in --list --scan; do
+        run "pth $m $p" pth2safetensors -q $m "$p"
+    done
+done
