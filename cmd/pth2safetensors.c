@@ -2,6 +2,7 @@
 #include <stdio.h>
 
 #include "jobs/pth2safetensors.h"
+#include "jobs/pth2safetensors_print.h"
 #include "libconvert/cli.h"
 
 /* What the automatic --key choice left out: said even with -q, since it is data. */
@@ -12,7 +13,9 @@ static void print_note(void *ctx, const lc_error *note) {
 }
 
 int main(int argc, char **argv) {
-    lc_job_pth2st_opts o = { .cast = LC_DT_INVALID, .print = stdout };
+    /* --scan's lines as the scan meets each global (a pickle may name any number). */
+    lc_job_pth2st_opts o = { .cast = LC_DT_INVALID, .on_ref = lc_job_pth2st_print_ref,
+                             .ref_ctx = stdout };
     int mode = LC_PTH2ST_CONVERT;
     const lc_cli_opt opts[] = {
         { "key", 0, "K", "the dict holding the tensors (\"model\", \"state_dict.module\"); "
@@ -50,7 +53,10 @@ int main(int argc, char **argv) {
     o.in = cli.args[0], o.out = mode ? NULL : cli.args[1];
     o.mode = (lc_job_pth2st_mode)mode, o.threads = cli.threads;
     lc_error err = { 0 };
-    lc_code rc = lc_job_pth2safetensors(&o, cli.progress, &err);
+    lc_job_pth2st_result res;
+    lc_code rc = lc_job_pth2safetensors(&o, cli.progress, &res, &err);
+    lc_job_pth2st_print_list(&res, stdout);     /* --list */
+    lc_job_pth2st_result_free(&res);
     if (mode == LC_PTH2ST_SCAN && rc != LC_OK) {   /* 1 refused, 2 not a checkpoint */
         lc_cli_report(&cli, &err);
         lc_cli_finish(&cli);

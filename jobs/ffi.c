@@ -424,7 +424,7 @@ lc_code lc_ffi_pth_to_safetensors(const lc_ffi_pth_args *a, lc_progress *p, lc_e
     o.pth.dedupe = a->dedupe != 0;
     o.pth.allow_expand = a->allow_expand != 0;
     new_job();
-    return lc_job_pth2safetensors(&o, p, err);
+    return lc_job_pth2safetensors(&o, p, NULL, err);
 }
 
 lc_code lc_ffi_quantize(const lc_ffi_quantize_args *a, lc_progress *p, char **report,

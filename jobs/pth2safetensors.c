@@ -1,35 +1,22 @@
 /* jobs/pth2safetensors.c: checkpoint -> safetensors, one file or one per shard. */
 #include "jobs/pth2safetensors.h"
 
-#include <inttypes.h>
-
 #include "formats/safetensors.h"
 #include "libconvert/alloc.h"
 #include "libconvert/outdir.h"
 #include "libconvert/convert.h"
-#include "libconvert/escape.h"
 
-/* Entry, module and name come from the file: escaped (libconvert/escape.h). */
-static void print_ref(void *ctx, const lc_pth_ref *r) {
-    FILE *f = ctx;
-    if (!f)
+void lc_job_pth2st_result_free(lc_job_pth2st_result *r) {
+    if (!r)
         return;
-    lc_escape_fputs(f, r->entry);
-    fprintf(f, " @ 0x%" PRIx64 ": ", r->offset);
-    lc_escape_fputs(f, r->module);
-    fputc('.', f);
-    lc_escape_fputs(f, r->name);
-    fprintf(f, " %s\n", r->allowed ? "allowed" : "FORBIDDEN");
+    lc_model_free(r->model);
+    r->model = NULL;
 }
 
-static void list(const lc_model *m, FILE *f) {
-    for (size_t i = 0; f && i < lc_model_tensor_count(m); i++) {
-        char shape[256];
-        const lc_tensor *t = lc_model_tensor(m, i);
-        lc_shape_format(t, shape, sizeof shape);
-        lc_escape_fputs(f, t->name);   /* from the file; tabs in a name become \t */
-        fprintf(f, "\t%s\t%s\n", lc_dtype_name(t->dtype), shape);
-    }
+/* lc_pth_scan wants a function: the caller's, or one that drops every global. */
+static void no_ref(void *ctx, const lc_pth_ref *r) {
+    (void)ctx;
+    (void)r;
 }
 
 /* As safetensors' convert script: "format": "pt" in the metadata. */
@@ -82,14 +69,20 @@ static lc_code write_shards(const lc_job_pth2st_opts *o, lc_progress *p, lc_erro
     return rc;
 }
 
-lc_code lc_job_pth2safetensors(const lc_job_pth2st_opts *o, lc_progress *p, lc_error *err) {
+lc_code lc_job_pth2safetensors(const lc_job_pth2st_opts *o, lc_progress *p,
+                               lc_job_pth2st_result *res, lc_error *err) {
+    if (res)
+        res->model = NULL;
     if (o->mode == LC_PTH2ST_SCAN)
-        return lc_pth_scan(o->in, print_ref, o->print, err);
+        return lc_pth_scan(o->in, o->on_ref ? o->on_ref : no_ref, o->ref_ctx, err);
     lc_model *m = NULL;
     lc_code rc = lc_pth_load(o->in, &o->pth, &m, err);   /* a sharded IN: every shard */
-    if (rc == LC_OK && o->mode == LC_PTH2ST_LIST)
-        list(m, o->print);
-    else if (rc == LC_OK && lc_pth_is_index(o->in))
+    if (rc == LC_OK && o->mode == LC_PTH2ST_LIST) {
+        if (res) {
+            res->model = m;     /* the list is its tensors */
+            m = NULL;
+        }
+    } else if (rc == LC_OK && lc_pth_is_index(o->in))
         rc = write_shards(o, p, err);
     else if (rc == LC_OK && (rc = write_one(m, o->out, o, p, err)) != LC_OK)
         lc_err_context(err, o->in, NULL);   /* a source's failure: an offset in the input */

@@ -12,6 +12,7 @@
 #include "jobs/gguf_quantize_print.h"
 #include "jobs/model_inspect.h"
 #include "jobs/pth2safetensors.h"
+#include "jobs/pth2safetensors_print.h"
 #include "jobs/safetensors2gguf_print.h"
 #include "jobs/safetensors2gguf.h"
 #include "jobs/safetensors_rewrite.h"
@@ -51,13 +52,18 @@ Test(jobs, pth_list_prints_one_line_per_tensor_to_the_given_file) {
     capture c;
     capture_open(&c);
     lc_job_pth2st_opts o = { .in = fx("pth/2.15.0/mlp.pth"), .mode = LC_PTH2ST_LIST,
-                             .cast = LC_DT_INVALID, .print = c.f };
+                             .cast = LC_DT_INVALID };
     lc_error err = { 0 };
-    cr_assert_eq(lc_job_pth2safetensors(&o, NULL, &err), LC_OK, "%s", err.msg);
+    lc_job_pth2st_result res;
+    cr_assert_eq(lc_job_pth2safetensors(&o, NULL, &res, &err), LC_OK, "%s", err.msg);
+    lc_job_pth2st_print_list(&res, c.f);
     char *text = capture_close(&c);
     lc_model *m = NULL;
     cr_assert_eq(lc_pth_load(o.in, NULL, &m, &err), LC_OK);
     cr_assert_gt(lc_model_tensor_count(m), 0);
+    cr_assert_eq(lc_model_tensor_count(res.model), lc_model_tensor_count(m));
+    cr_assert_str_eq(lc_model_tensor(res.model, 0)->name, lc_model_tensor(m, 0)->name);
+    lc_job_pth2st_result_free(&res);
     cr_assert_eq(count_lines(text), lc_model_tensor_count(m), "%s", text);
     char want[512];
     const lc_tensor *t = lc_model_tensor(m, 0);
@@ -66,17 +72,18 @@ Test(jobs, pth_list_prints_one_line_per_tensor_to_the_given_file) {
     lc_model_free(m);
     free(text);
 
-    o.print = NULL;   /* nothing to print to: still a successful check */
-    cr_assert_eq(lc_job_pth2safetensors(&o, NULL, &err), LC_OK);
+    /* no result wanted: still a successful check */
+    cr_assert_eq(lc_job_pth2safetensors(&o, NULL, NULL, &err), LC_OK);
 }
 
 Test(jobs, pth_scan_lists_every_global_then_refuses) {
     capture c;
     capture_open(&c);
     const lc_job_pth2st_opts o = { .in = fx("bad/pickle/forbidden-builtins-eval.bin"),
-                                   .mode = LC_PTH2ST_SCAN, .print = c.f };
+                                   .mode = LC_PTH2ST_SCAN, .on_ref = lc_job_pth2st_print_ref,
+                                   .ref_ctx = c.f };
     lc_error err = { 0 };
-    cr_assert_eq(lc_job_pth2safetensors(&o, NULL, &err), LC_E_FORBIDDEN);
+    cr_assert_eq(lc_job_pth2safetensors(&o, NULL, NULL, &err), LC_E_FORBIDDEN);
     char *text = capture_close(&c);
     cr_assert(strstr(text, "FORBIDDEN\n"), "%s", text);
     free(text);
