@@ -4,8 +4,8 @@
  *
  * Tokens: model.vocab by id, then the added tokens whose ids lie past it, by id. Every
  * score is -1000. Types: "<0xXX>" byte tokens are BYTE; the ids of the special tokens
- * transformers lists (tokenizer_config.json's bos/eos/unk/sep/pad/cls/mask_token and
- * additional_special_tokens) are CONTROL; other added tokens USER_DEFINED; the rest
+ * transformers lists (special_tokens_map.json's and tokenizer_config.json's
+ * bos/eos/unk/sep/pad/cls/mask_token and additional_special_tokens) are CONTROL; other added tokens USER_DEFINED; the rest
  * NORMAL; then Gemma4Model.set_vocab's tokens that chat parsers must see are
  * USER_DEFINED whatever they were. The merges follow (SpecialVocab(load_merges=True)),
  * then the special ids and flags (hf/special.c). No tokenizer.ggml.pre is written. */
@@ -76,12 +76,20 @@ static lc_code mark_specials(const char *dir, const cJSON *vocab, const cJSON *a
             if (id >= 0 && (uint64_t)id < n)
                 is_special[id] = 1;
         }
-        const cJSON *e;
-        cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(tc, "additional_special_tokens")) {
-            const char *t = special_text(e);
-            const int64_t id = t ? id_of(vocab, added, t) : -1;
-            if (id >= 0 && (uint64_t)id < n)
-                is_special[id] = 1;
+        /* transformers 5 writes the list as extra_special_tokens (read the same here;
+         * the pinned converter's transformers 4.57 stops on it) */
+        static const char *const LISTS[] = { "additional_special_tokens",
+                                             "extra_special_tokens", NULL };
+        for (const char *const *l = LISTS; tc && *l; l++) {
+            const cJSON *list = cJSON_GetObjectItemCaseSensitive(tc, *l), *e;
+            if (!cJSON_IsArray(list))
+                continue;
+            cJSON_ArrayForEach(e, list) {
+                const char *t = special_text(e);
+                const int64_t id = t ? id_of(vocab, added, t) : -1;
+                if (id >= 0 && (uint64_t)id < n)
+                    is_special[id] = 1;
+            }
         }
         cJSON_Delete(tc);
     }

@@ -46,3 +46,13 @@ def test_missing_required_key(tmp_path):
     edit_config(d, drop=["num_kv_shared_layers"])
     line = refused(d, "config.json has no num_kv_shared_layers", tmp_path, "gemma4")
     assert "gemma4/config.json" in line
+
+
+def test_extra_special_tokens_read_as_additional(tmp_path):
+    """transformers 5 names the list extra_special_tokens: the same control tokens."""
+    d = folder_copy("gemma4", tmp_path)
+    tc = json.loads((d / "tokenizer_config.json").read_text())
+    tc["extra_special_tokens"] = tc.pop("additional_special_tokens")
+    (d / "tokenizer_config.json").write_text(json.dumps(tc))
+    out = convert(d, "f16", tmp_path / "out.gguf", model="gemma4")
+    assert out.read_bytes() == (REF / "gemma4-f16.gguf").read_bytes()
