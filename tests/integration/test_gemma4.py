@@ -56,3 +56,12 @@ def test_extra_special_tokens_read_as_additional(tmp_path):
     (d / "tokenizer_config.json").write_text(json.dumps(tc))
     out = convert(d, "f16", tmp_path / "out.gguf", model="gemma4")
     assert out.read_bytes() == (REF / "gemma4-f16.gguf").read_bytes()
+
+
+def test_global_keys_stand_for_per_layer_config(tmp_path):
+    """global_head_dim and num_global_key_value_heads say what per_layer_config's full
+    layers say (the converter reads them first): the same file."""
+    d = folder_copy("gemma4", tmp_path)
+    edit_config(d, drop=["per_layer_config"], global_head_dim=32, num_global_key_value_heads=1)
+    out = convert(d, "bf16", tmp_path / "out.gguf", model="gemma4")
+    assert out.read_bytes() == (REF / "gemma4-bf16.gguf").read_bytes()

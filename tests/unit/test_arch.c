@@ -487,5 +487,14 @@ Test(arch, gemma4_kv_heads_per_layer) {
     memset(&err, 0, sizeof err);
     cr_assert_eq(lc_arch_read_keys(m, &back, &got, &err), LC_E_MALFORMED);
     cr_assert_not_null(strstr(err.msg, "[1] = 0"), "%s", err.msg);
+    /* the sliding layers' list: one bool per layer too */
+    cr_assert_eq(lc_arch_write_keys(g4, &hp, 1, m, &err), LC_OK, "%s", err.msg);
+    cr_assert_eq(lc_value_array(&v, LC_VT_BOOL, 2, &err), LC_OK);
+    cr_assert_eq(lc_model_set_meta(m, "gemma4.attention.sliding_window_pattern", &v, &err),
+                 LC_OK);
+    memset(&err, 0, sizeof err);
+    cr_assert_eq(lc_arch_read_keys(m, &back, &got, &err), LC_E_MALFORMED);
+    cr_assert_str_eq(err.where, "gemma4.attention.sliding_window_pattern");
+    cr_assert_not_null(strstr(err.msg, "2 entries for 3 layers"), "%s", err.msg);
     lc_model_free(m);
 }
