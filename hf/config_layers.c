@@ -154,6 +154,12 @@ lc_code lc_hf_config_per_layer(const cJSON *root, lc_hparams *hp, lc_error *err)
     LC_TRY(full_layers(root, "num_global_key_value_heads", "num_key_value_heads", hp, &kv_full,
                        &have, err));
     const cJSON *kv_swa = cJSON_GetObjectItemCaseSensitive(root, "num_key_value_heads");
+    if (have && hp->head_count % kv_full) {
+        lc_fail(err, LC_E_MALFORMED, LC_NO_OFFSET, "num_attention_heads %u is not a multiple "
+                "of the full layers' %u KV heads", hp->head_count, kv_full);
+        lc_err_context(err, NULL, "num_global_key_value_heads");
+        return LC_E_MALFORMED;
+    }
     if (have && kv_swa && !cJSON_IsNull(kv_swa)) {
         for (uint32_t i = 0; i < hp->block_count; i++)
             hp->head_count_kv_layers[i] = hp->swa_layers[i] ? hp->head_count_kv : kv_full;

@@ -12,6 +12,8 @@
  *      tokenizer_config.json / special_tokens_map.json / config.json /
  *      generation_config.json for special ids and add_bos/add_eos, chat_template (or
  *      chat_template.jinja).
+ * A family naming its own vocabulary model (lc_arch.hf_vocab_model: gemma4) has 1. and 2.
+ * replaced by tokenizer.json read its way, whatever else the folder holds (hf/vocab_hf.c).
  * Value types are gguf-py's: strings; scores f32[]; token_type i32[]; ids u32; flags bool. */
 #ifndef LC_HF_TOKENIZER_H
 #define LC_HF_TOKENIZER_H
