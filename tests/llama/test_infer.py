@@ -121,8 +121,13 @@ def judge(path, folder, outtype, tmp_path):
         assert err <= WIDENED + extra, f"{path.name} widened: {err:.3g} > {WIDENED + extra:g}"
 
 
+# Families converted and judged elsewhere whose forward pass infer/ does not run yet
+# (lc_arch.no_forward_pass).
+NOT_RUN = {"gemma4", "gemma4moe"}
+
+
 @pytest.mark.parametrize("outtype", OUTTYPES)
-@pytest.mark.parametrize("model", MODELS)
+@pytest.mark.parametrize("model", [m for m in MODELS if m not in NOT_RUN])
 @pytest.mark.parametrize("subject", SUBJECTS)
 def test_forward_equals_llama_cpp(subject, model, outtype, gguf_of, tmp_path):
     judge(gguf_of(subject, model, outtype), HF / model, outtype, tmp_path)
