@@ -8,8 +8,8 @@
  * attn_k/attn_v), per-layer input embeddings, a scale on each layer's output, and
  * rope_freqs (1 for the rotated pairs of the full layers' proportional RoPE, 1e30 for
  * the rest). config.json's per-layer shapes are read by hf/config_layers.c, the
- * "gemma4" vocabulary from tokenizer.json by hf/vocab_hf.c. infer/ does not run it yet.
- * Shapes vary by layer kind, so the rows of the attention leave them unchecked. */
+ * "gemma4" vocabulary from tokenizer.json by hf/vocab_hf.c; infer/infer_gemma4.c runs
+ * it. Shapes vary by layer kind, so the rows of the attention leave them unchecked. */
 #include "arch/families.h"
 
 static const char *const CLASSES[] = { "Gemma4ForCausalLM", NULL };
@@ -100,6 +100,4 @@ const lc_arch lc_arch_gemma4 = {
     .hf_vocab_model = "gemma4",
     .default_rms_eps = 1e-6, .default_rope_theta = 1000000.0,
     .recipe = { .act = LC_ACT_GELU_TANH, .embd_scale = true },
-    .no_forward_pass = "the forward pass does not run gemma4 yet (per-layer head sizes and "
-                       "KV heads, shared KV layers, per-layer inputs, proportional RoPE)",
 };

@@ -1,0 +1,137 @@
+"""gemma4's forward pass (issue 21), on the pinned converter's GGUFs of fixtures/hf/gemma4
+(5 layers: sliding and full of different head sizes and KV heads, full layers whose keys
+are their values, the last 2 reading earlier layers' keys and values, per-layer inputs,
+proportional RoPE) and fixtures/hf/gemma4moe (experts beside the dense FFN, router and
+per-expert scales):
+
+  - infer/'s logits equal transformers 5.24's float32 ones over the 72 tokens of
+    fixtures/infer/tokens-long.txt (the sliding window is 8) within 1e-5 of the largest
+    logit;
+  - model-verify runs gemma4: the converter's f16 / bf16 / q8_0 and gguf-quantize's
+    Q4_K_M pass against its f32; a per-layer tensor swapped between layers, a norm
+    stored with gemma3's + 1, a layer's kind flipped in the sliding pattern fail, named.
+
+safetensors2gguf does not write gemma4 yet and its tokenizer is not ours yet: the GGUFs
+are the pinned converter's, the tokens are given (--tokens)."""
+import os
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from test_verify import Gguf, diffs, failing, verify
+
+ROOT = Path(__file__).resolve().parents[2]
+REF = ROOT / "fixtures" / "hf-ref"
+INFER = ROOT / "fixtures" / "infer"
+BIN = Path(os.environ.get("LC_BIN", ROOT / "build" / "bin"))
+TBIN = Path(os.environ.get("LC_TEST_BIN", ROOT / "build" / "test-bin"))
+TOKENS = INFER / "tokens-long.txt"
+MODELS = ["gemma4", "gemma4moe"]
+
+
+def run(*args):
+    return subprocess.run([str(a) for a in args], capture_output=True, text=True)
+
+
+def tokens():
+    return TOKENS.read_text().strip()
+
+
+# ---- the forward pass ----
+
+# transformers' own float32 logits are 8.0e-6 (gemma4) and 5.2e-6 (gemma4moe) of the
+# largest logit from its float64 ones; ours 1.3e-5 and 6.6e-6 from float64, 9.4e-6 and
+# 8.6e-6 from transformers' float32. The fixture's weights are bf16: the bf16 GGUF is
+# the same model.
+@pytest.mark.parametrize("outtype", ["f32", "bf16"])
+@pytest.mark.parametrize("model", MODELS)
+def test_forward_pass_equals_transformers(model, outtype, tmp_path):
+    ref = np.load(INFER / f"{model}.npy")
+    assert ref.shape[0] >= 64
+    out = tmp_path / "logits.f32"
+    r = run(TBIN / "lc-infer", REF / f"{model}-{outtype}.gguf", "@" + str(TOKENS), out)
+    assert r.returncode == 0, r.stderr
+    ours = np.fromfile(out, dtype="<f4").reshape(ref.shape)
+    rel = np.abs(ours - ref).max() / np.abs(ref).max()
+    assert rel < 1e-5, rel
+
+
+def test_same_bits_for_any_thread_count(tmp_path):
+    outs = []
+    for t in ("1", "3"):
+        out = tmp_path / f"logits-{t}.f32"
+        r = run(TBIN / "lc-infer", "-t", t, REF / "gemma4moe-f32.gguf", "@" + str(TOKENS), out)
+        assert r.returncode == 0, r.stderr
+        outs.append(out.read_bytes())
+    assert outs[0] == outs[1]
+
+
+# ---- model-verify ----
+
+def verify_tokens(src, dst):
+    return verify(src, dst, "--tokens", tokens())
+
+
+@pytest.mark.parametrize("outtype", ["f16", "bf16", "q8_0"])
+@pytest.mark.parametrize("model", MODELS)
+def test_model_verify_passes_intact(model, outtype):
+    rc, j, err = verify_tokens(REF / f"{model}-f32.gguf", REF / f"{model}-{outtype}.gguf")
+    assert rc == 0, (err, j and j["why"])
+    assert j["verdict"] == "pass" and j["tensors"]["outside"] == 0
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_model_verify_passes_a_k_quant(model, tmp_path):
+    q = tmp_path / "q4_k_m.gguf"
+    r = run(BIN / "gguf-quantize", "-q", REF / f"{model}-f32.gguf", q, "Q4_K_M")
+    assert r.returncode == 0, r.stderr
+    rc, j, err = verify_tokens(REF / f"{model}-f32.gguf", q)
+    assert rc == 0, (err, j and j["why"])
+    assert j["verdict"] == "pass" and j["tensors"]["outside"] == 0
+
+
+def plant_swap(g):
+    """The per-layer input projections of layers 0 and 1 swapped."""
+    a, b = g.tensor("blk.0.proj.weight"), g.tensor("blk.1.proj.weight")
+    a[1], b[1] = b[1], a[1]
+
+
+def plant_shift(g):
+    """A norm written with gemma3's + 1 (gemma4's RMSNorm multiplies by w itself)."""
+    t = g.tensor("blk.2.post_attention_norm.weight")
+    t[1] = (t[1] + 1).astype(t[1].dtype)
+
+
+def plant_kind(g):
+    """Layer 2 (full) marked sliding."""
+    f = g.field("gemma4.attention.sliding_window_pattern")
+    v = list(f[1])
+    v[2] = True
+    f[1] = v
+
+
+G4_DEFECTS = {
+    "per_layer_tensor_swapped": (plant_swap, lambda j: (
+        set(failing(j)) == {"blk.0.proj.weight", "blk.1.proj.weight"}
+        and "layer 0's tensor" in failing(j)["blk.1.proj.weight"]["diagnosis"]),
+        "blk.1.proj.weight"),
+    "norm_with_a_shift": (plant_shift, lambda j: (
+        set(failing(j)) == {"blk.2.post_attention_norm.weight"}),
+        "blk.2.post_attention_norm.weight"),
+    "full_layer_marked_sliding": (plant_kind, lambda j: (
+        diffs(j) == ["gemma4.attention.sliding_window_pattern[2]"]),
+        "gemma4.attention.sliding_window_pattern[2]"),
+}
+
+
+@pytest.mark.parametrize("defect", list(G4_DEFECTS))
+def test_gemma4_defect_is_caught_and_located(defect, tmp_path):
+    plant, check, named = G4_DEFECTS[defect]
+    g = Gguf(REF / "gemma4-bf16.gguf")
+    plant(g)
+    rc, j, err = verify_tokens(REF / "gemma4-f32.gguf", g.write(tmp_path / f"{defect}.gguf"))
+    assert rc == 1, err
+    assert j["verdict"] == "fail" and named in j["why"], j["why"]
+    assert check(j), j["why"]
