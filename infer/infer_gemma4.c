@@ -236,7 +236,8 @@ lc_code lc_infer_g4_open_layer(lc_infer *c, const lc_tensor *const *t, uint32_t 
     if (!L->shares_kv) {
         if (!t[LC_ROLE_ATTN_K] || !L->k_norm)
             return lc_fail(err, LC_E_MISMATCH, LC_NO_OFFSET, "layer %" PRIu32 " has keys of "
-                           "its own (before gemma4.attention.shared_kv_layers) but no %s", l,
+                           "its own (before gemma4.attention.shared_kv_layers) but no blk.%"
+                           PRIu32 ".%s.weight", l, l,
                            !t[LC_ROLE_ATTN_K] ? "attn_k" : "attn_k_norm");
         LC_TRY(mat(&L->wk, t[LC_ROLE_ATTN_K], LC_ROLE_ATTN_K, l, kv, d, err));
         if (t[LC_ROLE_ATTN_V])              /* else the keys' projection is the values' */

@@ -9,7 +9,10 @@ per-expert scales):
     logit;
   - model-verify runs gemma4: the converter's f16 / bf16 / q8_0 and gguf-quantize's
     Q4_K_M pass against its f32; a per-layer tensor swapped between layers, a norm
-    stored with gemma3's + 1, a layer's kind flipped in the sliding pattern fail, named.
+    stored with gemma3's + 1, a layer's kind flipped in the sliding pattern fail, named;
+  - bad input (a layer without its keys, a pattern of the wrong length, a shared layer
+    with no earlier layer of its kind, a per-layer width the tensors do not have): one
+    line naming the key or tensor, no output.
 
 safetensors2gguf does not write gemma4 yet and its tokenizer is not ours yet: the GGUFs
 are the pinned converter's, the tokens are given (--tokens)."""
@@ -135,3 +138,45 @@ def test_gemma4_defect_is_caught_and_located(defect, tmp_path):
     assert rc == 1, err
     assert j["verdict"] == "fail" and named in j["why"], j["why"]
     assert check(j), j["why"]
+
+
+# ---- bad input: one line naming the key or the tensor ----
+
+def drop_k(g):
+    """Layer 1 (before the shared layers) without its keys."""
+    g.tensors = [t for t in g.tensors if t[0] != "blk.1.attn_k.weight"]
+
+
+def short_pattern(g):
+    f = g.field("gemma4.attention.sliding_window_pattern")
+    f[1] = list(f[1])[:4]
+
+
+def all_shared(g):
+    """Every layer past the first reads shared keys: layer 2, full, has no earlier full
+    layer to read them from."""
+    g.field("gemma4.attention.shared_kv_layers")[1] = 4
+
+
+def wrong_ple(g):
+    g.field("gemma4.embedding_length_per_layer_input")[1] = 8
+
+
+BAD = {
+    "layer_without_its_keys": (drop_k, "no blk.1.attn_k.weight"),
+    "pattern_of_the_wrong_length": (short_pattern, "gemma4.attention.sliding_window_pattern"),
+    "shared_without_a_keeper": (all_shared, "gemma4.attention.shared_kv_layers"),
+    "per_layer_width_not_the_tensors": (wrong_ple, "per_layer_token_embd.weight"),
+}
+
+
+@pytest.mark.parametrize("bad", list(BAD))
+def test_bad_gemma4_is_refused_in_one_line(bad, tmp_path):
+    plant, named = BAD[bad]
+    g = Gguf(REF / "gemma4-f32.gguf")
+    plant(g)
+    path = g.write(tmp_path / f"{bad}.gguf")
+    r = run(TBIN / "lc-infer", path, "1,2,3", tmp_path / "out.f32")
+    lines = r.stderr.strip().splitlines()
+    assert r.returncode != 0 and len(lines) == 1 and named in lines[0], r.stderr
+    assert not (tmp_path / "out.f32").exists()
