@@ -1,13 +1,16 @@
 /* infer/infer_gemma4.c: gemma4's forward pass (Gemma 4's text model, dense and with experts),
  * as transformers' Gemma4ForCausalLM computes it in float32, from a GGUF as the pinned
- * converter writes it (norms as they are: Gemma 4 multiplies by w, not 1 + w).
+ * converter writes it or from transformers' folder (the same tensors: norms as they
+ * are, Gemma 4 multiplies by w, not 1 + w; the per-layer shapes in lc_hparams either
+ * way, from the keys or from config.json).
  *
  * What differs from gemma3's blocks (infer.c), per layer l:
- *   - its kind from gemma4.attention.sliding_window_pattern: sliding layers attend
+ *   - its kind from attention.sliding_window_pattern (layer_types): sliding layers attend
  *     within sliding_window with their own head size (key_length_swa), KV heads
  *     (head_count_kv[l]) and RoPE (freq_base_swa over rope.dimension_count_swa); full
- *     layers use key_length and the proportional RoPE (rope_freqs: 1 on the rotated
- *     pairs, 1e30 on the others, so those do not turn);
+ *     layers use key_length and the proportional RoPE (rope_freqs, or the same made from
+ *     hp->rope_prop_pairs: 1 on the rotated pairs, 1e30 on the others, which do not
+ *     turn);
  *   - q and k RMS-normed per head with their weights, v with none; scores are not
  *     scaled (1.0); a full layer without attn_v takes its values from the keys'
  *     projection (attention_k_eq_v), before the norms;
@@ -33,71 +36,28 @@
 
 #include "infer/infer_impl.h"
 #include "libconvert/alloc.h"
-#include "libconvert/value.h"
 
 /* ---- opening ---- */
 
-/* GGUF key "gemma4.<name>" as an unsigned integer; absent: *out untouched unless
- * required. */
-static lc_code key_u32(const lc_model *m, const char *name, bool required, uint32_t *out,
-                       lc_error *err) {
-    char key[96];
-    snprintf(key, sizeof key, "gemma4.%s", name);
-    const lc_value *v = lc_model_find_meta(m, key);
-    if (!v) {
-        if (!required)
-            return LC_OK;
-        return lc_fail_in(err, LC_E_MISMATCH, LC_NO_OFFSET, key, "key %s is missing", key);
-    }
-    switch (v->type) {
-    case LC_VT_U8: case LC_VT_U16: case LC_VT_U32: case LC_VT_U64:
-        if (v->u <= UINT32_MAX) {
-            *out = (uint32_t)v->u;
-            return LC_OK;
-        }
-        break;
-    case LC_VT_I8: case LC_VT_I16: case LC_VT_I32: case LC_VT_I64:
-        if (v->i >= 0 && v->i <= (int64_t)UINT32_MAX) {
-            *out = (uint32_t)v->i;
-            return LC_OK;
-        }
-        break;
-    default:
-        break;
-    }
-    return lc_fail_in(err, LC_E_MALFORMED, LC_NO_OFFSET, key, "key %s is not an integer "
-                      "below 2^32", key);
-}
-
-/* The kinds of the layers from the sliding pattern (one bool a layer). */
-static lc_code read_pattern(lc_infer *c, const lc_model *m, lc_error *err) {
-    const char *key = "gemma4.attention.sliding_window_pattern";
-    const lc_value *v = lc_model_find_meta(m, key);
-    if (!v || v->type != LC_VT_ARRAY || v->arr.count != c->n_layers)
-        return lc_fail_in(err, LC_E_MALFORMED, LC_NO_OFFSET, key, "key %s: %s", key,
-                          !v ? "missing" : v->type != LC_VT_ARRAY ? "not an array"
-                                         : "its length is not block_count");
+lc_code lc_infer_g4_open(lc_infer *c, const lc_hparams *hp, const lc_tensor *const *top,
+                         lc_error *err) {
+    const uint32_t shared = hp->shared_kv_layers;
+    const uint32_t head_swa = hp->head_dim_swa ? hp->head_dim_swa : hp->head_dim;
+    c->ple = hp->embd_per_layer_input;
+    c->rot_swa = hp->rope_dim_swa;
+    if (!hp->swa_layers_given || hp->n_swa_layers != c->n_layers)
+        return lc_fail(err, LC_E_MALFORMED, LC_NO_OFFSET, "hyperparameters: gemma4 needs its "
+                       "sliding layers' list (attention.sliding_window_pattern, layer_types) "
+                       "of one entry a layer");
     for (uint32_t l = 0; l < c->n_layers; l++)
-        c->layers[l].sliding = lc_value_arr_uint(v, l) != 0;
-    return LC_OK;
-}
-
-lc_code lc_infer_g4_open(lc_infer *c, const lc_model *m, const lc_hparams *hp,
-                         const lc_tensor *const *top, lc_error *err) {
-    uint32_t shared = 0, head_swa = hp->head_dim;
-    LC_TRY(key_u32(m, "attention.shared_kv_layers", false, &shared, err));
-    LC_TRY(key_u32(m, "embedding_length_per_layer_input", false, &c->ple, err));
-    LC_TRY(key_u32(m, "attention.key_length_swa", false, &head_swa, err));
-    LC_TRY(key_u32(m, "rope.dimension_count_swa", false, &c->rot_swa, err));
-    /* the experts' width: its key is gemma4's own, after the sliding keys */
-    LC_TRY(key_u32(m, "expert_feed_forward_length", false, &c->ff_exp, err));
-    LC_TRY(read_pattern(c, m, err));
+        c->layers[l].sliding = hp->swa_layers[l];
     if (shared > c->n_layers)
-        return lc_fail_in(err, LC_E_MALFORMED, LC_NO_OFFSET, "gemma4.attention.shared_kv_layers",
-                          "%" PRIu32 " shared-KV layers of %" PRIu32, shared, c->n_layers);
-    if (head_swa == 0 || head_swa % 2)
-        return lc_fail_in(err, LC_E_MALFORMED, LC_NO_OFFSET, "gemma4.attention.key_length_swa",
-                          "the sliding layers' head size %" PRIu32 " is 0 or odd", head_swa);
+        return lc_fail(err, LC_E_MALFORMED, LC_NO_OFFSET, "hyperparameters: %" PRIu32
+                       " shared-KV layers (attention.shared_kv_layers) of %" PRIu32, shared,
+                       c->n_layers);
+    if (head_swa % 2)
+        return lc_fail(err, LC_E_MALFORMED, LC_NO_OFFSET, "hyperparameters: the sliding layers' "
+                       "head size %" PRIu32 " (attention.key_length_swa) is odd", head_swa);
     const uint32_t first_shared = c->n_layers - shared;
     int32_t keeper[2] = { -1, -1 };         /* the last layer of each kind owning K/V */
     c->q_dim = c->kv_dim = 0;
@@ -108,19 +68,18 @@ lc_code lc_infer_g4_open(lc_infer *c, const lc_model *m, const lc_hparams *hp,
         L->n_kv_heads = l < hp->n_head_count_kv_layers ? hp->head_count_kv_layers[l]
                                                        : hp->head_count_kv;
         if (L->n_kv_heads == 0 || c->n_heads % L->n_kv_heads)
-            return lc_fail_in(err, LC_E_MALFORMED, LC_NO_OFFSET, "gemma4.attention.head_count_kv",
-                              "layer %" PRIu32 ": %" PRIu32 " KV heads for %" PRIu32 " heads",
-                              l, L->n_kv_heads, c->n_heads);
+            return lc_fail(err, LC_E_MALFORMED, LC_NO_OFFSET, "hyperparameters: layer %" PRIu32
+                           ": %" PRIu32 " KV heads (attention.head_count_kv) for %" PRIu32
+                           " heads", l, L->n_kv_heads, c->n_heads);
         L->v_norm = true;
         L->out_scale = 1.0f;
         if (l < first_shared) {
             keeper[kind] = (int32_t)l;
         } else {
             if (keeper[kind] < 0)           /* the keys and the tensors disagree */
-                return lc_fail_in(err, LC_E_MISMATCH, LC_NO_OFFSET,
-                                  "gemma4.attention.shared_kv_layers", "layer %" PRIu32 " shares "
-                                  "the keys of an earlier %s layer, and there is none", l,
-                                  L->sliding ? "sliding" : "full");
+                return lc_fail(err, LC_E_MISMATCH, LC_NO_OFFSET, "layer %" PRIu32 " shares the "
+                               "keys of an earlier %s layer (attention.shared_kv_layers), and "
+                               "there is none", l, L->sliding ? "sliding" : "full");
             const lc_infer_layer *K = &c->layers[keeper[kind]];
             L->shares_kv = true;
             L->n_kv_heads = K->n_kv_heads;  /* it attends to the keeper's heads */
@@ -290,8 +249,16 @@ lc_code lc_infer_g4_rope(lc_infer *c, const lc_hparams *hp, const lc_tensor *rop
     if (rot == 0 || rot % 2 || rot > hp->head_dim)
         return lc_fail(err, LC_E_MALFORMED, LC_NO_OFFSET, "hyperparameters: the full layers' "
                        "rotated dimensions are 0, odd or past key_length");
+    /* a GGUF's rope_freqs, else transformers' proportional RoPE made the same way:
+     * 1 on the rotated pairs, 1e30 (no turn) on the rest */
     float *factors = NULL;
     LC_TRY(lc_infer_read_vector(rope_freqs, rot / 2, 0, &factors, err));
+    if (!factors && hp->rope_prop_pairs) {
+        if (!(factors = lc_malloc_array(rot / 2, sizeof(float))))
+            return lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory");
+        for (uint32_t i = 0; i < rot / 2; i++)
+            factors[i] = i < hp->rope_prop_pairs ? 1.0f : 1e30f;
+    }
     lc_code rc = make_rope(&c->rope, hp->head_dim, rot, hp->rope_theta, factors, err);
     lc_free(factors);
     LC_TRY(rc);
@@ -299,9 +266,9 @@ lc_code lc_infer_g4_rope(lc_infer *c, const lc_hparams *hp, const lc_tensor *rop
         return LC_OK;
     rot_swa = c->rot_swa ? c->rot_swa : head_swa;
     if (rot_swa % 2 || rot_swa > head_swa)
-        return lc_fail_in(err, LC_E_MALFORMED, LC_NO_OFFSET, "gemma4.rope.dimension_count_swa",
-                          "the sliding layers rotate %" PRIu32 " of %" PRIu32 " dimensions",
-                          rot_swa, head_swa);
+        return lc_fail(err, LC_E_MALFORMED, LC_NO_OFFSET, "hyperparameters: the sliding layers "
+                       "rotate %" PRIu32 " of %" PRIu32 " dimensions (rope.dimension_count_swa)",
+                       rot_swa, head_swa);
     return make_rope(&c->rope_local, head_swa, rot_swa,
                      hp->rope_theta_swa > 0 ? hp->rope_theta_swa : hp->rope_theta, NULL, err);
 }

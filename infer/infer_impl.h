@@ -158,17 +158,18 @@ lc_code lc_infer_read_vector(const lc_tensor *t, uint64_t n, float add, float **
 
 /* ---- gemma4 (infer_gemma4.c) ---- */
 
-/* Reads gemma4's own GGUF keys (the sliding pattern, shared-KV count, per-layer input
- * width, the sliding layers' head size and RoPE width) and the top-level per-layer input
- * tensors; sets every layer's shape and KV sharing, c->q_dim and c->kv_dim to the
- * widest layer's. top: the model's tensors by role. */
-lc_code lc_infer_g4_open(lc_infer *c, const lc_model *m, const lc_hparams *hp,
-                         const lc_tensor *const *top, lc_error *err);
+/* Sets every layer's kind, shape and KV sharing from hp (the sliding layers' list, their
+ * head and RoPE sizes, the shared-KV count, the per-layer input width), c->q_dim and
+ * c->kv_dim to the widest layer's, and opens the top-level per-layer input tensors.
+ * top: the model's tensors by role. */
+lc_code lc_infer_g4_open(lc_infer *c, const lc_hparams *hp, const lc_tensor *const *top,
+                         lc_error *err);
 /* Layer l's weights (t: its tensors by role). */
 lc_code lc_infer_g4_open_layer(lc_infer *c, const lc_tensor *const *t, uint32_t l,
                                lc_error *err);
 /* The two RoPEs: the sliding layers' (their head size, base) and the full layers'
- * proportional one (rope_freqs: 1 on the rotated pairs, huge on the others). */
+ * proportional one (a GGUF's rope_freqs, else hp->rope_prop_pairs: 1 on the rotated
+ * pairs, 1e30 on the others). */
 lc_code lc_infer_g4_rope(lc_infer *c, const lc_hparams *hp, const lc_tensor *rope_freqs,
                          lc_error *err);
 /* Buffers gemma4 needs beyond the generic ones. */

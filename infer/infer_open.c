@@ -533,12 +533,9 @@ lc_code lc_infer_open(const lc_model *m, const lc_arch *a, const lc_hparams *hp_
     c->embd_scale = a->recipe.embd_scale ? (float)sqrt((double)c->embd) : 1.0f;
     c->final_softcap = (float)hp.final_softcap;
     c->act = a->recipe.act;
-    /* gemma4: per-layer shapes and its own keys (a GGUF's; infer/infer_gemma4.c) */
-    c->gemma4 = strcmp(a->name, "gemma4") == 0;
-    if (c->gemma4 && (rc = sp != LC_SPELL_GGUF
-                          ? lc_fail(err, LC_E_UNSUPPORTED, LC_NO_OFFSET, "the forward pass "
-                                    "runs gemma4 from a GGUF only (its per-layer keys)")
-                          : lc_infer_g4_open(c, m, &hp, f.top, err)) != LC_OK)
+    /* gemma4: layers of different shapes, its own blocks (infer/infer_gemma4.c) */
+    c->gemma4 = a->per_layer_attention;
+    if (c->gemma4 && (rc = lc_infer_g4_open(c, &hp, f.top, err)) != LC_OK)
         goto done;
     if ((rc = lc_infer_mat_init(&c->tok_embd, f.top[LC_ROLE_TOKEN_EMBD], err)) != LC_OK ||
         (rc = lc_infer_mat_init(&c->output, f.top[LC_ROLE_OUTPUT] ? f.top[LC_ROLE_OUTPUT]

@@ -148,32 +148,10 @@ static lc_code open_file(lc_vf_side *s, const char *path, lc_error *err) {
     return LC_OK;
 }
 
-/* Copies m's keys of its own family ("<general.architecture>.*": the hyperparameters,
- * a few scalars and per-layer arrays, never the tokenizer's) into views: the forward
- * pass reads the per-layer keys an lc_hparams does not hold (gemma4's sliding pattern,
- * shared-KV count, per-layer input width) from the model it runs on. */
-static lc_code copy_family_keys(const lc_model *m, lc_model *views, lc_error *err) {
-    const lc_value *a = lc_model_find_meta(m, "general.architecture");
-    if (!a || a->type != LC_VT_STRING)
-        return LC_OK;
-    const size_t len = (size_t)a->str.len;
-    for (size_t i = 0; i < lc_model_meta_count(m); i++) {
-        const lc_kv *kv = lc_model_meta(m, i);
-        if (strncmp(kv->key, a->str.ptr, len) != 0 || kv->key[len] != '.')
-            continue;
-        lc_value v;
-        LC_TRY(lc_value_copy(&v, &kv->val, err));
-        LC_TRY(lc_model_add_meta(views, kv->key, &v, err));
-    }
-    return LC_OK;
-}
-
-/* Re-attaches every tensor of s->m to a pread / map / forwarding view in s->views (with
- * the family's keys). */
+/* Re-attaches every tensor of s->m to a pread / map / forwarding view in s->views. */
 static lc_code make_views(lc_vf_side *s, lc_error *err) {
     if (!(s->views = lc_model_new()))
         return lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory");
-    LC_TRY(copy_family_keys(s->m, s->views, err));
     for (size_t i = 0; i < lc_model_tensor_count(s->m); i++) {
         const lc_tensor *t = lc_model_tensor(s->m, i);
         lc_tensor *v;

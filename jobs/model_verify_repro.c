@@ -156,17 +156,10 @@ static const lc_vf_tensor *pair_of(const lc_vf_tensors *r, const lc_tensor *u) {
 
 lc_code lc_vf_repro_build(const lc_vf_side *src, const lc_vf_side *dst,
                           const lc_vf_tensors *r, lc_model **out, lc_error *err) {
+    (void)src;
     *out = NULL;
     lc_model *m = lc_model_new(), *stage = lc_model_new();
     lc_code rc = m && stage ? LC_OK : lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory");
-    /* SRC's family keys (its views hold only those): the reproduction runs with SRC's
-     * hyperparameters, and gemma4's per-layer ones are keys */
-    for (size_t i = 0; m && i < lc_model_meta_count(src->views) && rc == LC_OK; i++) {
-        const lc_kv *kv = lc_model_meta(src->views, i);
-        lc_value v;
-        if ((rc = lc_value_copy(&v, &kv->val, err)) == LC_OK)
-            rc = lc_model_add_meta(m, kv->key, &v, err);
-    }
     if (rc == LC_OK) {
         rc = lc_model_own(m, stage, free_stage, err);    /* frees stage on failure */
         stage = rc == LC_OK ? stage : NULL;

@@ -1,21 +1,19 @@
-"""gemma4's forward pass (issue 21), on the pinned converter's GGUFs of fixtures/hf/gemma4
-(5 layers: sliding and full of different head sizes and KV heads, full layers whose keys
-are their values, the last 2 reading earlier layers' keys and values, per-layer inputs,
-proportional RoPE) and fixtures/hf/gemma4moe (experts beside the dense FFN, router and
-per-expert scales):
+"""gemma4's forward pass (issue 21) on fixtures/hf/gemma4 (5 layers: sliding and full of
+different head sizes and KV heads, full layers whose keys are their values, the last 2
+reading earlier layers' keys and values, per-layer inputs, proportional RoPE) and
+fixtures/hf/gemma4moe (experts beside the dense FFN, router and per-expert scales), as
+the folder and as the pinned converter's GGUFs (safetensors2gguf writes the same bytes,
+tests/integration/test_gemma4.py):
 
   - infer/'s logits equal transformers 5.24's float32 ones over the 72 tokens of
     fixtures/infer/tokens-long.txt (the sliding window is 8) within 1e-5 of the largest
     logit;
-  - model-verify runs gemma4: the converter's f16 / bf16 / q8_0 and gguf-quantize's
-    Q4_K_M pass against its f32; a per-layer tensor swapped between layers, a norm
-    stored with gemma3's + 1, a layer's kind flipped in the sliding pattern fail, named;
+  - model-verify runs gemma4: f16 / bf16 / q8_0 and gguf-quantize's Q4_K_M pass against
+    the folder; a per-layer tensor swapped between layers, a norm stored with gemma3's
+    + 1, a layer's kind flipped in the sliding pattern fail, named;
   - bad input (a layer without its keys, a pattern of the wrong length, a shared layer
     with no earlier layer of its kind, a per-layer width the tensors do not have): one
-    line naming the key or tensor, no output.
-
-safetensors2gguf does not write gemma4 yet and its tokenizer is not ours yet: the GGUFs
-are the pinned converter's, the tokens are given (--tokens)."""
+    line naming the key or tensor, no output."""
 import os
 import subprocess
 from pathlib import Path
@@ -26,6 +24,7 @@ import pytest
 from test_verify import Gguf, diffs, failing, verify
 
 ROOT = Path(__file__).resolve().parents[2]
+HF = ROOT / "fixtures" / "hf"
 REF = ROOT / "fixtures" / "hf-ref"
 INFER = ROOT / "fixtures" / "infer"
 BIN = Path(os.environ.get("LC_BIN", ROOT / "build" / "bin"))
@@ -38,23 +37,20 @@ def run(*args):
     return subprocess.run([str(a) for a in args], capture_output=True, text=True)
 
 
-def tokens():
-    return TOKENS.read_text().strip()
-
-
 # ---- the forward pass ----
 
 # transformers' own float32 logits are 8.0e-6 (gemma4) and 5.2e-6 (gemma4moe) of the
 # largest logit from its float64 ones; ours 1.3e-5 and 6.6e-6 from float64, 9.4e-6 and
-# 8.6e-6 from transformers' float32. The fixture's weights are bf16: the bf16 GGUF is
-# the same model.
-@pytest.mark.parametrize("outtype", ["f32", "bf16"])
+# 8.6e-6 from transformers' float32 (the portable tile: 9.6e-6, 6.1e-6). The fixture's
+# weights are bf16: folder, f32 and bf16 GGUF are the same model.
+@pytest.mark.parametrize("source", ["hf", "f32", "bf16"])
 @pytest.mark.parametrize("model", MODELS)
-def test_forward_pass_equals_transformers(model, outtype, tmp_path):
+def test_forward_pass_equals_transformers(model, source, tmp_path):
     ref = np.load(INFER / f"{model}.npy")
     assert ref.shape[0] >= 64
+    path = HF / model if source == "hf" else REF / f"{model}-{source}.gguf"
     out = tmp_path / "logits.f32"
-    r = run(TBIN / "lc-infer", REF / f"{model}-{outtype}.gguf", "@" + str(TOKENS), out)
+    r = run(TBIN / "lc-infer", path, "@" + str(TOKENS), out)
     assert r.returncode == 0, r.stderr
     ours = np.fromfile(out, dtype="<f4").reshape(ref.shape)
     rel = np.abs(ours - ref).max() / np.abs(ref).max()
@@ -73,14 +69,11 @@ def test_same_bits_for_any_thread_count(tmp_path):
 
 # ---- model-verify ----
 
-def verify_tokens(src, dst):
-    return verify(src, dst, "--tokens", tokens())
-
-
 @pytest.mark.parametrize("outtype", ["f16", "bf16", "q8_0"])
 @pytest.mark.parametrize("model", MODELS)
 def test_model_verify_passes_intact(model, outtype):
-    rc, j, err = verify_tokens(REF / f"{model}-f32.gguf", REF / f"{model}-{outtype}.gguf")
+    """The folder against the converter's file, over the bundled text (gemma4's tokenizer)."""
+    rc, j, err = verify(HF / model, REF / f"{model}-{outtype}.gguf")
     assert rc == 0, (err, j and j["why"])
     assert j["verdict"] == "pass" and j["tensors"]["outside"] == 0
 
@@ -90,7 +83,7 @@ def test_model_verify_passes_a_k_quant(model, tmp_path):
     q = tmp_path / "q4_k_m.gguf"
     r = run(BIN / "gguf-quantize", "-q", REF / f"{model}-f32.gguf", q, "Q4_K_M")
     assert r.returncode == 0, r.stderr
-    rc, j, err = verify_tokens(REF / f"{model}-f32.gguf", q)
+    rc, j, err = verify(REF / f"{model}-f32.gguf", q)
     assert rc == 0, (err, j and j["why"])
     assert j["verdict"] == "pass" and j["tensors"]["outside"] == 0
 
@@ -134,7 +127,8 @@ def test_gemma4_defect_is_caught_and_located(defect, tmp_path):
     plant, check, named = G4_DEFECTS[defect]
     g = Gguf(REF / "gemma4-bf16.gguf")
     plant(g)
-    rc, j, err = verify_tokens(REF / "gemma4-f32.gguf", g.write(tmp_path / f"{defect}.gguf"))
+    rc, j, err = verify(HF / "gemma4", g.write(tmp_path / f"{defect}.gguf"), "--tokens",
+                        TOKENS.read_text().strip())
     assert rc == 1, err
     assert j["verdict"] == "fail" and named in j["why"], j["why"]
     assert check(j), j["why"]
@@ -165,7 +159,7 @@ def wrong_ple(g):
 BAD = {
     "layer_without_its_keys": (drop_k, "no blk.1.attn_k.weight"),
     "pattern_of_the_wrong_length": (short_pattern, "gemma4.attention.sliding_window_pattern"),
-    "shared_without_a_keeper": (all_shared, "gemma4.attention.shared_kv_layers"),
+    "shared_without_a_keeper": (all_shared, "layer 2 shares the keys of an earlier full"),
     "per_layer_width_not_the_tensors": (wrong_ple, "per_layer_token_embd.weight"),
 }
 
