@@ -581,8 +581,12 @@ static double hp_get(const lc_hparams *hp, lc_hp f, uint32_t file_type) {
     case LC_HP_SSM_TIME_STEP_RANK: return hp->ssm_time_step_rank;
     case LC_HP_SSM_INNER_SIZE: return hp->ssm_inner_size;
     case LC_HP_SSM_HEAD_V: return hp->ssm_head_v;
+    case LC_HP_HEAD_DIM_SWA: return hp->head_dim_swa;
+    case LC_HP_ROPE_DIM_SWA: return hp->rope_dim_swa;
+    case LC_HP_SHARED_KV_LAYERS: return hp->shared_kv_layers;
+    case LC_HP_EMBD_PER_LAYER_INPUT: return hp->embd_per_layer_input;
     case LC_HP_ROPE_SCALING_TYPE: case LC_HP_RECURRENT_LAYERS: case LC_HP_ROPE_SECTIONS:
-    case LC_HP_LAYER_TYPES: case LC_HP_HEAD_COUNT_KV_LAYERS: break;
+    case LC_HP_LAYER_TYPES: case LC_HP_HEAD_COUNT_KV_LAYERS: case LC_HP_SWA_LAYERS: break;
     }
     return 0;
 }
@@ -623,9 +627,13 @@ void lc_arch_hparam_set(lc_hparams *hp, lc_hp f, double d) {
     case LC_HP_SSM_TIME_STEP_RANK: hp->ssm_time_step_rank = u; break;
     case LC_HP_SSM_INNER_SIZE: hp->ssm_inner_size = u; break;
     case LC_HP_SSM_HEAD_V: hp->ssm_head_v = u; break;
+    case LC_HP_HEAD_DIM_SWA: hp->head_dim_swa = u; break;
+    case LC_HP_ROPE_DIM_SWA: hp->rope_dim_swa = u; break;
+    case LC_HP_SHARED_KV_LAYERS: hp->shared_kv_layers = u; break;
+    case LC_HP_EMBD_PER_LAYER_INPUT: hp->embd_per_layer_input = u; break;
     case LC_HP_FILE_TYPE: case LC_HP_ROPE_SCALING_TYPE: case LC_HP_VALUE_DIM:
     case LC_HP_RECURRENT_LAYERS: case LC_HP_ROPE_SECTIONS: case LC_HP_LAYER_TYPES:
-    case LC_HP_HEAD_COUNT_KV_LAYERS: break;
+    case LC_HP_HEAD_COUNT_KV_LAYERS: case LC_HP_SWA_LAYERS: break;
     }
 }
 
@@ -732,7 +740,8 @@ static lc_code write_array(lc_model *m, const char *key, lc_hp f, const lc_hpara
                            lc_error *err) {
     if (f == LC_HP_HEAD_COUNT_KV_LAYERS)
         return write_kv_layers(m, key, hp, err);
-    const bool layers = f == LC_HP_RECURRENT_LAYERS;
+    const bool layers = f == LC_HP_RECURRENT_LAYERS || f == LC_HP_SWA_LAYERS;
+    const bool *flag = f == LC_HP_SWA_LAYERS ? hp->swa_layers : hp->recurrent;
     const uint64_t n = layers ? hp->block_count : 4;
     if (layers && n > LC_ARCH_MAX_LAYERS)
         return lc_fail(err, LC_E_UNSUPPORTED, LC_NO_OFFSET, "%s: %" PRIu64 " layers is more than "
@@ -741,7 +750,7 @@ static lc_code write_array(lc_model *m, const char *key, lc_hp f, const lc_hpara
     LC_TRY(lc_value_array(&v, layers ? LC_VT_BOOL : LC_VT_I32, n, err));
     lc_code rc = LC_OK;
     for (uint64_t i = 0; i < n && rc == LC_OK; i++)
-        rc = lc_value_arr_set(&v, i, layers ? lc_value_bool(hp->recurrent[i])
+        rc = lc_value_arr_set(&v, i, layers ? lc_value_bool(flag[i])
                                             : lc_value_int(LC_VT_I32, hp->rope_sections[i]),
                               err);
     if (rc == LC_OK)
@@ -795,7 +804,8 @@ static lc_code read_array(const lc_value *v, const char *key, lc_hp f, lc_hparam
                           lc_error *err) {
     if (f == LC_HP_HEAD_COUNT_KV_LAYERS)
         return read_kv_layers(v, key, hp, err);
-    const bool layers = f == LC_HP_RECURRENT_LAYERS;
+    const bool layers = f == LC_HP_RECURRENT_LAYERS || f == LC_HP_SWA_LAYERS;
+    bool *flag = f == LC_HP_SWA_LAYERS ? hp->swa_layers : hp->recurrent;
     const bool ok = v->type == LC_VT_ARRAY &&
                     (layers ? v->arr.elem == LC_VT_BOOL
                             : v->arr.elem == LC_VT_I32 || v->arr.elem == LC_VT_U32) &&
@@ -809,11 +819,14 @@ static lc_code read_array(const lc_value *v, const char *key, lc_hp f, lc_hparam
     for (uint64_t i = 0; i < v->arr.count; i++) {
         const lc_value e = lc_value_arr_get(v, i);
         if (layers)
-            hp->recurrent[i] = e.b;
+            flag[i] = e.b;
         else
             hp->rope_sections[i] = e.type == LC_VT_I32 ? (uint32_t)e.i : (uint32_t)e.u;
     }
-    if (layers) {
+    if (f == LC_HP_SWA_LAYERS) {
+        hp->swa_layers_given = true;
+        hp->n_swa_layers = (uint32_t)v->arr.count;
+    } else if (layers) {
         hp->layer_kinds_given = true;
         hp->n_layer_kinds = (uint32_t)v->arr.count;
     } else {
@@ -854,7 +867,7 @@ static lc_code read_key(const lc_model *m, const lc_arch *a, const lc_arch_key *
                    : v->type == LC_VT_I32 ? (double)v->i : (double)v->u;
     /* Counts must be positive, except those whose 0 means "none". */
     if (k->type == LC_KEY_U32 && !(d > 0 && d <= UINT32_MAX) &&
-        !(d == 0 && k->when == LC_KEY_IF_SET)) {
+        !(d == 0 && (k->when == LC_KEY_IF_SET || k->when == LC_KEY_ALWAYS_0_OK))) {
         lc_fail(err, LC_E_MALFORMED, LC_NO_OFFSET, "%s is not a positive 32-bit count", key);
         lc_err_context(err, NULL, key);
         return LC_E_MALFORMED;
@@ -915,6 +928,9 @@ lc_code lc_arch_read_keys(const lc_model *m, const lc_arch **out, lc_hparams *hp
         return per_layer_length_error(a, "%s.attention.recurrent_layers",
                                       LC_HP_RECURRENT_LAYERS, h.n_layer_kinds, h.block_count,
                                       err);
+    if (h.swa_layers_given && h.n_swa_layers != h.block_count)
+        return per_layer_length_error(a, "%s.attention.sliding_window_pattern",
+                                      LC_HP_SWA_LAYERS, h.n_swa_layers, h.block_count, err);
     LC_TRY(lc_arch_hparams_finish(a, &h, err));
     *out = a;
     *hp = h;

@@ -253,6 +253,18 @@ typedef struct lc_hparams {
     uint32_t n_head_count_kv_layers;
     uint32_t head_count_kv_layers[LC_ARCH_MAX_LAYERS];
     uint32_t rope_sections[4];      /* multi-section RoPE (text: every section alike) */
+    /* Gemma 4's sliding and full layers of different shapes: the sliding layers' head
+     * size and rotated dimensions (head_dim, rope_dim are the full layers'), which layers
+     * slide, the last layers that reuse earlier layers' KV, the per-layer input width,
+     * and the full layers' proportional RoPE (rope_freqs: this many pairs rotated, 1e30
+     * for the rest of head_dim / 2; 0: no such tensor). */
+    uint32_t head_dim_swa, rope_dim_swa;
+    uint32_t shared_kv_layers;
+    uint32_t embd_per_layer_input;
+    bool     swa_layers_given;      /* swa_layers[] came from the source */
+    uint32_t n_swa_layers;          /* the entries the list had */
+    bool     swa_layers[LC_ARCH_MAX_LAYERS];    /* [block_count] */
+    uint32_t rope_prop_pairs;
 } lc_hparams;
 
 /* Which lc_hparams field a key or a config.json entry carries. */
@@ -276,6 +288,11 @@ typedef enum lc_hp {
     LC_HP_ROPE_SECTIONS,    /* an array of 4 int32 */
     LC_HP_LAYER_TYPES,      /* config only: layer_types, "linear_attention" recurrent */
     LC_HP_HEAD_COUNT_KV_LAYERS, /* an array of int32, KV heads per layer (gemma4) */
+    LC_HP_HEAD_DIM_SWA,     /* attention.key_length_swa = value_length_swa (gemma4) */
+    LC_HP_ROPE_DIM_SWA,
+    LC_HP_SHARED_KV_LAYERS,
+    LC_HP_EMBD_PER_LAYER_INPUT,
+    LC_HP_SWA_LAYERS,       /* an array of bools, one per layer: the sliding ones */
 } lc_hp;
 
 /* When a key is written. */
@@ -288,6 +305,7 @@ enum {
     LC_KEY_IF_LONGROPE,     /* rope scaling longrope */
     LC_KEY_IF_GIVEN,        /* an array the source gave (layer kinds, rope sections) */
     LC_KEY_IF_NOT_GIVEN,    /* ... the default, where the source gave none */
+    LC_KEY_ALWAYS_0_OK,     /* always written, and 0 is a value (a count of none) */
 };
 
 typedef enum lc_key_type { LC_KEY_U32, LC_KEY_F32, LC_KEY_STR, LC_KEY_BOOL,
@@ -390,6 +408,12 @@ struct lc_arch {
                                          * not hidden_size / head_count (phi3) */
     uint32_t default_rope_sections[4];  /* written after the family's keys when the config
                                          * names none (qwen35: [11, 11, 10, 0]) */
+    bool per_layer_attention;           /* sliding and full layers of different shapes from
+                                         * layer_types, per_layer_config and the global_*
+                                         * keys, with proportional RoPE (gemma4) */
+    const char *hf_vocab_model;         /* tokenizer.ggml.model of a vocabulary read from
+                                         * tokenizer.json as gguf-py's LlamaHfVocab reads it
+                                         * ("gemma4"); NULL: the usual choice */
     /* Why infer/'s forward pass cannot run the family yet (gemma4: read and quantized as
      * a GGUF, not run); NULL: it runs. */
     const char *no_forward_pass;

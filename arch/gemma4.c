@@ -1,4 +1,4 @@
-/* arch/gemma4.c: the gemma4 family (Gemma 4's text model) as data, GGUF side only.
+/* arch/gemma4.c: the gemma4 family (Gemma4ForCausalLM, Gemma 4's text model) as data.
  *
  * What the pinned converter (Gemma4Model) writes: gemma3's blocks with norms stored as
  * they are (Gemma 4's RMSNorm multiplies by w: no + 1), sliding and full layers of
@@ -7,18 +7,18 @@
  * values (no attn_v), the last shared_kv_layers layers reading earlier layers' KV (no
  * attn_k/attn_v), per-layer input embeddings, a scale on each layer's output, and
  * rope_freqs (1 for the rotated pairs of the full layers' proportional RoPE, 1e30 for
- * the rest). Read from a GGUF for inspection and quantization; no HF class is listed
- * (safetensors2gguf does not write gemma4 yet) and infer/ does not run it. Shapes vary
- * by layer kind, so the rows of the attention leave them unchecked. */
+ * the rest). config.json's per-layer shapes are read by hf/config_layers.c, the
+ * "gemma4" vocabulary from tokenizer.json by hf/vocab_hf.c; infer/infer_gemma4.c runs
+ * it. Shapes vary by layer kind, so the rows of the attention leave them unchecked. */
 #include "arch/families.h"
 
-static const char *const CLASSES[] = { NULL };
+static const char *const CLASSES[] = { "Gemma4ForCausalLM", NULL };
 
 #define L "model.layers.%u."
 static const lc_arch_tensor TENSORS[] = {
     /* role                          GGUF                                  transformers                          Meta  shape                          flags */
     { LC_ROLE_ROPE_FREQS,             "rope_freqs.weight",                  NULL,                                 NULL, 0, { 0 },                          LC_AT_COMPUTED },
-    { LC_ROLE_TOKEN_EMBD,             "token_embd.weight",                  "model.embed_tokens.weight",          NULL, 2, { LC_DIM_VOCAB, LC_DIM_EMBD },  LC_AT_REQUIRED },
+    { LC_ROLE_TOKEN_EMBD,             "token_embd.weight",                  "model.embed_tokens.weight",          NULL, 2, { LC_DIM_VOCAB, LC_DIM_EMBD },  LC_AT_REQUIRED | LC_AT_VOCAB_ROWS },
     { LC_ROLE_PER_LAYER_TOKEN_EMBD,   "per_layer_token_embd.weight",        "model.embed_tokens_per_layer.weight", NULL, 0, { 0 },                         0 },
     { LC_ROLE_PER_LAYER_MODEL_PROJ,   "per_layer_model_proj.weight",        "model.per_layer_model_projection.weight", NULL, 0, { 0 },                     0 },
     { LC_ROLE_PER_LAYER_PROJ_NORM,    "per_layer_proj_norm.weight",         "model.per_layer_projection_norm.weight", NULL, 0, { 0 },                      0 },
@@ -42,7 +42,7 @@ static const lc_arch_tensor TENSORS[] = {
     { LC_ROLE_PER_LAYER_POST_NORM,    "blk.%u.post_norm.weight",            L "post_per_layer_input_norm.weight", NULL, 0, { 0 },                          0 },
     { LC_ROLE_LAYER_OUTPUT_SCALE,     "blk.%u.layer_output_scale.weight",   L "layer_scalar",                     NULL, 0, { 0 },                          0 },
     /* the mixture of experts beside the dense FFN (enable_moe_block) */
-    { LC_ROLE_FFN_GATE_INP,           "blk.%u.ffn_gate_inp.weight",         L "router.proj.weight",               NULL, 0, { 0 },                          0 },
+    { LC_ROLE_FFN_GATE_INP,           "blk.%u.ffn_gate_inp.weight",         L "router.proj.weight",               NULL, 0, { 0 },                          LC_AT_KEEP_F32 },
     { LC_ROLE_FFN_GATE_INP_SCALE,     "blk.%u.ffn_gate_inp.scale",          L "router.scale",                     NULL, 0, { 0 },                          0 },
     { LC_ROLE_FFN_GATE_UP_EXPS,       "blk.%u.ffn_gate_up_exps.weight",     L "experts.gate_up_proj",             NULL, 0, { 0 },                          0 },
     { LC_ROLE_FFN_DOWN_EXPS,          "blk.%u.ffn_down_exps.weight",        L "experts.down_proj",                NULL, 0, { 0 },                          0 },
@@ -53,10 +53,11 @@ static const lc_arch_tensor TENSORS[] = {
 };
 #undef L
 
-/* TextModel's keys (head_count_kv one per layer), Gemma3Model's, then Gemma4Model's:
- * the shared-KV count, the per-layer input width, the sliding layers' list, their head
- * sizes and the RoPE widths of both kinds. Only the keys the rules and the checks read
- * are tied to lc_hparams fields; the rest pass through untouched. */
+/* TextModel's keys (head_count_kv one per layer), Gemma3Model's, then Gemma4Model's in
+ * its order: the shared-KV count and the per-layer input width (0 written when none),
+ * the sliding layers' list, their head sizes, the experts' width and the RoPE widths of
+ * both kinds. key_length and value_length are the full layers' (Gemma4Model rewrites
+ * Gemma3Model's in place). */
 static const lc_arch_key KEYS[] = {
     { "%s.block_count", LC_HP_BLOCK_COUNT, LC_KEY_U32, LC_KEY_ALWAYS },
     { "%s.context_length", LC_HP_CONTEXT_LENGTH, LC_KEY_U32, LC_KEY_ALWAYS },
@@ -65,14 +66,26 @@ static const lc_arch_key KEYS[] = {
     { "%s.attention.head_count", LC_HP_HEAD_COUNT, LC_KEY_U32, LC_KEY_ALWAYS },
     { "%s.attention.head_count_kv", LC_HP_HEAD_COUNT_KV_LAYERS, LC_KEY_ARR, LC_KEY_ALWAYS },
     { "%s.rope.freq_base", LC_HP_ROPE_THETA, LC_KEY_F32, LC_KEY_ALWAYS },
-    LC_ARCH_KEYS_SWA_BASE, LC_ARCH_KEYS_EPS,
+    LC_ARCH_KEYS_SWA_BASE, LC_ARCH_KEYS_EPS, LC_ARCH_KEYS_EXPERTS,
     { "%s.attention.key_length", LC_HP_HEAD_DIM, LC_KEY_U32, LC_KEY_ALWAYS },
     { "%s.attention.value_length", LC_HP_VALUE_DIM, LC_KEY_U32, LC_KEY_ALWAYS },
     { "general.file_type", LC_HP_FILE_TYPE, LC_KEY_U32, LC_KEY_ALWAYS },
     { "%s.final_logit_softcapping", LC_HP_FINAL_SOFTCAP, LC_KEY_F32, LC_KEY_IF_SET },
     { "%s.attention.sliding_window", LC_HP_SLIDING_WINDOW, LC_KEY_U32, LC_KEY_IF_SET },
-    LC_ARCH_KEYS_EXPERTS,
+    { "%s.attention.shared_kv_layers", LC_HP_SHARED_KV_LAYERS, LC_KEY_U32, LC_KEY_ALWAYS_0_OK },
+    { "%s.embedding_length_per_layer_input", LC_HP_EMBD_PER_LAYER_INPUT, LC_KEY_U32,
+      LC_KEY_ALWAYS_0_OK },
+    { "%s.attention.sliding_window_pattern", LC_HP_SWA_LAYERS, LC_KEY_ARR, LC_KEY_ALWAYS },
+    { "%s.attention.key_length_swa", LC_HP_HEAD_DIM_SWA, LC_KEY_U32, LC_KEY_ALWAYS },
+    { "%s.attention.value_length_swa", LC_HP_HEAD_DIM_SWA, LC_KEY_U32, LC_KEY_ALWAYS },
+    { "%s.expert_feed_forward_length", LC_HP_EXPERT_FF_LENGTH, LC_KEY_U32, LC_KEY_IF_SET },
     { "%s.rope.dimension_count", LC_HP_ROPE_DIM, LC_KEY_U32, LC_KEY_ALWAYS },
+    { "%s.rope.dimension_count_swa", LC_HP_ROPE_DIM_SWA, LC_KEY_U32, LC_KEY_ALWAYS },
+};
+
+static const lc_arch_cfg CFG[] = {
+    { "sliding_window", LC_HP_SLIDING_WINDOW, LC_CFG_U32 },
+    { "final_logit_softcapping", LC_HP_FINAL_SOFTCAP, LC_CFG_NUMBER },
 };
 
 const lc_arch lc_arch_gemma4 = {
@@ -82,8 +95,9 @@ const lc_arch lc_arch_gemma4 = {
     .tensors = TENSORS, .n_tensors = sizeof TENSORS / sizeof *TENSORS,
     .keys = KEYS, .n_keys = sizeof KEYS / sizeof *KEYS,
     .cfg = lc_arch_cfg_transformer, .n_cfg = LC_ARCH_CFG_TRANSFORMER_COUNT,
+    .cfg_extra = CFG, .n_cfg_extra = sizeof CFG / sizeof *CFG,
+    .per_layer_attention = true,
+    .hf_vocab_model = "gemma4",
     .default_rms_eps = 1e-6, .default_rope_theta = 1000000.0,
     .recipe = { .act = LC_ACT_GELU_TANH, .embd_scale = true },
-    .no_forward_pass = "the forward pass does not run gemma4 yet (per-layer head sizes and "
-                       "KV heads, shared KV layers, per-layer inputs, proportional RoPE)",
 };

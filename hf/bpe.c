@@ -114,7 +114,7 @@ static size_t merge_text(const cJSON *it, char *buf) {
 
 /* Into one packed string array: the first pass checks every item and sums the
  * texts, the second writes them. */
-static lc_code read_merges(const cJSON *list, lc_value *merges, lc_error *err) {
+lc_code lc_hf_bpe_merges(const cJSON *list, lc_value *merges, lc_error *err) {
     const cJSON *it;
     uint64_t i = 0, bytes = 0;
     size_t longest = 0;
@@ -222,7 +222,7 @@ lc_code lc_hf_bpe_vocab(const cJSON *tj, uint32_t cfg_vocab, uint64_t max_pad, l
     LC_TRY(lc_hf_vocab_init(v, n, err));
     lc_code rc = fill(vocab, added, v, err);
     if (rc == LC_OK)
-        rc = read_merges(list, merges, err);
+        rc = lc_hf_bpe_merges(list, merges, err);
     if (rc != LC_OK) {
         lc_hf_vocab_clear(v);
         lc_value_clear(merges);

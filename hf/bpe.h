@@ -15,5 +15,7 @@
 lc_code lc_hf_bpe_vocab(const cJSON *tj, uint32_t cfg_vocab, uint64_t max_pad, lc_hf_vocab *v,
                         lc_value *merges, lc_error *err);
 lc_code lc_hf_bpe_pre(const cJSON *tj, const char **name, lc_error *err);
+/* model.merges ("a b" strings or ["a", "b"] pairs) as one GGUF string array. */
+lc_code lc_hf_bpe_merges(const cJSON *list, lc_value *merges, lc_error *err);
 
 #endif

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "hf/config_impl.h"
 #include "hf/json.h"
 
 /* A required (or optional) positive integer that fits u32; *present says whether it
@@ -232,8 +233,9 @@ static lc_code parse_rope(const cJSON *root, const lc_arch *a, lc_hparams *hp, l
                            "must be positive");
         hp->rope_theta_swa = local->valuedouble;
     }
-    const cJSON *partial = first_number(g, PARTIAL);
-    if (!partial && !split)
+    /* a per-layer family's rotated share is its own (hf/config_layers.c) */
+    const cJSON *partial = a->per_layer_attention ? NULL : first_number(g, PARTIAL);
+    if (!partial && !split && !a->per_layer_attention)
         partial = first_number(root, PARTIAL);
     if (partial) {
         const double r = partial->valuedouble;
@@ -277,7 +279,8 @@ static lc_code parse_rope(const cJSON *root, const lc_arch *a, lc_hparams *hp, l
     if (!cJSON_IsString(t))
         return lc_fail(err, LC_E_MALFORMED, LC_NO_OFFSET, "rope scaling has no type");
     const char *type = t->valuestring;
-    if (strcmp(type, "default") == 0)
+    if (strcmp(type, "default") == 0 ||
+        (a->per_layer_attention && strcmp(type, "proportional") == 0))
         return LC_OK;
     if (strcmp(type, "longrope") == 0 || strcmp(type, "su") == 0) {
         if (!a->recipe.longrope)
@@ -390,6 +393,8 @@ static lc_code parse_text_model(const cJSON *root, lc_hf_config *c, lc_error *er
                            hp->nextn_layers, LC_ARCH_MAX_LAYERS);
         hp->block_count += hp->nextn_layers;
     }
+    if (c->arch->per_layer_attention)
+        LC_TRY(lc_hf_config_per_layer(root, hp, err));
     return lc_arch_hparams_finish(c->arch, hp, err);
 }
 

@@ -238,8 +238,12 @@ lc_code lc_hf_to_gguf(const char *dir, const lc_hf_opts *o, lc_model **out, lc_e
         goto done;
     c.ftype = o->outtype != LC_DT_INVALID ? o->outtype : c.in ? auto_type(c.in) : LC_DT_F16;
     if (!o->vocab_only) {
-        if ((rc = lc_tg_check_tensors(&c, err)) != LC_OK)
+        if ((rc = lc_tg_check_tensors(&c, err)) != LC_OK) {
+            /* A tensor the model lacks is in no file: the folder is what the line names
+             * (a failure in one file's tensor named that file already). */
+            lc_err_context(err, c.dir, NULL);
             goto done;
+        }
         c.validated = true;
         if ((rc = lc_tg_add_tensors(&c, err)) != LC_OK)
             goto done;

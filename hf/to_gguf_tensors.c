@@ -184,7 +184,8 @@ added:;
     uint64_t numel = 0;
     lc_tensor_numel(done, &numel);
     c->params += numel;
-    if (row->flags & LC_AT_EXPERTS)
+    /* gguf-py's size label counts a tensor as experts by its name */
+    if (strstr(g, "_exps.") && done->ndim >= 3)
         c->expert_params += numel / done->shape[0];
     return plan_row(c, s->name, g, s->dtype, to, done, false, err);
 }
@@ -230,6 +231,20 @@ static lc_code add_computed_tensors(lc_tg *c, lc_error *err) {
                            "supported for %s", c->cfg.arch->name);
         LC_TRY(add_row_values(c, LC_ROLE_ROPE_FREQS, NULL, hp->head_dim / 2,
                               "(computed: llama3 rope factors)", err));
+    }
+    if (hp->rope_prop_pairs) {
+        /* gemma4's full layers rotate a leading share of each half as NEOX pairs;
+         * llama.cpp rotates them all, so the rest get a frequency factor of 1e30 (an
+         * angle of ~0). */
+        const uint64_t n = hp->head_dim / 2;
+        float v[LC_ARCH_MAX_ROPE_FACTORS];
+        if (n > LC_ARCH_MAX_ROPE_FACTORS || hp->rope_prop_pairs > n)
+            return lc_fail(err, LC_E_UNSUPPORTED, LC_NO_OFFSET, "proportional RoPE over %u "
+                           "of %" PRIu64 " pairs is not supported", hp->rope_prop_pairs, n);
+        for (uint64_t i = 0; i < n; i++)
+            v[i] = i < hp->rope_prop_pairs ? 1.0f : 1e30f;
+        LC_TRY(add_row_values(c, LC_ROLE_ROPE_FREQS, v, n,
+                              "(computed: proportional rope factors)", err));
     }
     if (hp->rope_scaling == LC_ROPE_SCALING_LONGROPE) {
         LC_TRY(add_row_values(c, LC_ROLE_ROPE_FACTORS_LONG, hp->rope_long_factors,

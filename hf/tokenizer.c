@@ -207,6 +207,8 @@ done:
 lc_code lc_hf_tokenizer_to_gguf(const char *dir, uint32_t cfg_vocab, uint64_t max_pad,
                                 const char *pre, const lc_arch *arch,
                                 lc_model *m, lc_error *err) {
+    if (arch && arch->hf_vocab_model)
+        return lc_hf_vocab_hf_to_gguf(dir, arch->hf_vocab_model, m, err);
     if (lc_hf_json_exists(dir, "tokenizer.model"))
         return spm_to_gguf(dir, cfg_vocab, max_pad, arch, m, err);
     if (lc_hf_json_exists(dir, "tokenizer.json"))

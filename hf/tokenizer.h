@@ -12,6 +12,8 @@
  *      tokenizer_config.json / special_tokens_map.json / config.json /
  *      generation_config.json for special ids and add_bos/add_eos, chat_template (or
  *      chat_template.jinja).
+ * A family naming its own vocabulary model (lc_arch.hf_vocab_model: gemma4) has 1. and 2.
+ * replaced by tokenizer.json read its way, whatever else the folder holds (hf/vocab_hf.c).
  * Value types are gguf-py's: strings; scores f32[]; token_type i32[]; ids u32; flags bool. */
 #ifndef LC_HF_TOKENIZER_H
 #define LC_HF_TOKENIZER_H
@@ -35,6 +37,13 @@
 lc_code lc_hf_tokenizer_to_gguf(const char *dir, uint32_t cfg_vocab, uint64_t max_pad,
                                 const char *pre, const lc_arch *arch,
                                 lc_model *m, lc_error *err);
+
+/* The vocabulary of a family with lc_arch.hf_vocab_model (gemma4): tokenizer.json read
+ * as gguf-py's LlamaHfVocab reads it, written under MODEL_NAME with its merges, special
+ * ids, add_space_prefix false and add_bos true (hf/vocab_hf.c). LC_E_UNSUPPORTED for a
+ * tokenizer.json that is not BPE with byte fallback. */
+lc_code lc_hf_vocab_hf_to_gguf(const char *dir, const char *model_name, lc_model *m,
+                               lc_error *err);
 
 /* Identifies tokenizer.ggml.pre from tokenizer.json text: "llama-bpe" (Llama 3 split
  * regex + byte-level), "qwen2" (Qwen2 regex + byte-level), "gpt-2" (byte-level with its

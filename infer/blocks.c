@@ -13,7 +13,7 @@ void lc_infer_rmsnorm(float *out, const float *x, const float *w, size_t n, floa
     /* transformers: x * rsqrt(mean + eps), then weight * that, all float32 */
     const float inv = 1.0f / sqrtf((float)(ss / (double)n) + eps);
     for (size_t i = 0; i < n; i++)
-        out[i] = w[i] * (x[i] * inv);
+        out[i] = w ? w[i] * (x[i] * inv) : x[i] * inv;
 }
 
 void lc_infer_softmax(float *x, size_t n) {

@@ -11,7 +11,8 @@
 #include "arch/arch.h"
 
 /* out[i] = x[i] / sqrt(mean(x^2) + eps) * w[i] for i < n (the mean in double, as
- * transformers' float32 mean is close to exact for the widths models use). out may be x. */
+ * transformers' float32 mean is close to exact for the widths models use). out may be x;
+ * w NULL: no weight (gemma4's value norm). */
 void lc_infer_rmsnorm(float *out, const float *x, const float *w, size_t n, float eps);
 
 /* Softmax of x[0..n) in place: exp(x - max) / sum (the sum in double). */

@@ -14,31 +14,8 @@
 
 /* ---- the state of one forward call ---- */
 
-typedef struct run_state {
-    float *x;           /* [n, embd] the residual stream */
-    float *xb;          /* [n, embd] normed input of a block */
-    float *proj;        /* [n, embd] a block's output, added to x */
-    float *q;           /* [n, q_dim] queries */
-    float *k, *v;       /* [n, kv_dim] keys and values of this layer: its KV cache */
-    float *att;         /* [n, q_dim] attention output, all heads */
-    float *scores;      /* [n] one head's attention weights */
-    float *hb, *hb2;    /* [n, ff] gate and up projections (ff_exp for experts) */
-    float *route;       /* [n, n_expert] router logits, then probabilities */
-    float *xe, *ye;     /* [n, embd] one expert's tokens in, its output */
-    int32_t *chosen;    /* [n, n_expert_used] each token's experts */
-    float *weight;      /* [n, n_expert_used] ... and their weights */
-    size_t *rows;       /* [n] one expert's tokens */
-    float *qg;          /* [n, 2 q_dim] gated attention: each head's query then its gate */
-    /* the recurrent layer's */
-    float *mix;         /* [n, conv] q, k, v channels, then convolved */
-    float *z;           /* [n, inner] the output gate */
-    float *beta, *decay;    /* [n, v_heads] */
-    float *core;        /* [n, inner] the delta rule's output, then gated-normed */
-    float *state;       /* [v_heads, dk, dv] one layer's recurrent state */
-    float *delta;       /* [dv] scratch */
-} run_state;
 
-static lc_code build_run_state(run_state *s, const lc_infer *c, size_t n, lc_error *err) {
+static lc_code build_run(lc_infer_run *s, const lc_infer *c, size_t n, lc_error *err) {
     memset(s, 0, sizeof *s);
     size_t ff = c->ff > c->ff_exp ? c->ff : c->ff_exp;
     ff = ff > c->ff_shexp ? ff : c->ff_shexp;
@@ -72,15 +49,16 @@ static lc_code build_run_state(run_state *s, const lc_infer *c, size_t n, lc_err
                                                    c->ssm_dv * sizeof(float))) ||
                       !(s->delta = lc_malloc_array(c->ssm_dv, sizeof(float)))))
         return lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory for the recurrent state");
-    return LC_OK;
+    return c->gemma4 ? lc_infer_g4_run_build(c, s, n, err) : LC_OK;
 }
 
-static void free_run_state(run_state *s) {
+static void free_run(lc_infer_run *s) {
     void *all[] = { s->x, s->xb, s->proj, s->q, s->k, s->v, s->att, s->scores, s->hb, s->hb2,
                     s->route, s->xe, s->ye, s->chosen, s->weight, s->rows, s->qg, s->mix,
                     s->z, s->beta, s->decay, s->core, s->state, s->delta };
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
         lc_free(all[i]);
+    lc_infer_g4_run_free(s);
     memset(s, 0, sizeof *s);
 }
 
@@ -91,13 +69,6 @@ void lc_infer_set_tap(lc_infer *c, lc_infer_tap_fn fn, void *user) {
     c->tap_user = user;
 }
 
-/* y [n, rows] = x [n, cols] w^T (+ bias), the tap told first */
-static lc_code mm(lc_infer *c, const lc_infer_mat *w, const float *bias, const float *x,
-                  size_t n, float *y, lc_error *err) {
-    if (c->tap && w->role != LC_ROLE_NONE)
-        LC_TRY(c->tap(c->tap_user, w->role, w->layer, w->expert, x, n, (size_t)w->cols, err));
-    return lc_infer_matmul(&c->mm, w, bias, x, n, y, err);
-}
 
 /* x[t] = token_embd[tokens[t]] (times gemma's sqrt(embd)) */
 static lc_code embed(lc_infer *c, const int32_t *tokens, size_t n, float *x, lc_error *err) {
@@ -110,12 +81,6 @@ static lc_code embed(lc_infer *c, const int32_t *tokens, size_t n, float *x, lc_
     return LC_OK;
 }
 
-/* xb[t] = rmsnorm(x[t]) * w for every token (rows of `width`) */
-static void rmsnorm_rows(float *xb, const float *x, const float *w, size_t n, uint32_t width,
-                         float eps) {
-    for (size_t t = 0; t < n; t++)
-        lc_infer_rmsnorm(xb + t * width, x + t * width, w, width, eps);
-}
 
 /* x += proj */
 static void residual(float *x, const float *proj, size_t count) {
@@ -131,12 +96,12 @@ static const lc_infer_rope *rope_of(const lc_infer *c, const lc_infer_layer *L, 
 }
 
 /* att [n, q_dim] = attention(rope(qnorm(q)), rope(knorm(k)), v) over s->q, s->k, s->v */
-static lc_code attend(lc_infer *c, const lc_infer_layer *L, run_state *s, size_t n,
+static lc_code attend(lc_infer *c, const lc_infer_layer *L, lc_infer_run *s, size_t n,
                       lc_error *err) {
     if (L->q_norm)                          /* every head of every token */
-        rmsnorm_rows(s->q, s->q, L->q_norm, n * c->n_heads, c->head_dim, c->eps);
+        lc_infer_rmsnorm_rows(s->q, s->q, L->q_norm, n * c->n_heads, c->head_dim, c->eps);
     if (L->k_norm)
-        rmsnorm_rows(s->k, s->k, L->k_norm, n * c->n_kv_heads, c->head_dim, c->eps);
+        lc_infer_rmsnorm_rows(s->k, s->k, L->k_norm, n * c->n_kv_heads, c->head_dim, c->eps);
     const lc_infer_rope *rope = rope_of(c, L, n);
     for (size_t t = 0; t < n; t++) {
         lc_infer_rope_apply(rope, s->q + t * c->q_dim, c->n_heads, (uint32_t)t);
@@ -148,29 +113,29 @@ static lc_code attend(lc_infer *c, const lc_infer_layer *L, run_state *s, size_t
 
 /* x += post(Wo attention(rope(qnorm(Wq h + bq)), rope(knorm(Wk h + bk)), Wv h + bv)),
  * h = rmsnorm(x) */
-static lc_code attention_block(lc_infer *c, const lc_infer_layer *L, run_state *s, size_t n,
+static lc_code attention_block(lc_infer *c, const lc_infer_layer *L, lc_infer_run *s, size_t n,
                                lc_error *err) {
-    rmsnorm_rows(s->xb, s->x, L->attn_norm, n, c->embd, c->eps);
-    LC_TRY(mm(c, &L->wq, L->bq, s->xb, n, s->q, err));
-    LC_TRY(mm(c, &L->wk, L->bk, s->xb, n, s->k, err));
-    LC_TRY(mm(c, &L->wv, L->bv, s->xb, n, s->v, err));
+    lc_infer_rmsnorm_rows(s->xb, s->x, L->attn_norm, n, c->embd, c->eps);
+    LC_TRY(lc_infer_mm_tapped(c, &L->wq, L->bq, s->xb, n, s->q, err));
+    LC_TRY(lc_infer_mm_tapped(c, &L->wk, L->bk, s->xb, n, s->k, err));
+    LC_TRY(lc_infer_mm_tapped(c, &L->wv, L->bv, s->xb, n, s->v, err));
     LC_TRY(attend(c, L, s, n, err));
-    LC_TRY(mm(c, &L->wo, NULL, s->att, n, s->proj, err));
+    LC_TRY(lc_infer_mm_tapped(c, &L->wo, NULL, s->att, n, s->proj, err));
     if (L->attn_post_norm)
-        rmsnorm_rows(s->proj, s->proj, L->attn_post_norm, n, c->embd, c->eps);
+        lc_infer_rmsnorm_rows(s->proj, s->proj, L->attn_post_norm, n, c->embd, c->eps);
     residual(s->x, s->proj, n * c->embd);
     return LC_OK;
 }
 
 /* The gated full-attention layer (qwen35): Wq gives each head's query and an output gate
  * [n, n_heads, (q, gate), head_dim]; x += Wo (attention(...) * sigmoid(gate)). */
-static lc_code gated_attention_block(lc_infer *c, const lc_infer_layer *L, run_state *s,
+static lc_code gated_attention_block(lc_infer *c, const lc_infer_layer *L, lc_infer_run *s,
                                      size_t n, lc_error *err) {
     const uint32_t hd = c->head_dim;
-    rmsnorm_rows(s->xb, s->x, L->attn_norm, n, c->embd, c->eps);
-    LC_TRY(mm(c, &L->wq, L->bq, s->xb, n, s->qg, err));
-    LC_TRY(mm(c, &L->wk, L->bk, s->xb, n, s->k, err));
-    LC_TRY(mm(c, &L->wv, L->bv, s->xb, n, s->v, err));
+    lc_infer_rmsnorm_rows(s->xb, s->x, L->attn_norm, n, c->embd, c->eps);
+    LC_TRY(lc_infer_mm_tapped(c, &L->wq, L->bq, s->xb, n, s->qg, err));
+    LC_TRY(lc_infer_mm_tapped(c, &L->wk, L->bk, s->xb, n, s->k, err));
+    LC_TRY(lc_infer_mm_tapped(c, &L->wv, L->bv, s->xb, n, s->v, err));
     for (size_t t = 0; t < n; t++)          /* the queries apart from their gates */
         for (uint32_t h = 0; h < c->n_heads; h++)
             memcpy(s->q + t * c->q_dim + (size_t)h * hd,
@@ -183,9 +148,9 @@ static lc_code gated_attention_block(lc_infer *c, const lc_infer_layer *L, run_s
             for (uint32_t i = 0; i < hd; i++)
                 o[i] *= 1.0f / (1.0f + expf(-g[i]));
         }
-    LC_TRY(mm(c, &L->wo, NULL, s->att, n, s->proj, err));
+    LC_TRY(lc_infer_mm_tapped(c, &L->wo, NULL, s->att, n, s->proj, err));
     if (L->attn_post_norm)
-        rmsnorm_rows(s->proj, s->proj, L->attn_post_norm, n, c->embd, c->eps);
+        lc_infer_rmsnorm_rows(s->proj, s->proj, L->attn_post_norm, n, c->embd, c->eps);
     residual(s->x, s->proj, n * c->embd);
     return LC_OK;
 }
@@ -197,15 +162,15 @@ static lc_code gated_attention_block(lc_infer *c, const lc_infer_layer *L, run_s
  *   per value head j (reading key head kh(j)): state [dk, dv] from 0, token by token
  *   through the gated delta rule, core_j = state^T q;
  *   x += Wout (rmsnorm(core_j) * w_norm * silu(Wz h)_j). */
-static lc_code recurrent_block(lc_infer *c, const lc_infer_layer *L, run_state *s, size_t n,
+static lc_code recurrent_block(lc_infer *c, const lc_infer_layer *L, lc_infer_run *s, size_t n,
                                lc_error *err) {
     const uint32_t nk = c->ssm_nk, nv = c->ssm_nv, dk = c->ssm_dk, dv = c->ssm_dv;
     const size_t inner = (size_t)nv * dv, key = (size_t)nk * dk;
-    rmsnorm_rows(s->xb, s->x, L->attn_norm, n, c->embd, c->eps);
-    LC_TRY(mm(c, &L->ssm_qkv, NULL, s->xb, n, s->mix, err));
-    LC_TRY(mm(c, &L->ssm_z, NULL, s->xb, n, s->z, err));
-    LC_TRY(mm(c, &L->ssm_beta, NULL, s->xb, n, s->beta, err));
-    LC_TRY(mm(c, &L->ssm_alpha, NULL, s->xb, n, s->decay, err));
+    lc_infer_rmsnorm_rows(s->xb, s->x, L->attn_norm, n, c->embd, c->eps);
+    LC_TRY(lc_infer_mm_tapped(c, &L->ssm_qkv, NULL, s->xb, n, s->mix, err));
+    LC_TRY(lc_infer_mm_tapped(c, &L->ssm_z, NULL, s->xb, n, s->z, err));
+    LC_TRY(lc_infer_mm_tapped(c, &L->ssm_beta, NULL, s->xb, n, s->beta, err));
+    LC_TRY(lc_infer_mm_tapped(c, &L->ssm_alpha, NULL, s->xb, n, s->decay, err));
     lc_infer_conv_silu(s->mix, n, c->ssm_conv, L->ssm_conv, c->ssm_kernel);
     const float qscale = 1.0f / sqrtf((float)dk);
     for (size_t t = 0; t < n; t++) {
@@ -239,55 +204,21 @@ static lc_code recurrent_block(lc_infer *c, const lc_infer_layer *L, run_state *
             lc_infer_gated_rmsnorm(o, o, L->ssm_norm, s->z + t * inner + (size_t)j * dv, dv,
                                    c->eps);
         }
-    LC_TRY(mm(c, &L->ssm_out, NULL, s->core, n, s->proj, err));
+    LC_TRY(lc_infer_mm_tapped(c, &L->ssm_out, NULL, s->core, n, s->proj, err));
     residual(s->x, s->proj, n * c->embd);
     return LC_OK;
 }
 
-/* out [n, embd] = Wdown (act(Wgate h) * Wup h) for h [n, embd] */
-static lc_code gated_ffn(lc_infer *c, const lc_infer_mat *gate, const lc_infer_mat *up,
-                         const lc_infer_mat *down, const float *h, size_t n, float *hb,
-                         float *hb2, float *out, lc_error *err) {
-    LC_TRY(mm(c, gate, NULL, h, n, hb, err));
-    LC_TRY(mm(c, up, NULL, h, n, hb2, err));
-    const size_t count = n * (size_t)gate->rows;
-    if (c->act == LC_ACT_GELU_TANH)
-        lc_infer_geglu(hb, hb, hb2, count);
-    else
-        lc_infer_swiglu(hb, hb, hb2, count);
-    return mm(c, down, NULL, hb, n, out, err);
-}
 
-/* Token t's experts: softmax over the router's logits, the n_expert_used largest
- * (torch.topk: larger first, ties to the lower index), renormalised when asked. */
-static void route_token(const lc_infer *c, float *p, int32_t *chosen, float *weight) {
-    lc_infer_softmax(p, c->n_expert);
-    double sum = 0;
-    for (uint32_t j = 0; j < c->n_expert_used; j++) {
-        int32_t best = -1;
-        for (uint32_t e = 0; e < c->n_expert; e++) {
-            bool taken = false;
-            for (uint32_t i = 0; i < j; i++)
-                taken |= chosen[i] == (int32_t)e;
-            if (!taken && (best < 0 || p[e] > p[best]))
-                best = (int32_t)e;
-        }
-        chosen[j] = best;
-        weight[j] = p[best];
-        sum += weight[j];
-    }
-    for (uint32_t j = 0; c->norm_topk && j < c->n_expert_used; j++)
-        weight[j] = (float)(weight[j] / sum);
-}
 
 /* proj [n, embd] = sum over each token's chosen experts of weight * expert(h): each
  * expert runs once over the tokens that chose it, in expert order. */
-static lc_code moe_ffn(lc_infer *c, const lc_infer_layer *L, run_state *s, size_t n,
+static lc_code moe_ffn(lc_infer *c, const lc_infer_layer *L, lc_infer_run *s, size_t n,
                        lc_error *err) {
     const uint32_t k = c->n_expert_used;
-    LC_TRY(mm(c, &L->router, NULL, s->xb, n, s->route, err));
+    LC_TRY(lc_infer_mm_tapped(c, &L->router, NULL, s->xb, n, s->route, err));
     for (size_t t = 0; t < n; t++)
-        route_token(c, s->route + t * c->n_expert, s->chosen + t * k, s->weight + t * k);
+        lc_infer_route_token(c, s->route + t * c->n_expert, s->chosen + t * k, s->weight + t * k);
     memset(s->proj, 0, n * c->embd * sizeof *s->proj);
     for (uint32_t e = 0; e < c->n_expert; e++) {
         size_t m = 0;
@@ -300,8 +231,8 @@ static lc_code moe_ffn(lc_infer *c, const lc_infer_layer *L, run_state *s, size_
                 }
         if (m == 0)
             continue;
-        LC_TRY(gated_ffn(c, &L->egate[e], &L->eup[e], &L->edown[e], s->xe, m, s->hb, s->hb2,
-                         s->ye, err));
+        LC_TRY(lc_infer_gated_ffn(c, &L->egate[e], &L->eup[e], &L->edown[e], s->xe, m, s->hb,
+                                  s->hb2, s->ye, err));
         for (size_t i = 0; i < m; i++) {
             const size_t t = s->rows[i] / k;
             const float w = s->weight[s->rows[i]];
@@ -312,8 +243,9 @@ static lc_code moe_ffn(lc_infer *c, const lc_infer_layer *L, run_state *s, size_
     if (!L->shexp)
         return LC_OK;
     /* qwen35moe: proj += sigmoid(sgate_inp . h) * shared(h) for every token */
-    LC_TRY(gated_ffn(c, &L->sgate, &L->sup, &L->sdown, s->xb, n, s->hb, s->hb2, s->xe, err));
-    LC_TRY(mm(c, &L->sgate_inp, NULL, s->xb, n, s->route, err));
+    LC_TRY(lc_infer_gated_ffn(c, &L->sgate, &L->sup, &L->sdown, s->xb, n, s->hb, s->hb2, s->xe,
+                              err));
+    LC_TRY(lc_infer_mm_tapped(c, &L->sgate_inp, NULL, s->xb, n, s->route, err));
     for (size_t t = 0; t < n; t++) {
         const float g = 1.0f / (1.0f + expf(-s->route[t]));
         for (uint32_t d = 0; d < c->embd; d++)
@@ -323,16 +255,16 @@ static lc_code moe_ffn(lc_infer *c, const lc_infer_layer *L, run_state *s, size_
 }
 
 /* x += post(ffn(h)), h = rmsnorm(x): gated (SiLU or GELU) or a mixture of experts */
-static lc_code ffn_block(lc_infer *c, const lc_infer_layer *L, run_state *s, size_t n,
+static lc_code ffn_block(lc_infer *c, const lc_infer_layer *L, lc_infer_run *s, size_t n,
                          lc_error *err) {
-    rmsnorm_rows(s->xb, s->x, L->ffn_norm, n, c->embd, c->eps);
+    lc_infer_rmsnorm_rows(s->xb, s->x, L->ffn_norm, n, c->embd, c->eps);
     if (L->moe)
         LC_TRY(moe_ffn(c, L, s, n, err));
     else
-        LC_TRY(gated_ffn(c, &L->gate, &L->up, &L->down, s->xb, n, s->hb, s->hb2, s->proj,
+        LC_TRY(lc_infer_gated_ffn(c, &L->gate, &L->up, &L->down, s->xb, n, s->hb, s->hb2, s->proj,
                          err));
     if (L->ffn_post_norm)
-        rmsnorm_rows(s->proj, s->proj, L->ffn_post_norm, n, c->embd, c->eps);
+        lc_infer_rmsnorm_rows(s->proj, s->proj, L->ffn_post_norm, n, c->embd, c->eps);
     residual(s->x, s->proj, n * c->embd);
     return LC_OK;
 }
@@ -346,12 +278,19 @@ lc_code lc_infer_hidden(lc_infer *c, const int32_t *tokens, size_t n, float *hid
         if (tokens[t] < 0 || (uint32_t)tokens[t] >= c->vocab)
             return lc_fail(err, LC_E_ARG, LC_NO_OFFSET, "token %zu is %" PRId32 ", outside the "
                            "vocabulary of %" PRIu32, t, tokens[t], c->vocab);
-    run_state s;
-    lc_code rc = build_run_state(&s, c, n, err);
+    lc_infer_run s;
+    lc_code rc = build_run(&s, c, n, err);
     if (rc == LC_OK)
         rc = embed(c, tokens, n, s.x, err);
+    if (rc == LC_OK && c->gemma4)
+        rc = lc_infer_g4_inputs(c, tokens, &s, n, err);
     for (uint32_t l = 0; l < c->n_layers && rc == LC_OK; l++) {
         const lc_infer_layer *L = &c->layers[l];
+        if (c->gemma4) {            /* its own blocks: per-layer shapes and inputs */
+            if ((rc = lc_infer_g4_layer(c, l, &s, n, err)) == LC_OK && hook && hook->fn)
+                rc = hook->fn(hook->user, l, s.x, n, c->embd, err);
+            continue;
+        }
         rc = L->recurrent ? recurrent_block(c, L, &s, n, err)
            : c->attn_gate ? gated_attention_block(c, L, &s, n, err)
                           : attention_block(c, L, &s, n, err);
@@ -361,11 +300,11 @@ lc_code lc_infer_hidden(lc_infer *c, const int32_t *tokens, size_t n, float *hid
             rc = hook->fn(hook->user, l, s.x, n, c->embd, err);
     }
     if (rc == LC_OK)
-        rmsnorm_rows(hidden, s.x, c->output_norm, n, c->embd, c->eps);
+        lc_infer_rmsnorm_rows(hidden, s.x, c->output_norm, n, c->embd, c->eps);
     if (rc == LC_OK && c->tap && c->output.role != LC_ROLE_NONE)   /* the head's input */
         rc = c->tap(c->tap_user, c->output.role, UINT32_MAX, UINT32_MAX, hidden, n, c->embd,
                     err);
-    free_run_state(&s);
+    free_run(&s);
     return rc;
 }
 

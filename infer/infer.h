@@ -17,6 +17,9 @@
  *                  x += (silu(h Wgate^T) * (h Wup^T)) Wdown^T
  *   3. logits = rmsnorm(x) * output_norm  W_out^T      (W_out = token_embd when tied)
  * Every sum is accumulated in float32 (norms and softmax denominators in double).
+ * gemma4 (lc_arch.per_layer_attention) runs its own blocks (infer_gemma4.c: per-layer
+ * head sizes, KV heads and RoPE, shared-KV layers, per-layer inputs, experts beside the
+ * dense FFN).
  *
  * Tensors are found by role and layer through the family's table (lc_arch_find) in the
  * spelling the model uses: GGUF names for a GGUF file, transformers' names for an HF

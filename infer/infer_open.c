@@ -158,35 +158,6 @@ static lc_code find_tensors(const lc_model *m, const lc_arch *a, const lc_hparam
     return rc;
 }
 
-/* A 1-D tensor of n elements into a new float32 array, plus `add` (gemma's + 1 of its
- * transformers spelling); NULL t gives NULL. */
-static lc_code read_vector(const lc_tensor *t, uint64_t n, float add, float **out,
-                           lc_error *err) {
-    *out = NULL;
-    if (!t)
-        return LC_OK;
-    lc_infer_mat v;
-    LC_TRY(lc_infer_mat_init(&v, t, err));
-    float *buf = lc_malloc_array((size_t)n, sizeof(float));
-    uint8_t *raw = lc_malloc((size_t)v.row_bytes ? (size_t)v.row_bytes : 1);
-    lc_code rc = LC_OK;
-    if (!buf || !raw)
-        rc = lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory for %" PRIu64 " floats", n);
-    else if (v.rows != 1 || v.cols != n)
-        rc = lc_fail_in(err, LC_E_MISMATCH, LC_NO_OFFSET, t->name, "tensor %.100s is not a "
-                        "vector of %" PRIu64 " elements", t->name, n);
-    else
-        rc = lc_infer_mat_rows(&v, 0, 1, buf, raw, err);
-    lc_free(raw);
-    if (rc != LC_OK) {
-        lc_free(buf);
-        return rc;
-    }
-    for (uint64_t i = 0; add != 0 && i < n; i++)
-        buf[i] += add;
-    *out = buf;
-    return LC_OK;
-}
 
 /* Which pairs RoPE rotates, from where the Q/K rows come from (see infer.h). */
 static lc_rope_style rope_style(const lc_arch *a, lc_spelling sp) {
@@ -311,9 +282,9 @@ static lc_code open_recurrent(lc_infer *c, const found *f, uint32_t l, lc_spelli
     tag(&L->ssm_beta, LC_ROLE_SSM_BETA, l, UINT32_MAX);
     tag(&L->ssm_alpha, LC_ROLE_SSM_ALPHA, l, UINT32_MAX);
     tag(&L->ssm_out, LC_ROLE_SSM_OUT, l, UINT32_MAX);
-    LC_TRY(read_vector(t[LC_ROLE_SSM_A], c->ssm_nv, 0, &L->ssm_a, err));
-    LC_TRY(read_vector(t[LC_ROLE_SSM_DT], c->ssm_nv, 0, &L->ssm_dt, err));
-    LC_TRY(read_vector(t[LC_ROLE_SSM_NORM], c->ssm_dv, 0, &L->ssm_norm, err));
+    LC_TRY(lc_infer_read_vector(t[LC_ROLE_SSM_A], c->ssm_nv, 0, &L->ssm_a, err));
+    LC_TRY(lc_infer_read_vector(t[LC_ROLE_SSM_DT], c->ssm_nv, 0, &L->ssm_dt, err));
+    LC_TRY(lc_infer_read_vector(t[LC_ROLE_SSM_NORM], c->ssm_dv, 0, &L->ssm_norm, err));
     LC_TRY(read_matrix(t[LC_ROLE_SSM_CONV1D], c->ssm_conv, c->ssm_kernel, &L->ssm_conv, err));
     const lc_arch_tensor *row = f->row[l][LC_ROLE_SSM_A];
     for (uint32_t j = 0; sp != LC_SPELL_GGUF && row && (row->flags & LC_AT_NEG_EXP) &&
@@ -336,7 +307,7 @@ static lc_code open_layer(lc_infer *c, const found *f, uint32_t l, lc_spelling s
         { LC_ROLE_ATTN_V_BIAS, c->kv_dim, &L->bv },
     };
     for (size_t i = 0; i < sizeof vec / sizeof *vec; i++)
-        LC_TRY(read_vector(t[vec[i].role], vec[i].n, shift_of(row[vec[i].role], sp),
+        LC_TRY(lc_infer_read_vector(t[vec[i].role], vec[i].n, shift_of(row[vec[i].role], sp),
                            vec[i].out, err));
     if (c->ssm_nv && c->recurrent_layers[l])
         LC_TRY(open_recurrent(c, f, l, sp, L, err));
@@ -391,7 +362,7 @@ static void layer_widest(const lc_infer *c, const lc_infer_layer *L, size_t *col
     const lc_infer_mat *ms[] = { &L->wq, &L->wk, &L->wv, &L->wo, &L->gate, &L->up, &L->down,
                                  &L->router, &L->ssm_qkv, &L->ssm_z, &L->ssm_beta,
                                  &L->ssm_alpha, &L->ssm_out, &L->sgate, &L->sup, &L->sdown,
-                                 &L->sgate_inp };
+                                 &L->sgate_inp, &L->ple_gate, &L->ple_proj };
     for (size_t i = 0; i < sizeof ms / sizeof *ms; i++)
         widest(ms[i], cols, bytes);
     for (uint32_t e = 0; L->moe && e < c->n_expert; e++) {
@@ -427,9 +398,9 @@ static lc_code build_rope(lc_infer *c, const lc_arch *a, const lc_hparams *hp,
     if (hp->rope_scaling == LC_ROPE_SCALING_LONGROPE ||
         (gguf && f->top[LC_ROLE_ROPE_FACTORS_SHORT])) {
         if (gguf && f->top[LC_ROLE_ROPE_FACTORS_SHORT]) {
-            if ((rc = read_vector(f->top[LC_ROLE_ROPE_FACTORS_SHORT], half, 0, &factors,
+            if ((rc = lc_infer_read_vector(f->top[LC_ROLE_ROPE_FACTORS_SHORT], half, 0, &factors,
                                   err)) != LC_OK ||
-                (rc = read_vector(f->top[LC_ROLE_ROPE_FACTORS_LONG], half, 0, &long_f,
+                (rc = lc_infer_read_vector(f->top[LC_ROLE_ROPE_FACTORS_LONG], half, 0, &long_f,
                                   err)) != LC_OK)
                 goto done;
         } else if (hp->n_rope_factors == half) {
@@ -443,7 +414,7 @@ static lc_code build_rope(lc_infer *c, const lc_arch *a, const lc_hparams *hp,
             memcpy(long_f, hp->rope_long_factors, half * sizeof(float));
         }
     } else if (gguf && f->top[LC_ROLE_ROPE_FREQS]) {
-        if ((rc = read_vector(f->top[LC_ROLE_ROPE_FREQS], half, 0, &factors, err)) != LC_OK)
+        if ((rc = lc_infer_read_vector(f->top[LC_ROLE_ROPE_FREQS], half, 0, &factors, err)) != LC_OK)
             goto done;
     } else if (hp->rope_scaling == LC_ROPE_SCALING_LLAMA3) {
         if (!a->hooks.rope_freqs) {
@@ -562,10 +533,14 @@ lc_code lc_infer_open(const lc_model *m, const lc_arch *a, const lc_hparams *hp_
     c->embd_scale = a->recipe.embd_scale ? (float)sqrt((double)c->embd) : 1.0f;
     c->final_softcap = (float)hp.final_softcap;
     c->act = a->recipe.act;
+    /* gemma4: layers of different shapes, its own blocks (infer/infer_gemma4.c) */
+    c->gemma4 = a->per_layer_attention;
+    if (c->gemma4 && (rc = lc_infer_g4_open(c, &hp, f.top, err)) != LC_OK)
+        goto done;
     if ((rc = lc_infer_mat_init(&c->tok_embd, f.top[LC_ROLE_TOKEN_EMBD], err)) != LC_OK ||
         (rc = lc_infer_mat_init(&c->output, f.top[LC_ROLE_OUTPUT] ? f.top[LC_ROLE_OUTPUT]
                                 : f.top[LC_ROLE_TOKEN_EMBD], err)) != LC_OK ||
-        (rc = read_vector(f.top[LC_ROLE_OUTPUT_NORM], c->embd,
+        (rc = lc_infer_read_vector(f.top[LC_ROLE_OUTPUT_NORM], c->embd,
                           shift_of(lc_arch_role(a, LC_ROLE_OUTPUT_NORM), sp), &c->output_norm,
                           err)) != LC_OK)
         goto done;
@@ -577,18 +552,24 @@ lc_code lc_infer_open(const lc_model *m, const lc_arch *a, const lc_hparams *hp_
         c->output.rows = c->vocab;
     size_t cols = 0, bytes = 0;
     widest(&c->output, &cols, &bytes);
+    widest(&c->ple_model_proj, &cols, &bytes);      /* gemma4's; none: 0 x 0 */
     for (uint32_t l = 0; l < c->n_layers; l++) {
         lc_infer_layer *L = &c->layers[l];
-        if ((rc = open_layer(c, &f, l, sp, L, err)) != LC_OK)
+        if (c->gemma4) {
+            if ((rc = lc_infer_g4_open_layer(c, f.layer[l], l, err)) != LC_OK)
+                goto done;
+        } else if ((rc = open_layer(c, &f, l, sp, L, err)) != LC_OK)
             goto done;
-        L->sliding = c->window && (l + 1) % hp.swa_pattern != 0;
+        else
+            L->sliding = c->window && (l + 1) % hp.swa_pattern != 0;
         layer_widest(c, L, &cols, &bytes);
     }
     if (!(c->raw_row = lc_malloc((size_t)c->tok_embd.row_bytes))) {
         rc = lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory");
         goto done;
     }
-    if ((rc = build_rope(c, a, &hp, sp, &f, err)) != LC_OK ||
+    if ((rc = c->gemma4 ? lc_infer_g4_rope(c, &hp, f.top[LC_ROLE_ROPE_FREQS], err)
+                        : build_rope(c, a, &hp, sp, &f, err)) != LC_OK ||
         (rc = lc_infer_mm_build(&c->mm, o ? o->threads : 0, cols, bytes, err)) != LC_OK)
         goto done;
     *out = c;
@@ -613,6 +594,7 @@ void lc_infer_close(lc_infer *c) {
         lc_free(L->eup);
         lc_free(L->edown);
     }
+    lc_infer_g4_close(c);
     lc_free(c->layers);
     lc_free(c->output_norm);
     lc_free(c->rope.inv_freq);

@@ -2,7 +2,10 @@
  *
  * Keys read, with the types llama.cpp's loader accepts (anything else is refused, as
  * llama.cpp refuses to load it):
- *   tokenizer.ggml.model           string   "llama" (SentencePiece) or "gpt2" (BPE)
+ *   tokenizer.ggml.model           string   "llama" (SentencePiece), "gpt2" (BPE) or
+ *                                  "gemma4" (BPE over raw UTF-8 with spaces as U+2581;
+ *                                  no BOS/EOS defaults, add_bos forced on as llama.cpp
+ *                                  forces it)
  *   tokenizer.ggml.pre             string   BPE pre-tokenizer (absent: "default")
  *   tokenizer.ggml.tokens          string[] the vocabulary in id order
  *   tokenizer.ggml.scores          f32[] or i32[], >= n tokens (absent: 0)
@@ -368,10 +371,14 @@ lc_code lc_tok_open(const lc_model *m, lc_tok **out, lc_error *err) {
         tok->pre = pre ? PRE_NAMES[i].pre : LC_PRE_DEFAULT;
         tok->ignore_merges = pre && PRE_NAMES[i].ignore_merges;
         tok->add_bos = pre && PRE_NAMES[i].add_bos;
+    } else if (strcmp(model->str.ptr, "gemma4") == 0) {
+        tok->kind = LC_TOK_BPE;
+        tok->pre = LC_PRE_GEMMA4;       /* whatever tokenizer.ggml.pre says */
+        bos = eos = -1;
     } else {
         rc = lc_fail(err, LC_E_UNSUPPORTED, LC_NO_OFFSET,
-                     "tokenizer model \"%.60s\" is not implemented (we tokenize \"llama\" "
-                     "and \"gpt2\")", model->str.ptr);
+                     "tokenizer model \"%.60s\" is not implemented (we tokenize \"llama\", "
+                     "\"gpt2\" and \"gemma4\")", model->str.ptr);
         lc_err_context(err, NULL, "tokenizer.ggml.model");
         goto done;
     }
@@ -388,6 +395,8 @@ lc_code lc_tok_open(const lc_model *m, lc_tok **out, lc_error *err) {
         (rc = get_bool(m, "tokenizer.ggml.add_bos_token", &tok->add_bos, err)) ||
         (rc = get_bool(m, "tokenizer.ggml.add_eos_token", &tok->add_eos, err)))
         goto done;
+    if (tok->pre == LC_PRE_GEMMA4)
+        tok->add_bos = true;            /* llama.cpp's workaround for Gemma 4 */
     if (tok->add_bos && tok->bos < 0) {
         rc = key_fail(err, LC_E_MALFORMED, "tokenizer.ggml.add_bos_token",
                       "is true, but the model has no BOS token");
@@ -546,9 +555,10 @@ static lc_code partition(const lc_tok *tok, const char *text, size_t len, bool p
     return LC_OK;
 }
 
-/* SentencePiece's view of a raw fragment: an optional leading space, ' ' -> U+2581. */
+/* SentencePiece's view of a raw fragment: an optional leading space, ' ' -> U+2581;
+ * gemma4's BPE sees the same (never a leading space). */
 static lc_code spm_fragment(const lc_tok *tok, const char *s, size_t len, bool prefix,
-                            lc_tok_ids *out, lc_error *err) {
+                            size_t base, lc_tok_ids *out, lc_error *err) {
     size_t spaces = prefix;
     for (size_t i = 0; i < len; i++)
         spaces += s[i] == ' ';
@@ -568,7 +578,8 @@ static lc_code spm_fragment(const lc_tok *tok, const char *s, size_t len, bool p
             buf[n++] = s[i];
         }
     }
-    lc_code rc = lc_tok_spm_encode(tok, buf, n, out, err);
+    lc_code rc = tok->kind == LC_TOK_SPM ? lc_tok_spm_encode(tok, buf, n, out, err)
+                                         : lc_tok_bpe_encode(tok, buf, n, base, out, err);
     lc_free(buf);
     return rc;
 }
@@ -592,8 +603,10 @@ lc_code lc_tok_encode(const lc_tok *tok, const char *text, size_t len, unsigned 
             prev_special = true;
         } else if (tok->kind == LC_TOK_SPM) {
             rc = spm_fragment(tok, text + f.v[i].off, f.v[i].len,
-                              tok->add_space_prefix && prev_special, &out, err);
+                              tok->add_space_prefix && prev_special, f.v[i].off, &out, err);
             prev_special = false;
+        } else if (tok->pre == LC_PRE_GEMMA4) {
+            rc = spm_fragment(tok, text + f.v[i].off, f.v[i].len, false, f.v[i].off, &out, err);
         } else {
             rc = lc_tok_bpe_encode(tok, text + f.v[i].off, f.v[i].len, f.v[i].off, &out, err);
         }
@@ -644,7 +657,7 @@ lc_code lc_tok_decode_piece(const lc_tok *tok, int32_t id, bool special, char *b
     } else if (a & LC_TA_NORMAL) {
         const uint8_t *s = (const uint8_t *)t->s;
         for (size_t i = 0; i < t->len;) {
-            if (tok->kind == LC_TOK_SPM) {   /* U+2581 -> ' ' */
+            if (tok->kind == LC_TOK_SPM || tok->pre == LC_PRE_GEMMA4) {   /* U+2581 -> ' ' */
                 bool esc = t->len - i >= 3 && s[i] == 0xE2 && s[i + 1] == 0x96 && s[i + 2] == 0x81;
                 put(buf, cap, n, esc ? " " : t->s + i, 1);
                 i += esc ? 3 : 1;

@@ -6,7 +6,12 @@
  * merged by the rank of "left right" in tokenizer.ggml.merges, lowest rank first, the
  * leftmost among equal ranks. With ignore_merges (llama-bpe) a piece that is a token is
  * taken whole. A symbol left that is not a token is replaced by the tokens of its
- * single bytes, those that exist; the rest are dropped, as llama.cpp drops them. */
+ * single bytes, those that exist; the rest are dropped, as llama.cpp drops them.
+ *
+ * gemma4 (LC_PRE_GEMMA4) is the same merging over raw UTF-8 (no byte alphabet; its
+ * spaces arrive as U+2581, tokenize.c): a piece of newlines that is a token is taken
+ * whole, and a symbol that is not a token falls back to its bytes' "<0xXX>" tokens. */
+#include <stdio.h>
 #include <string.h>
 
 #include "infer/tokenize_impl.h"
@@ -109,14 +114,23 @@ static lc_code try_pair(const lc_tok *tok, const char *w, work *k, int64_t l, in
     return heap_push(&k->h, g, err);
 }
 
-/* Merges one piece W[0..len) (in the byte alphabet) and appends its ids. */
+static bool only_newlines(const char *w, size_t len) {
+    for (size_t i = 0; i < len; i++)
+        if (w[i] != '\n')
+            return false;
+    return true;
+}
+
+/* Merges one piece W[0..len) (in the byte alphabet, or raw) and appends its ids. */
 static lc_code encode_piece(const lc_tok *tok, const char *w, size_t len, work *k,
                             lc_tok_ids *out, lc_error *err) {
     lc_code rc = LC_OK;
     size_t n = 0;
     LC_TRY(grow((void **)&k->s, &k->cap_s, len, sizeof *k->s, err));
     k->h.n = 0;
-    if (tok->ignore_merges && lc_tok_index_find(&tok->vocab, w, len) >= 0) {
+    const bool raw = tok->pre == LC_PRE_GEMMA4;
+    if ((tok->ignore_merges || (raw && only_newlines(w, len))) &&
+        lc_tok_index_find(&tok->vocab, w, len) >= 0) {
         k->s[n++] = (sym){ 0, len, -1, -1 };
     } else {
         for (size_t off = 0; off < len; n++) {
@@ -153,7 +167,11 @@ static lc_code encode_piece(const lc_tok *tok, const char *w, size_t len, work *
             continue;
         }
         for (size_t j = 0; j < y->n && rc == LC_OK; j++) {
-            id = lc_tok_index_find(&tok->vocab, w + y->off + j, 1);
+            char hex[8];
+            if (raw)
+                snprintf(hex, sizeof hex, "<0x%02X>", (uint8_t)w[y->off + j]);
+            id = raw ? lc_tok_index_find(&tok->vocab, hex, 6)
+                     : lc_tok_index_find(&tok->vocab, w + y->off + j, 1);
             if (id >= 0)
                 rc = lc_tok_ids_push(out, (int32_t)id, err);
         }
@@ -198,6 +216,11 @@ lc_code lc_tok_bpe_encode(const lc_tok *tok, const char *text, size_t len, size_
         for (size_t i = start; i < start + m; i++) {
             char u[4];
             size_t ul = lc_tok_utf8_put(cpts[i], u);
+            if (tok->pre == LC_PRE_GEMMA4) {
+                memcpy(w + wl, u, ul);
+                wl += ul;
+                continue;
+            }
             for (size_t j = 0; j < ul; j++)
                 wl += lc_tok_utf8_put(lc_tok_byte_cp((uint8_t)u[j]), w + wl);
         }

@@ -58,7 +58,11 @@ enum lc_tok_kind { LC_TOK_SPM, LC_TOK_BPE };
  * '`' among the punctuation and no \p{N}+ step. DEEPSEEK_*: chains of five and six
  * std::regex splits, tokenize_pre.c). */
 enum lc_tok_pre { LC_PRE_DEFAULT, LC_PRE_LLAMA3, LC_PRE_QWEN2, LC_PRE_GPT2, LC_PRE_STARCODER,
-                  LC_PRE_FALCON, LC_PRE_QWEN35, LC_PRE_DEEPSEEK_CODER, LC_PRE_DEEPSEEK_LLM };
+                  LC_PRE_FALCON, LC_PRE_QWEN35, LC_PRE_DEEPSEEK_CODER, LC_PRE_DEEPSEEK_LLM,
+                  /* tokenizer model "gemma4": SentencePiece-style BPE, runs of newlines
+                   * and runs of the rest; pieces in raw UTF-8, spaces as U+2581, a
+                   * missing byte as its "<0xXX>" token (tokenize_bpe.c) */
+                  LC_PRE_GEMMA4 };
 
 struct lc_tok {
     enum lc_tok_kind kind;

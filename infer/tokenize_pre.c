@@ -417,6 +417,19 @@ static lc_code run_step(enum step st, const uint32_t *cpts, const lc_tok_ids *in
     return LC_OK;
 }
 
+/* gemma4's "[^\n]+|[\n]+": the longest runs of newlines and of everything else. */
+static lc_code split_newline_runs(const uint32_t *cpts, size_t n, lc_tok_ids *out,
+                                  lc_error *err) {
+    size_t start = 0;
+    for (size_t i = 1; i <= n; i++) {
+        if (i < n && (cpts[i] == '\n') == (cpts[start] == '\n'))
+            continue;
+        LC_TRY(lc_tok_ids_push(out, (int32_t)(i - start), err));
+        start = i;
+    }
+    return LC_OK;
+}
+
 lc_code lc_tok_pre_split(enum lc_tok_pre pre, const uint32_t *cpts, size_t n,
                          lc_tok_ids *out, lc_error *err) {
     static const enum step LLAMA3[] = { STEP_LLAMA3 }, QWEN2[] = { STEP_QWEN2 },
@@ -439,8 +452,10 @@ lc_code lc_tok_pre_split(enum lc_tok_pre pre, const uint32_t *cpts, size_t n,
     case LC_PRE_QWEN35:  steps = QWEN35; n_steps = 1; break;
     case LC_PRE_DEEPSEEK_CODER: steps = DS_CODER; n_steps = 5; break;
     case LC_PRE_DEEPSEEK_LLM:   steps = DS_LLM;   n_steps = 6; break;
-    case LC_PRE_DEFAULT: break;
+    case LC_PRE_DEFAULT: case LC_PRE_GEMMA4: break;
     }
+    if (pre == LC_PRE_GEMMA4)
+        return split_newline_runs(cpts, n, out, err);
     lc_tok_ids a = { 0 }, b = { 0 };
     lc_code rc = lc_tok_ids_push(&a, (int32_t)n, err);
     for (size_t i = 0; i < n_steps && rc == LC_OK; i++) {

@@ -29,7 +29,9 @@ What it writes:
                             then 40 drawn (random.Random(72)) and tokens.txt's first 8
   infer/<hybrid>.npy        the same over tokens-long.txt for qwen35, qwen35moe: past
                             64 tokens transformers' delta rule runs two chunks and the
-                            recurrent state carries across them
+                            recurrent state carries across them; and for gemma4,
+                            gemma4moe, whose sliding window (8) and shared-KV layers
+                            then see many positions
   infer/<hybrid>-f64.npy    ... and the same models in float64 (stored as float32): these
                             recurrent models move under float32 arithmetic alone by 6.0e-6
                             (qwen35) and 7.5e-6 (qwen35moe) of the largest logit, so the
@@ -65,8 +67,11 @@ MODELS = ["llama-spm", "llama-bpe", "qwen2", "llama-tf"]
 # from transformers 5 (build/tf5-venv), the others' from 4.57.6 as before.
 TF5_MODELS = ["qwen3", "mixtral", "qwen3moe", "gemma3", "phi3", "qwen35", "qwen35moe",
               "gemma4", "gemma4moe"]
-# ... of which these run the longer sequence (tokens-long.txt).
-LONG_MODELS = ["qwen35", "qwen35moe"]
+# ... of which these run the longer sequence (tokens-long.txt): the recurrent state, and
+# gemma4's sliding window (8) well inside it,
+LONG_MODELS = ["qwen35", "qwen35moe", "gemma4", "gemma4moe"]
+# ... and these also in float64.
+F64_MODELS = ["qwen35", "qwen35moe"]
 # 24 ids below 364 (llama-bpe's vocabulary, the smallest), with repeats (1, 7, 300).
 TOKENS = [1, 7, 300, 42, 15, 363, 0, 7, 128, 256, 99, 300, 11, 2, 77, 150,
           7, 333, 64, 5, 210, 1, 180, 45]
@@ -131,7 +136,7 @@ def main_tf5(ver):
         save(m + ".npy", logits(os.path.join(FIX, "hf", m),
                                 TOKENS_LONG if m in LONG_MODELS else None))
         made.append((m + ".npy", "transformers AutoModelForCausalLM float32 eager"))
-        if m in LONG_MODELS:
+        if m in F64_MODELS:
             save(m + "-f64.npy", logits(os.path.join(FIX, "hf", m), TOKENS_LONG, torch.float64))
             made.append((m + "-f64.npy", "transformers AutoModelForCausalLM float64 eager"))
     update_manifest(rows_of(made, ver))

@@ -7,9 +7,11 @@
  * lc_cpu_has_all(LC_QK_AVX512_NEEDS). Still -ffp-contract=off, as everywhere in quant/.
  *
  * AVX-512 pays where the work is arithmetic on many independent lanes: the K types'
- * scale searches (quant/lanes.h), twice as wide as in quant/avx2/. The 32-element types
- * and every dequantizer already run near memory speed with AVX2, so the variant takes
- * quant/avx2/'s kernels for them (this folder's CPU has AVX2, FMA and F16C too). */
+ * scale searches (quant/lanes.h), twice as wide as in quant/avx2/, and in Q8_0 and Q4_0,
+ * the types people quantize whole arrays to (q8_0.c: AVX2 ran them at half the speed of a
+ * plain read of their input). The other 32-element types and every dequantizer run near
+ * memory speed with AVX2, so the variant takes quant/avx2/'s kernels for them (this
+ * folder's CPU has AVX2, FMA and F16C too). */
 #ifndef LC_QUANT_AVX512_KERNELS_H
 #define LC_QUANT_AVX512_KERNELS_H
 
@@ -24,8 +26,8 @@
  * quant/avx2/'s dequantizers, every one of LC_DEQUANT_AVX2_TYPES (table.c). A type of
  * quant/types.h left out of both is served by the reference. */
 #define LC_QUANT_AVX512_TABLE(X)       \
-    X(Q8_0, q8_0, avx2, avx2)          \
-    X(Q4_0, q4_0, avx2, avx2)          \
+    X(Q8_0, q8_0, avx512, avx2)        \
+    X(Q4_0, q4_0, avx512, avx2)        \
     X(Q4_1, q4_1, avx2, avx2)          \
     X(Q5_0, q5_0, avx2, avx2)          \
     X(Q5_1, q5_1, avx2, avx2)          \
@@ -41,6 +43,8 @@
      LC_CPU_BIT(LC_CPU_AVX512VL) | LC_QK_AVX2_NEEDS)
 
 /* This folder's own kernels: same bytes as the _ref kernels. */
+void lc_q8_0_quantize_avx512(const float *restrict x, void *restrict y, size_t n);
+void lc_q4_0_quantize_avx512(const float *restrict x, void *restrict y, size_t n);
 void lc_q2_K_quantize_avx512(const float *restrict x, void *restrict y, size_t n);
 void lc_q3_K_quantize_avx512(const float *restrict x, void *restrict y, size_t n);
 void lc_q4_K_quantize_avx512(const float *restrict x, void *restrict y, size_t n);

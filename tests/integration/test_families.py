@@ -318,10 +318,9 @@ def st_tensors(path):
 
 @pytest.mark.parametrize("model", ["gemma4", "gemma4moe"])
 def test_gemma4_gguf_back_to_hf_tensors(tmp_path, model):
-    """The way back for gemma4 (read from the pinned converter's GGUF: safetensors2gguf
-    does not write gemma4 yet): every transformers tensor, the experts' fused stacks and
-    the layer scalars included, comes back under its own name with its bfloat16 bytes;
-    rope_freqs (computed) is dropped."""
+    """The way back for gemma4 (read from the pinned converter's GGUF): every transformers
+    tensor, the experts' fused stacks and the layer scalars included, comes back under its
+    own name with its bfloat16 bytes; rope_freqs (computed) is dropped."""
     out = tmp_path / "back.safetensors"
     r = run(BIN / "gguf2safetensors", "--dtype", "bf16", FIX / "hf-ref" / f"{model}-bf16.gguf",
             out)

@@ -131,23 +131,29 @@ def plant_a_log(g):
     t[1] = np.log(-t[1]).astype(t[1].dtype)       # A_log as transformers stores it
 
 
-def plant_kind(g):
-    f = g.field("qwen35.attention.recurrent_layers")
-    v = list(f[1])
-    v[3] = False
-    f[1] = v
+def plant_kind(arch):
+    def plant(g):
+        f = g.field(f"{arch}.attention.recurrent_layers")
+        v = list(f[1])
+        v[3] = False
+        f[1] = v
+    return plant
 
 
-HYBRID_DEFECTS = {
-    "v_heads_not_reordered": ("qwen35", "f32", plant_vheads, lambda j: (
-        set(failing(j)) == set(VHEADS)),
-        "blk.3."),
-    "a_log_without_neg_exp": ("qwen35", "bf16", plant_a_log, lambda j: (
-        set(failing(j)) == {"blk.3.ssm_a"}), "blk.3.ssm_a"),
-    "recurrent_layer_marked_full": ("qwen35", "bf16", plant_kind, lambda j: (
-        diffs(j) == ["qwen35.attention.recurrent_layers[3]"]),
-        "qwen35.attention.recurrent_layers[3]"),
-}
+# Both hybrid fixtures have the same recurrent layer 3 (2 key heads, 4 value heads of 8):
+# each defect is planted in the dense model and in the MoE one.
+HYBRID_DEFECTS = {}
+for _m in MODELS:
+    HYBRID_DEFECTS.update({
+        f"{_m}-v_heads_not_reordered": (_m, "f32", plant_vheads, lambda j: (
+            set(failing(j)) == set(VHEADS)),
+            "blk.3."),
+        f"{_m}-a_log_without_neg_exp": (_m, "bf16", plant_a_log, lambda j: (
+            set(failing(j)) == {"blk.3.ssm_a"}), "blk.3.ssm_a"),
+        f"{_m}-recurrent_layer_marked_full": (_m, "bf16", plant_kind(_m), lambda j, m=_m: (
+            diffs(j) == [f"{m}.attention.recurrent_layers[3]"]),
+            f"{_m}.attention.recurrent_layers[3]"),
+    })
 
 
 @pytest.mark.parametrize("defect", list(HYBRID_DEFECTS))
@@ -171,27 +177,33 @@ def edit_config(d, **kw):
     return cfg
 
 
-def test_layer_list_of_the_wrong_length(tmp_path):
-    d = folder_copy("qwen35", tmp_path)
+@pytest.mark.parametrize("model", MODELS)
+def test_layer_list_of_the_wrong_length(tmp_path, model):
+    d = folder_copy(model, tmp_path)
     cfg = json.loads((d / "config.json").read_text())
-    edit_config(d, layer_types=cfg["layer_types"][:5])
-    line = refused(d, "layer_types has 5 entries but num_hidden_layers is 6", tmp_path, "qwen35")
+    n = cfg["num_hidden_layers"]
+    edit_config(d, layer_types=cfg["layer_types"][:n - 1])
+    line = refused(d, f"layer_types has {n - 1} entries but num_hidden_layers is {n}",
+                   tmp_path, model)
     assert "config.json" in line
 
 
-def test_recurrent_layer_without_its_state_tensors(tmp_path):
-    d = folder_copy("qwen35", tmp_path)
+@pytest.mark.parametrize("model", MODELS)
+def test_recurrent_layer_without_its_state_tensors(tmp_path, model):
+    d = folder_copy(model, tmp_path)
     f = d / "model.safetensors"
     gone = ("model.layers.3.linear_attn.A_log", "model.layers.3.linear_attn.conv1d.weight")
     rewrite_safetensors(f, f, lambda t: {k: v for k, v in t.items() if k not in gone})
-    line = refused(d, "layer 3 of 7 has no model.layers.3.linear_attn.A_log (GGUF blk.3.ssm_a), "
-                   "which a recurrent layer needs", tmp_path, "qwen35")
+    line = refused(d, " has no model.layers.3.linear_attn.A_log (GGUF blk.3.ssm_a), "
+                   "which a recurrent layer needs", tmp_path, model)
+    assert line.startswith(f"safetensors2gguf: {d}: layer 3 of "), line
 
 
-def test_state_sizes_that_do_not_divide(tmp_path):
-    d = folder_copy("qwen35", tmp_path)
+@pytest.mark.parametrize("model", MODELS)
+def test_state_sizes_that_do_not_divide(tmp_path, model):
+    d = folder_copy(model, tmp_path)
     edit_config(d, linear_num_value_heads=3)
-    line = refused(d, "are not a multiple of the key heads", tmp_path, "qwen35")
+    line = refused(d, "are not a multiple of the key heads", tmp_path, model)
     assert "linear_num_value_heads 3" in line and "config.json" in line
 
 

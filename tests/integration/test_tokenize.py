@@ -22,7 +22,7 @@ BIN = Path(os.environ.get("LC_BIN", ROOT / "build" / "bin"))
 TEST_BIN = Path(os.environ.get("LC_TEST_BIN", ROOT / "build" / "test-bin"))
 DRIVER = TEST_BIN / "lc-tokenize"
 
-MODELS = ["llama-spm", "llama-bpe", "qwen2"]
+MODELS = ["llama-spm", "llama-bpe", "qwen2", "gemma4"]
 SPM_MODELS = {"llama-spm"}
 
 

@@ -627,15 +627,3 @@ def test_planted_defect_in_a_sharp_model_is_caught(sharp, tmp_path, defect):
     assert check(j), j["why"]
 
 
-def test_gemma4_not_run_says_so_in_one_line():
-    """gemma4 is read (and quantized) but infer/ cannot run it yet: model-verify says that
-    in one line and exits 2 (an error, not a verdict either way), whichever side comes
-    first; an HF folder of it is refused by class name."""
-    r = run(VERIFY, "-q", "--tokens", "2,5,9,11", REF / "gemma4-f32.gguf",
-            REF / "gemma4-q8_0.gguf")
-    assert r.returncode == 2, r.stderr
-    lines = r.stderr.strip().splitlines()
-    assert len(lines) == 1 and "does not run gemma4 yet" in lines[0], r.stderr
-    r = run(VERIFY, "-q", HF / "gemma4", REF / "gemma4-f32.gguf")
-    assert r.returncode == 2
-    assert "Gemma4ForCausalLM is not supported" in r.stderr

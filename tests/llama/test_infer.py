@@ -40,7 +40,7 @@ TBIN = Path(os.environ.get("LC_TEST_BIN", ROOT / "build" / "test-bin"))
 INFER = ROOT / "fixtures" / "infer"
 TOKENS = [int(x) for x in (INFER / "tokens.txt").read_text().split(",")]
 TOKENS_LONG = [int(x) for x in (INFER / "tokens-long.txt").read_text().split(",")]
-LONG_MODELS = {"qwen35", "qwen35moe"}
+LONG_MODELS = {"qwen35", "qwen35moe", "gemma4", "gemma4moe"}
 TOL = {"f32": 1e-5, "f16": 4e-3, "bf16": 3e-2, "q8_0": 1e-1}
 TOL_LONG = {"f32": 1e-5, "f16": 1.5e-2, "bf16": 1.5e-1, "q8_0": 3e-1}
 
@@ -55,6 +55,17 @@ WIDENED = 1e-5
 # transformers, tests/llama/test_ref.py); allowed 3e-3 on top of each bound.
 GELU_MODELS = {"gemma3"}
 GELU = 3e-3
+# gemma4, gemma4moe over the 72 tokens (sliding window 8, shared-KV layers): GELU as
+# gemma3's in more places (the FFN, the per-layer inputs' gate, the experts). Measured
+# ours against llama.cpp on the reference GGUFs: 2.1e-3 / 1.8e-3 (f32), 7.6e-3 / 6.9e-3
+# (f16), 0.11 / 0.19 (bf16), 0.29 / 0.26 (Q8_0), and up to 3.2e-3 on the widened files;
+# transformers' float32 logits are within 1e-5 of ours (tests/integration/
+# test_gemma4_forward.py), so this is llama.cpp against transformers. With llama.cpp's
+# f16 GELU emulated in ours the MoE model's f32 gap falls to 1.0e-4; the dense one's
+# stays 3e-3 (its 5 layers amplify the emulation's own rounding order).
+G4_MODELS = {"gemma4", "gemma4moe"}
+TOL_G4 = {"f32": 1e-5, "f16": 1.5e-2, "bf16": 2.5e-1, "q8_0": 3.5e-1}
+GELU_G4 = 5e-3
 GGML_TYPE_F32 = 0
 
 
@@ -110,9 +121,9 @@ def widened(path, folder, tmp_path):
 
 def judge(path, folder, outtype, tmp_path):
     name = Path(folder).name
-    extra = GELU if name in GELU_MODELS else 0
+    extra = GELU if name in GELU_MODELS else GELU_G4 if name in G4_MODELS else 0
     tokens = tokens_of(name)
-    tol = (TOL_LONG if name in LONG_MODELS else TOL)[outtype]
+    tol = (TOL_G4 if name in G4_MODELS else TOL_LONG if name in LONG_MODELS else TOL)[outtype]
     mine = ours(path, tmp_path, tokens)
     err = rel_err(mine, llama_cpp_logits(path, tokens))
     assert err <= tol + extra, f"{path.name}: {err:.3g} > {tol + extra:g}"

@@ -296,7 +296,7 @@ def test_threads_do_not_change_the_file(inputs, tmp_path):
 # The families of issues 18 and 21 too: stacks of experts, gemma's + 1, phi3's fused
 # tensors, qwen35's recurrent layers quantized in the same pass as they are made.
 FAMILY_FOLDERS = ["qwen3", "qwen3moe", "qwen3moe-fused", "gemma3", "mixtral", "phi3", "qwen35",
-                  "qwen35moe"]
+                  "qwen35moe", "gemma4", "gemma4moe"]
 
 
 @pytest.mark.parametrize("model", HF_INPUTS + ["llama-spm", "qwen2"] + FAMILY_FOLDERS)

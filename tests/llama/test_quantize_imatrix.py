@@ -215,8 +215,9 @@ def same_bytes_imatrix(tmp_path, inp, ftype, im_path, include=(), exclude=(), ex
     return mine
 
 
-WITH_IMATRIX = ["Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q2_K", "Q2_K_S", "Q3_K_M", "Q4_K_M",
-                "Q5_K_S", "Q6_K", "Q8_0", "IQ4_NL", "IQ4_XS", "TQ1_0", "IQ3_S", "IQ3_M",
+WITH_IMATRIX = ["Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q2_K", "Q2_K_S", "Q3_K_S", "Q3_K_M",
+                "Q3_K_L", "Q4_K_S", "Q4_K_M", "Q5_K_S", "Q5_K_M", "Q6_K", "Q8_0", "IQ4_NL",
+                "IQ4_XS", "TQ1_0", "TQ2_0", "IQ3_S", "IQ3_M",
                 "IQ3_XXS", "IQ3_XS", "IQ2_XXS", "IQ2_XS", "IQ2_S", "IQ2_M", "IQ1_S", "IQ1_M",
                 "MXFP4_MOE"]
 
@@ -251,7 +252,7 @@ def test_imatrix_file_is_llama_quantize_s(inputs, imatrices, tmp_path, model, ft
     runs(out)
     # The matrix was used: the tensor data differs from the file made without one (for
     # the types whose quantizer weighs, on a model with whole blocks).
-    if model == "qwen2-k" and ftype not in ("Q8_0", "TQ1_0", "MXFP4_MOE"):
+    if model == "qwen2-k" and ftype not in ("Q8_0", "TQ1_0", "TQ2_0", "MXFP4_MOE"):
         plain = tmp_path / "plain.gguf"
         r = ours(["-q", inputs[model], plain, ftype], check=False)
         if r.returncode == 0:

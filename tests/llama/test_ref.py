@@ -40,10 +40,11 @@ TOL_MODEL = {("gemma3", "f32"): 3e-3}
 TOL_MODEL.update({("qwen35", "f16"): 1.5e-2, ("qwen35", "bf16"): 1.5e-1,
                   ("qwen35", "q8_0"): 5e-1, ("qwen35moe", "q8_0"): 3e-1})
 # gemma4: GELU as gemma3's, and five layers whose outputs are rescaled by layer_scalar and
-# the per-layer inputs: measured 1.8e-3 (f32), 9.3e-3 (f16), 4.7e-2 (bf16), 0.23 (Q8_0).
-# gemma4moe (the same and 8 experts top-2): 2.0e-3, 8.0e-3, 3.5e-2, 0.21.
+# the per-layer inputs, over the 72 tokens of tokens-long.txt (its sliding window is 8):
+# measured 2.1e-3 (f32), 7.6e-3 (f16), 0.11 (bf16), 0.34 (Q8_0). gemma4moe (the same and
+# 8 experts top-2): 1.8e-3, 6.9e-3, 0.19, 0.29.
 for _m in ("gemma4", "gemma4moe"):
-    TOL_MODEL.update({(_m, "f32"): 5e-3, (_m, "f16"): 2e-2, (_m, "bf16"): 1e-1,
+    TOL_MODEL.update({(_m, "f32"): 5e-3, (_m, "f16"): 2e-2, (_m, "bf16"): 2.5e-1,
                       (_m, "q8_0"): 5e-1})
 
 

@@ -20,8 +20,8 @@ import make_llama_ref  # noqa: E402
 DRIVER = Path(os.environ.get("LC_TEST_BIN", ROOT / "build" / "test-bin")) / "lc-tokenize"
 SEP = b"\n__ggml_vocab_test__\n"
 # What passes today: a vocabulary leaving this list is a regression.
-SUPPORTED = {"command-r", "deepseek-coder", "deepseek-llm", "falcon", "gpt-2", "llama-bpe",
-             "llama-spm", "mpt", "phi-3", "qwen2", "qwen35", "refact", "starcoder"}
+SUPPORTED = {"command-r", "deepseek-coder", "deepseek-llm", "falcon", "gemma-4", "gpt-2",
+             "llama-bpe", "llama-spm", "mpt", "phi-3", "qwen2", "qwen35", "refact", "starcoder"}
 
 
 def models():

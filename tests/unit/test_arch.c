@@ -174,7 +174,7 @@ Test(arch, families_by_class_and_name) {
     cr_assert_str_eq(list, "LlamaForCausalLM, MistralForCausalLM, MixtralForCausalLM, "
                      "Qwen2ForCausalLM, Qwen3ForCausalLM, Qwen3MoeForCausalLM, "
                      "Gemma3ForCausalLM, Phi3ForCausalLM, Qwen3_5ForCausalLM, "
-                     "Qwen3_5MoeForCausalLM");
+                     "Qwen3_5MoeForCausalLM, Gemma4ForCausalLM");
     cr_assert_eq(lc_arch_by_hf_class("Qwen3_5ForConditionalGeneration"),
                  lc_arch_by_name("qwen35"));
 }
@@ -440,13 +440,14 @@ Test(arch, qwen35_aliases_and_value_head_plans) {
 Test(arch, gemma4_kv_heads_per_layer) {
     const lc_arch *g4 = lc_arch_by_name("gemma4");
     cr_assert_not_null(g4);
-    cr_assert_null(lc_arch_by_hf_class("Gemma4ForCausalLM"), "not converted from HF yet");
-    cr_assert_not_null(g4->no_forward_pass);
+    cr_assert_eq(lc_arch_by_hf_class("Gemma4ForCausalLM"), g4);
+    cr_assert_null(g4->no_forward_pass, "infer/infer_gemma4.c runs it");
     lc_error err = { 0 };
     lc_hparams hp = { .block_count = 3, .context_length = 64, .embedding_length = 64,
                       .feed_forward_length = 96, .head_count = 8, .head_count_kv = 1,
                       .head_dim = 32, .rope_dim = 32, .rms_eps = 1e-6, .rope_theta = 1e6,
-                      .n_head_count_kv_layers = 3, .head_count_kv_layers = { 1, 4, 2 } };
+                      .n_head_count_kv_layers = 3, .head_count_kv_layers = { 1, 4, 2 },
+                      .head_dim_swa = 16, .rope_dim_swa = 16, .swa_layers = { true, false } };
     lc_model *m = lc_model_new();
     cr_assert_eq(lc_model_set_meta_str(m, "general.architecture", "gemma4", &err), LC_OK);
     cr_assert_eq(lc_arch_write_keys(g4, &hp, 1, m, &err), LC_OK, "%s", err.msg);
@@ -462,6 +463,11 @@ Test(arch, gemma4_kv_heads_per_layer) {
     cr_assert_eq(got.head_count_kv, 1);
     cr_assert_eq(got.n_head_count_kv_layers, 3);
     cr_assert_eq(got.head_count_kv_layers[2], 2);
+    /* the sliding layers' list and sizes, and a count whose 0 is a value */
+    cr_assert(got.swa_layers_given && got.swa_layers[0] && !got.swa_layers[1]);
+    cr_assert_eq(got.head_dim_swa, 16);
+    cr_assert_eq(got.shared_kv_layers, 0);
+    cr_assert_not_null(lc_model_find_meta(m, "gemma4.attention.shared_kv_layers"));
     lc_value v;
     cr_assert_eq(lc_value_array(&v, LC_VT_I32, 2, &err), LC_OK);
     cr_assert_eq(lc_value_arr_set(&v, 0, lc_value_int(LC_VT_I32, 1), &err), LC_OK);
@@ -481,5 +487,14 @@ Test(arch, gemma4_kv_heads_per_layer) {
     memset(&err, 0, sizeof err);
     cr_assert_eq(lc_arch_read_keys(m, &back, &got, &err), LC_E_MALFORMED);
     cr_assert_not_null(strstr(err.msg, "[1] = 0"), "%s", err.msg);
+    /* the sliding layers' list: one bool per layer too */
+    cr_assert_eq(lc_arch_write_keys(g4, &hp, 1, m, &err), LC_OK, "%s", err.msg);
+    cr_assert_eq(lc_value_array(&v, LC_VT_BOOL, 2, &err), LC_OK);
+    cr_assert_eq(lc_model_set_meta(m, "gemma4.attention.sliding_window_pattern", &v, &err),
+                 LC_OK);
+    memset(&err, 0, sizeof err);
+    cr_assert_eq(lc_arch_read_keys(m, &back, &got, &err), LC_E_MALFORMED);
+    cr_assert_str_eq(err.where, "gemma4.attention.sliding_window_pattern");
+    cr_assert_not_null(strstr(err.msg, "2 entries for 3 layers"), "%s", err.msg);
     lc_model_free(m);
 }

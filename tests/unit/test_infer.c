@@ -35,6 +35,11 @@ Test(infer_blocks, rmsnorm_by_hand) {
     float y[4] = { 1, 2, 3, 4 };
     lc_infer_rmsnorm(y, y, w, 4, 0.0f);
     near(y[2], want[2], 1e-6, "out may be x");
+    /* no weight (gemma4's value norm): x / rms alone */
+    lc_infer_rmsnorm(out, x, NULL, 4, 0.0f);
+    const float bare[4] = { 0.36514837f, 0.73029674f, 1.09544512f, 1.46059349f };
+    for (int i = 0; i < 4; i++)
+        near(out[i], bare[i], 1e-6, "rmsnorm without weight[%d] = %.8f", i, out[i]);
 }
 
 Test(infer_blocks, softmax_by_hand) {

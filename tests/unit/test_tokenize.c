@@ -301,6 +301,13 @@ Test(tokenize, pre_deepseek_coder) {
     cr_assert_str_eq(split(LC_PRE_DEEPSEEK_CODER, "\xf0\x9f\x98\x80  "), "\xf0\x9f\x98\x80  ");
 }
 
+/* gemma4: runs of newlines and runs of anything else, spaces and \r included. */
+Test(tokenize, pre_gemma4) {
+    cr_assert_str_eq(split(LC_PRE_GEMMA4, "a b\n\nc\r\n"), "a b|\n\n|c\r|\n");
+    cr_assert_str_eq(split(LC_PRE_GEMMA4, "\n"), "\n");
+    cr_assert_str_eq(split(LC_PRE_GEMMA4, "\xe4\xb8\xad 1\n "), "\xe4\xb8\xad 1|\n| ");
+}
+
 Test(tokenize, pre_deepseek_llm) {
     cr_assert_str_eq(split(LC_PRE_DEEPSEEK_LLM, "\r\n"), "\r|\n");
     cr_assert_str_eq(split(LC_PRE_DEEPSEEK_LLM, "Hello, world!"), "Hello|,| world|!");
