@@ -3,13 +3,13 @@
 
 #include <inttypes.h>
 #include <pthread.h>
-#include <stdatomic.h>
 #include <string.h>
 
 #include "infer/matmul_impl.h"
 #include "libconvert/alloc.h"
 #include "libconvert/bytes.h"
 #include "libconvert/convert.h"
+#include "libconvert/parallel.h"
 #include "libconvert/pipeline.h"
 #include "quant/quant.h"
 
@@ -162,42 +162,22 @@ typedef struct mm_job {
     const lc_infer_mat *w;
     const float *bias, *x;      /* bias [rows] or NULL; x [n, cols] */
     float *y;                   /* [n, rows] */
-    size_t n, chunks;
+    size_t n;
     size_t per;                 /* rows per chunk: LC_INFER_ROWS, more for narrow rows */
     lc_infer_tile_fn tile;
-    atomic_size_t next;         /* the next chunk of rows to take */
-    pthread_mutex_t mu;
-    size_t fail_chunk;          /* the lowest failed chunk, or chunks */
-    lc_error err;               /* its error */
 } mm_job;
 
-typedef struct mm_worker {
-    mm_job *job;
-    int index;                  /* which slice of the scratch is this thread's */
-    pthread_t tid;
-} mm_worker;
-
-static void run_chunks(mm_job *j, int index) {
+/* Chunks [begin, end) of rows on worker `index` (its slice of the scratch). */
+static lc_code run_chunks(void *ctx, size_t index, size_t begin, size_t end, lc_error *err) {
+    const mm_job *j = ctx;
     lc_infer_mm *mm = j->mm;
     const lc_infer_mat *w = j->w;
-    float *wbuf = mm->wbuf + (size_t)index * mm->wcap;     /* [per, cols] */
-    uint8_t *raw = mm->raw + (size_t)index * mm->rcap;
-    for (;;) {
-        const size_t c = atomic_fetch_add(&j->next, 1);
-        if (c >= j->chunks)
-            return;
+    float *wbuf = mm->wbuf + index * mm->wcap;      /* [per, cols] */
+    uint8_t *raw = mm->raw + index * mm->rcap;
+    for (size_t c = begin; c < end; c++) {
         const uint64_t r0 = (uint64_t)c * j->per;
         const size_t nr = (size_t)(w->rows - r0 < j->per ? w->rows - r0 : j->per);
-        lc_error e = { 0 };
-        if (lc_infer_mat_rows(w, r0, nr, wbuf, raw, &e) != LC_OK) {
-            pthread_mutex_lock(&j->mu);
-            if (c < j->fail_chunk) {
-                j->fail_chunk = c;
-                j->err = e;
-            }
-            pthread_mutex_unlock(&j->mu);
-            return;
-        }
+        LC_TRY(lc_infer_mat_rows(w, r0, nr, wbuf, raw, err));
         float *yc = j->y + r0;                          /* column r0 of y [n, rows] */
         j->tile(wbuf, nr, j->x, j->n, (size_t)w->cols, yc, (size_t)w->rows);
         if (j->bias)
@@ -205,12 +185,7 @@ static void run_chunks(mm_job *j, int index) {
                 for (size_t r = 0; r < nr; r++)
                     yc[t * w->rows + r] += j->bias[r0 + r];
     }
-}
-
-static void *worker_main(void *arg) {
-    mm_worker *wk = arg;
-    run_chunks(wk->job, wk->index);
-    return NULL;
+    return LC_OK;
 }
 
 lc_code lc_infer_matmul(lc_infer_mm *mm, const lc_infer_mat *w, const float *bias,
@@ -223,29 +198,9 @@ lc_code lc_infer_matmul(lc_infer_mm *mm, const lc_infer_mat *w, const float *bia
         per = mm->rcap / (size_t)w->row_bytes;
     per = per < LC_INFER_ROWS ? LC_INFER_ROWS : per;
     mm_job j = { .mm = mm, .w = w, .bias = bias, .x = x, .y = y, .n = n, .per = per,
-                 .chunks = (size_t)((w->rows + per - 1) / per), .tile = lc_infer_tile() };
-    j.fail_chunk = j.chunks;
-    atomic_init(&j.next, 0);
-    pthread_mutex_init(&j.mu, NULL);
-    /* The calling thread is worker 0; helpers 1..threads-1 start only when there is
-     * more than one chunk each could take. A helper that cannot start is not needed. */
-    mm_worker helpers[64];
-    int started = 0;
-    const int want = mm->threads < 64 ? mm->threads : 64;
-    for (int i = 1; i < want && (size_t)i < j.chunks; i++) {
-        helpers[started] = (mm_worker){ .job = &j, .index = i };
-        if (pthread_create(&helpers[started].tid, NULL, worker_main, &helpers[started]) != 0)
-            break;
-        started++;
-    }
-    run_chunks(&j, 0);
-    for (int i = 0; i < started; i++)
-        pthread_join(helpers[i].tid, NULL);
-    pthread_mutex_destroy(&j.mu);
-    if (j.fail_chunk < j.chunks) {
-        if (err && err->code == LC_OK)
-            *err = j.err;
-        return j.err.code;
-    }
-    return LC_OK;
+                 .tile = lc_infer_tile() };
+    /* One chunk of rows at a time, claimed in order by mm->threads workers at most (the
+     * scratch has a slice for each), the calling thread one of them. */
+    return lc_parallel_for((size_t)((w->rows + per - 1) / per), 1, mm->threads, run_chunks,
+                           &j, err);
 }

@@ -2,13 +2,12 @@
  * (matmul.h). */
 #include "infer/matmul.h"
 
-#include <pthread.h>
-#include <stdatomic.h>
 #include <string.h>
 
 #include "infer/blocks.h"
 #include "infer/matmul_impl.h"
 #include "libconvert/alloc.h"
+#include "libconvert/parallel.h"
 
 typedef struct att_job {
     float *att;
@@ -17,16 +16,9 @@ typedef struct att_job {
     uint32_t n_heads, n_kv_heads, hd;
     float scale;
     lc_infer_tile_fn tile;
-    float *scratch;             /* [threads, per] */
-    size_t per;                 /* floats of one thread's scratch */
-    atomic_uint next;           /* the next head to take */
+    float *scratch;             /* [workers, per] */
+    size_t per;                 /* floats of one worker's scratch */
 } att_job;
-
-typedef struct att_worker {
-    att_job *job;
-    int index;
-    pthread_t tid;
-} att_worker;
 
 /* The first position query t sees. */
 static size_t first_seen(size_t t, size_t window) {
@@ -72,20 +64,13 @@ static void one_head(const att_job *j, uint32_t h, float *scr) {
     }
 }
 
-static void run_heads(att_job *j, int index) {
-    float *scr = j->scratch + (size_t)index * j->per;
-    for (;;) {
-        const unsigned h = atomic_fetch_add(&j->next, 1);
-        if (h >= j->n_heads)
-            return;
-        one_head(j, h, scr);
-    }
-}
-
-static void *worker_main(void *arg) {
-    att_worker *wk = arg;
-    run_heads(wk->job, wk->index);
-    return NULL;
+/* Heads [begin, end) on worker `index` (its slice of the scratch). */
+static lc_code run_heads(void *ctx, size_t index, size_t begin, size_t end, lc_error *err) {
+    const att_job *j = ctx;
+    (void)err;
+    for (size_t h = begin; h < end; h++)
+        one_head(j, (uint32_t)h, j->scratch + index * j->per);
+    return LC_OK;
 }
 
 lc_code lc_infer_attend(float *att, const float *q, const float *k, const float *v, size_t n,
@@ -93,31 +78,19 @@ lc_code lc_infer_attend(float *att, const float *q, const float *k, const float 
                         size_t window, int threads, lc_error *err) {
     if (n == 0 || n_heads == 0)
         return LC_OK;
-    int want = threads < 64 ? threads : 64;
-    want = (unsigned)want > n_heads ? (int)n_heads : want < 1 ? 1 : want;
+    const size_t workers = lc_parallel_workers(n_heads, 1, threads < 1 ? 1 : threads);
     const size_t B = LC_ATTEND_BLOCK, hd = head_dim;
     const size_t per = 2 * n * hd + 2 * B * hd + B * n;
-    float *scratch = per <= SIZE_MAX / sizeof(float) / (size_t)want
-                   ? lc_malloc_array((size_t)want * per, sizeof(float)) : NULL;
+    float *scratch = per <= SIZE_MAX / sizeof(float) / workers
+                   ? lc_malloc_array(workers * per, sizeof(float)) : NULL;
     if (!scratch)
         return lc_fail(err, LC_E_NOMEM, LC_NO_OFFSET, "out of memory for the attention of %zu "
-                       "tokens on %d threads", n, want);
+                       "tokens on %zu threads", n, workers);
     att_job j = { .att = att, .q = q, .k = k, .v = v, .n = n, .window = window,
                   .n_heads = n_heads, .n_kv_heads = n_kv_heads, .hd = head_dim,
                   .scale = scale, .tile = lc_infer_tile(), .scratch = scratch, .per = per };
-    atomic_init(&j.next, 0);
-    /* The calling thread is worker 0; a helper that cannot start is not needed. */
-    att_worker helpers[64];
-    int started = 0;
-    for (int i = 1; i < want; i++) {
-        helpers[started] = (att_worker){ .job = &j, .index = i };
-        if (pthread_create(&helpers[started].tid, NULL, worker_main, &helpers[started]) != 0)
-            break;
-        started++;
-    }
-    run_heads(&j, 0);
-    for (int i = 0; i < started; i++)
-        pthread_join(helpers[i].tid, NULL);
+    /* One head at a time, claimed in order; at most `workers` workers, as the scratch. */
+    const lc_code rc = lc_parallel_for(n_heads, 1, (int)workers, run_heads, &j, err);
     lc_free(scratch);
-    return LC_OK;
+    return rc;
 }

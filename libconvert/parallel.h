@@ -3,7 +3,8 @@
  * What -t means everywhere: lc_pipeline_threads(threads) workers (0: one per online
  * core, at most 8), the calling thread one of them. The ordered pipeline
  * (libconvert/pipeline.h) runs the writers; this runs everything whose results land in
- * place (model-verify's tensor statistics, rows of a quantized array): [0, n) cut into
+ * place (model-verify's tensor statistics, rows of a quantized array, the forward
+ * pass's weight products and attention heads): [0, n) cut into
  * ranges that workers claim in index order. */
 #ifndef LC_LIBCONVERT_PARALLEL_H
 #define LC_LIBCONVERT_PARALLEL_H
