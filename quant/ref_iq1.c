@@ -59,24 +59,11 @@ static void merge_sort(pair *b, int n, pair *tmp) {
     memcpy(b, tmp, (size_t)(n - (n2 - i2)) * sizeof *b);
 }
 
-/* iq1_find_best_neighbour2: the neighbour of least sum w*(scale*xx[l] - x)^2. */
+/* iq1_find_best_neighbour2: the neighbour of least sum w*(scale*xx[l] - x)^2 (xx: 8
+ * values, the 3 levels' then padding, as lc_iq_best_neighbour's lut). */
 static int best_neighbour(const lc_iq_grid *g, const uint16_t *nb, const float *xval,
                           const float *w, float scale, const float *xx, int8_t *L) {
-    float best = FLT_MAX;
-    int gi = -1;
-    for (int j = 1; j <= nb[0]; j++) {
-        const int8_t *pg = g->point + nb[j] * 8;
-        float d2 = 0;
-        for (int i = 0; i < 8; i++) {
-            const float q = xx[(pg[i] - 1) / 2];
-            const float diff = scale * q - xval[i];
-            d2 += w[i] * diff * diff;
-        }
-        if (d2 < best) {
-            best = d2;
-            gi = nb[j];
-        }
-    }
+    int gi = lc_iq_best_neighbour(g, nb, xx, xval, w, scale);
     if (gi < 0)
         gi = 0;                         /* NaN: ggml reads past its arrays, then asserts */
     const int8_t *pg = g->point + gi * 8;
@@ -117,8 +104,8 @@ static float sum_sq(const float *x) {
 static void iq1_s_block(const lc_iq_grid *g, const float *xbl, const float *qwbl,
                         lc_block_iq1_s *y) {
     enum { BS = 32 };
-    const float x_p[3] = { -1 + IQ1_DELTA, IQ1_DELTA, 1 + IQ1_DELTA };
-    const float x_m[3] = { -1 - IQ1_DELTA, -IQ1_DELTA, 1 - IQ1_DELTA };
+    const float x_p[8] = { -1 + IQ1_DELTA, IQ1_DELTA, 1 + IQ1_DELTA };
+    const float x_m[8] = { -1 - IQ1_DELTA, -IQ1_DELTA, 1 - IQ1_DELTA };
     float scales[8], weight[BS], sumx[BS + 1], sumw[BS + 1];
     int8_t L[BS], shifts[8];
     uint16_t index[4], qh[8];
@@ -235,8 +222,8 @@ static void iq1_s_block(const lc_iq_grid *g, const float *xbl, const float *qwbl
 static void iq1_m_block(const lc_iq_grid *g, const float *xbl, const float *qwbl,
                         lc_block_iq1_m *y) {
     enum { BS = 16 };
-    const float x_p[3] = { -1 + IQ1_DELTA, IQ1_DELTA, 1 + IQ1_DELTA };
-    const float x_m[3] = { -1 - IQ1_DELTA, -IQ1_DELTA, 1 - IQ1_DELTA };
+    const float x_p[8] = { -1 + IQ1_DELTA, IQ1_DELTA, 1 + IQ1_DELTA };
+    const float x_m[8] = { -1 - IQ1_DELTA, -IQ1_DELTA, 1 - IQ1_DELTA };
     static const uint8_t masks[4] = { 0x00, 0x80, 0x08, 0x88 };
     float scales[16], weight[BS], sumqx[4], sumq2[4];
     int8_t L[BS], shifts[16];
@@ -395,21 +382,30 @@ static void iq1_m_block(const lc_iq_grid *g, const float *xbl, const float *qwbl
 
 /* ---- the row entries ---- */
 
-#define ROWS(stem, block_t)                                                                 \
-    void lc_##stem##_quantize_rows_ref(const float *restrict x, void *restrict vy,          \
-                                       size_t nrows, size_t n_per_row,                      \
-                                       const float *restrict imatrix) {                     \
-        const lc_iq_grid *g = lc_iq_grid_get(LC_IQG_IQ1);                                   \
+/* The reference's distances, or a variant's (lc_<stem>_quantize_rows_with): the row entry
+ * a copy of the grid that carries them. */
+#define ROWS(stem, block_t)                                                           \
+    void lc_##stem##_quantize_rows_with(lc_iq_dist_fn dist, const float *restrict x,        \
+                                        void *restrict vy, size_t nrows, size_t n_per_row,  \
+                                        const float *restrict imatrix) {                    \
+        const lc_iq_grid *shared = lc_iq_grid_get(LC_IQG_IQ1);                               \
         block_t *y = vy;                                                                    \
         const size_t nb = n_per_row / LC_QK_K;                                              \
-        if (!g) {                                                                           \
+        if (!shared) {          /* no tables (out of memory): lc_quant_prepare said so */   \
             memset(vy, 0, nrows * nb * sizeof *y);                                          \
             return;                                                                         \
         }                                                                                   \
+        lc_iq_grid grid_copy = *shared;                                                     \
+        grid_copy.dist = dist;                                                              \
         for (size_t r = 0; r < nrows; r++)                                                  \
             for (size_t b = 0; b < nb; b++, y++)                                            \
-                stem##_block(g, x + r * n_per_row + b * LC_QK_K,                            \
+                stem##_block(&grid_copy, x + r * n_per_row + b * LC_QK_K,                   \
                              imatrix ? imatrix + b * LC_QK_K : NULL, y);                    \
+    }                                                                                       \
+    void lc_##stem##_quantize_rows_ref(const float *restrict x, void *restrict vy,          \
+                                       size_t nrows, size_t n_per_row,                      \
+                                       const float *restrict imatrix) {                     \
+        lc_##stem##_quantize_rows_with(lc_iq_dist_ref, x, vy, nrows, n_per_row, imatrix);   \
     }
 ROWS(iq1_s, lc_block_iq1_s)
 ROWS(iq1_m, lc_block_iq1_m)

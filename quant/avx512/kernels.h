@@ -17,6 +17,7 @@
 
 #include "libconvert/cpu.h"
 #include "quant/avx2/kernels.h"
+#include "quant/iq_grid_impl.h"
 #include "quant/quant.h"
 
 /* The kernel that serves each type in the AVX-512 variant:
@@ -48,5 +49,14 @@ void lc_q5_K_quantize_avx512(const float *restrict x, void *restrict y, size_t n
 void lc_q6_K_quantize_avx512(const float *restrict x, void *restrict y, size_t n);
 
 extern const lc_qkernels lc_qk_avx512;
+
+/* lc_iq2_xxs_quantize_rows_avx512 ... lc_iq1_m_quantize_rows_avx512: the grid i-quants' row
+ * entries with this folder's neighbour distances (iq_search.c); the reference's bytes. */
+#define LC_IQ_ROWS_DECLARE_AVX512(T, stem)                                                   \
+    void lc_##stem##_quantize_rows_avx512(const float *restrict x, void *restrict y,        \
+                                        size_t nrows, size_t n_per_row,                   \
+                                        const float *restrict imatrix);
+LC_IQ_ROWS_WITH(LC_IQ_ROWS_DECLARE_AVX512)
+#undef LC_IQ_ROWS_DECLARE_AVX512
 
 #endif
