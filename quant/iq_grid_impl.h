@@ -33,16 +33,18 @@ typedef enum lc_iqg_id {
 
 typedef struct lc_iq_grid lc_iq_grid;
 
-/* The neighbour search's distances, the loop the grid quantizers spend their time in:
- * for j < n, d2[j] = the sum over i = 0..dim-1, in that order, of
- * w[i] * (scale * lut[l_i] - x[i])^2, where l_i are the levels of entry nb[j] (lut: 8
- * values by level; the IQ2/IQ3 searches give 2l + 1, IQ1 its shifted levels). Every
- * multiply and add a separate IEEE operation, as the reference writes it (diff, then
- * w * diff, then * diff, then the add), so a vector variant, one neighbour per lane,
- * gives the same bits. */
-typedef void (*lc_iq_dist_fn)(const lc_iq_grid *g, const uint16_t *nb, int n,
-                              const float *lut, const float *x, const float *w, float scale,
-                              float *d2);
+/* The neighbour search, the loop the grid quantizers spend their time in: of the list
+ * nb (nb[0] entries, then the entries), the entry of least distance
+ *   d2 = the sum over i = 0..dim-1, in that order, of w[i] * (scale * lut[l_i] - x[i])^2
+ * (l_i the entry's levels; lut: 8 values by level, 2l + 1 for the IQ2/IQ3 searches, IQ1's
+ * shifted levels for IQ1), each multiply and add a separate IEEE operation in the
+ * reference's order (diff, w * diff, then * diff, then the add); the first of strictly
+ * least d2 in list order, as the reference compares (d2 < best, from FLT_MAX: a NaN or
+ * a distance of FLT_MAX or more is never picked), -1 when there is none. A vector variant
+ * computes one neighbour per lane with the same operations, keeps each lane's first
+ * least, and takes the least value's lowest position: the same entry, always. */
+typedef int (*lc_iq_best_fn)(const lc_iq_grid *g, const uint16_t *nb, const float *lut,
+                             const float *x, const float *w, float scale);
 
 struct lc_iq_grid {
     int             ngrid;      /* entries */
@@ -52,43 +54,37 @@ struct lc_iq_grid {
     const int32_t  *index;      /* ngrid: the entry's levels packed `bits` bits each */
     const int32_t  *map;        /* indices below 1 << (dim * bits) */
     const uint16_t *neighbours;
-    lc_iq_dist_fn   dist;       /* lc_iq_dist_ref; a row entry's copy of the grid may
+    lc_iq_best_fn   best;       /* lc_iq_best_ref; a row entry's copy of the grid may
                                  * carry a variant's (lc_<stem>_quantize_rows_with) */
 };
 
-/* The scalar distances (quant/iq_search.c). */
-void lc_iq_dist_ref(const lc_iq_grid *g, const uint16_t *nb, int n, const float *lut,
-                    const float *x, const float *w, float scale, float *d2);
-
-/* The neighbour of list nb (nb[0] entries, then the entries) of least distance: the first
- * of strictly least d2 in list order, as the reference loops compare (d2 < best, from
- * FLT_MAX: a NaN or an infinite distance is never picked); -1 when none is less than
- * FLT_MAX. Distances by g->dist, in chunks. */
-int lc_iq_best_neighbour(const lc_iq_grid *g, const uint16_t *nb, const float *lut,
-                         const float *x, const float *w, float scale);
+/* The scalar search (quant/iq_search.c). */
+int lc_iq_best_ref(const lc_iq_grid *g, const uint16_t *nb, const float *lut, const float *x,
+                   const float *w, float scale);
 
 /* The 2l + 1 of levels 0..7: the lut of the IQ2 and IQ3 searches. */
 extern const float lc_iq_odd_lut[8];
 
-/* The grid row entries with the distances of `dist` (the references pass
- * lc_iq_dist_ref; a variant its own): the same bytes whatever dist gives the same bits. */
+/* The grid row entries with the neighbour search `best` (the references pass
+ * lc_iq_best_ref; a variant its own): the same bytes from any search that picks the same
+ * entry. */
 #define LC_IQ_ROWS_WITH(X)                                                        \
     X(IQ2_XXS, iq2_xxs) X(IQ2_XS, iq2_xs) X(IQ2_S, iq2_s) X(IQ3_XXS, iq3_xxs)    \
     X(IQ3_S, iq3_s) X(IQ1_S, iq1_s) X(IQ1_M, iq1_m)
 #define LC_IQ_ROWS_WITH_DECLARE(T, stem)                                                     \
-    void lc_##stem##_quantize_rows_with(lc_iq_dist_fn dist, const float *restrict x,      \
+    void lc_##stem##_quantize_rows_with(lc_iq_best_fn best, const float *restrict x,      \
                                         void *restrict y, size_t nrows, size_t n_per_row, \
                                         const float *restrict imatrix);
 LC_IQ_ROWS_WITH(LC_IQ_ROWS_WITH_DECLARE)
 #undef LC_IQ_ROWS_WITH_DECLARE
 
-/* A variant's row entry lc_<stem>_quantize_rows_<suffix>: the reference's search with the
- * variant's distances `dist` (the variant folders' iq_search.c). */
-#define LC_IQ_ROWS_VARIANT(T, stem, suffix, dist)                                              \
+/* A variant's row entry lc_<stem>_quantize_rows_<suffix>: the reference's quantizer with
+ * the variant's neighbour search `best` (the variant folders' iq_search.c). */
+#define LC_IQ_ROWS_VARIANT(T, stem, suffix, best)                                              \
     void lc_##stem##_quantize_rows_##suffix(const float *restrict x, void *restrict y,      \
                                             size_t nrows, size_t n_per_row,                 \
                                             const float *restrict imatrix) {                \
-        lc_##stem##_quantize_rows_with(dist, x, y, nrows, n_per_row, imatrix);              \
+        lc_##stem##_quantize_rows_with(best, x, y, nrows, n_per_row, imatrix);              \
     }
 
 /* Grid `id`, built at the first call (thread-safe); NULL when its tables could not be

@@ -60,10 +60,10 @@ static void merge_sort(pair *b, int n, pair *tmp) {
 }
 
 /* iq1_find_best_neighbour2: the neighbour of least sum w*(scale*xx[l] - x)^2 (xx: 8
- * values, the 3 levels' then padding, as lc_iq_best_neighbour's lut). */
+ * values, the 3 levels' then padding, as g->best's lut). */
 static int best_neighbour(const lc_iq_grid *g, const uint16_t *nb, const float *xval,
                           const float *w, float scale, const float *xx, int8_t *L) {
-    int gi = lc_iq_best_neighbour(g, nb, xx, xval, w, scale);
+    int gi = g->best(g, nb, xx, xval, w, scale);
     if (gi < 0)
         gi = 0;                         /* NaN: ggml reads past its arrays, then asserts */
     const int8_t *pg = g->point + gi * 8;
@@ -382,10 +382,10 @@ static void iq1_m_block(const lc_iq_grid *g, const float *xbl, const float *qwbl
 
 /* ---- the row entries ---- */
 
-/* The reference's distances, or a variant's (lc_<stem>_quantize_rows_with): the row entry
- * a copy of the grid that carries them. */
+/* The reference's neighbour search, or a variant's (lc_<stem>_quantize_rows_with): the
+ * row entry quantizes with a copy of the grid that carries it. */
 #define ROWS(stem, block_t)                                                           \
-    void lc_##stem##_quantize_rows_with(lc_iq_dist_fn dist, const float *restrict x,        \
+    void lc_##stem##_quantize_rows_with(lc_iq_best_fn best, const float *restrict x,        \
                                         void *restrict vy, size_t nrows, size_t n_per_row,  \
                                         const float *restrict imatrix) {                    \
         const lc_iq_grid *shared = lc_iq_grid_get(LC_IQG_IQ1);                               \
@@ -396,7 +396,7 @@ static void iq1_m_block(const lc_iq_grid *g, const float *xbl, const float *qwbl
             return;                                                                         \
         }                                                                                   \
         lc_iq_grid grid_copy = *shared;                                                     \
-        grid_copy.dist = dist;                                                              \
+        grid_copy.best = best;                                                              \
         for (size_t r = 0; r < nrows; r++)                                                  \
             for (size_t b = 0; b < nb; b++, y++)                                            \
                 stem##_block(&grid_copy, x + r * n_per_row + b * LC_QK_K,                   \
@@ -405,7 +405,7 @@ static void iq1_m_block(const lc_iq_grid *g, const float *xbl, const float *qwbl
     void lc_##stem##_quantize_rows_ref(const float *restrict x, void *restrict vy,          \
                                        size_t nrows, size_t n_per_row,                      \
                                        const float *restrict imatrix) {                     \
-        lc_##stem##_quantize_rows_with(lc_iq_dist_ref, x, vy, nrows, n_per_row, imatrix);   \
+        lc_##stem##_quantize_rows_with(lc_iq_best_ref,  x, vy, nrows, n_per_row, imatrix);   \
     }
 ROWS(iq1_s, lc_block_iq1_s)
 ROWS(iq1_m, lc_block_iq1_m)
