@@ -46,6 +46,29 @@ typedef struct lc_iq_grid lc_iq_grid;
 typedef int (*lc_iq_best_fn)(const lc_iq_grid *g, const uint16_t *nb, const float *lut,
                              const float *x, const float *w, float scale);
 
+/* IQ1_S's and IQ1_M's split search (quant/ref_iq1.c): of n sorted magnitudes given as
+ * prefix sums, every split (i1 <= i2) into levels -1, 0, 1 (shifted by IQ1's +-delta) is
+ * scored, in order (i1, then i2, then the shift or IQ1_M's four shift pairs k), and the
+ * first strictly best kept: `sp` in and out (best_score, scale, i1, i2, k). IQ1_S: sumx,
+ * sumw (n + 1 sums); IQ1_M: px, pw, two halves of n + 1 sums each (stride n + 1). A
+ * vector variant scores a vector of i2 at once with the reference's operations and, only
+ * when some lane beats the best so far, walks those lanes as the reference does: the
+ * best changes nowhere else, so the result is the reference's. */
+typedef struct lc_iq1_split {
+    float best_score, scale;
+    int i1, i2, k;
+} lc_iq1_split;
+typedef void (*lc_iq1_split_fn)(int n, const float *sx, const float *sw, lc_iq1_split *sp);
+
+/* IQ1's shifted levels: -1, 0, 1 plus (x_p) or minus (x_m) delta. */
+#define LC_IQ1_DELTA 0.125f
+
+/* The searches a row entry runs: the reference's (lc_iq_ops_ref) or a variant's. */
+typedef struct lc_iq_ops {
+    lc_iq_best_fn   best;
+    lc_iq1_split_fn split_s, split_m;
+} lc_iq_ops;
+
 struct lc_iq_grid {
     int             ngrid;      /* entries */
     int             dim;        /* values per entry: 8 or 4 */
@@ -54,37 +77,39 @@ struct lc_iq_grid {
     const int32_t  *index;      /* ngrid: the entry's levels packed `bits` bits each */
     const int32_t  *map;        /* indices below 1 << (dim * bits) */
     const uint16_t *neighbours;
-    lc_iq_best_fn   best;       /* lc_iq_best_ref; a row entry's copy of the grid may
+    const lc_iq_ops *ops;       /* &lc_iq_ops_ref; a row entry's copy of the grid may
                                  * carry a variant's (lc_<stem>_quantize_rows_with) */
 };
 
-/* The scalar search (quant/iq_search.c). */
+/* The scalar searches (quant/iq_search.c, quant/ref_iq1.c) and their table. */
 int lc_iq_best_ref(const lc_iq_grid *g, const uint16_t *nb, const float *lut, const float *x,
                    const float *w, float scale);
+void lc_iq1s_split_ref(int n, const float *sumx, const float *sumw, lc_iq1_split *sp);
+void lc_iq1m_split_ref(int n, const float *px, const float *pw, lc_iq1_split *sp);
+extern const lc_iq_ops lc_iq_ops_ref;
 
 /* The 2l + 1 of levels 0..7: the lut of the IQ2 and IQ3 searches. */
 extern const float lc_iq_odd_lut[8];
 
-/* The grid row entries with the neighbour search `best` (the references pass
- * lc_iq_best_ref; a variant its own): the same bytes from any search that picks the same
- * entry. */
+/* The grid row entries with the searches `ops` (the references pass &lc_iq_ops_ref; a
+ * variant its own): the same bytes from any searches that pick the same results. */
 #define LC_IQ_ROWS_WITH(X)                                                        \
     X(IQ2_XXS, iq2_xxs) X(IQ2_XS, iq2_xs) X(IQ2_S, iq2_s) X(IQ3_XXS, iq3_xxs)    \
     X(IQ3_S, iq3_s) X(IQ1_S, iq1_s) X(IQ1_M, iq1_m)
 #define LC_IQ_ROWS_WITH_DECLARE(T, stem)                                                     \
-    void lc_##stem##_quantize_rows_with(lc_iq_best_fn best, const float *restrict x,      \
+    void lc_##stem##_quantize_rows_with(const lc_iq_ops *ops, const float *restrict x,      \
                                         void *restrict y, size_t nrows, size_t n_per_row, \
                                         const float *restrict imatrix);
 LC_IQ_ROWS_WITH(LC_IQ_ROWS_WITH_DECLARE)
 #undef LC_IQ_ROWS_WITH_DECLARE
 
 /* A variant's row entry lc_<stem>_quantize_rows_<suffix>: the reference's quantizer with
- * the variant's neighbour search `best` (the variant folders' iq_search.c). */
-#define LC_IQ_ROWS_VARIANT(T, stem, suffix, best)                                              \
+ * the variant's searches `ops` (the variant folders' iq_search.c). */
+#define LC_IQ_ROWS_VARIANT(T, stem, suffix, ops)                                              \
     void lc_##stem##_quantize_rows_##suffix(const float *restrict x, void *restrict y,      \
                                             size_t nrows, size_t n_per_row,                 \
                                             const float *restrict imatrix) {                \
-        lc_##stem##_quantize_rows_with(best, x, y, nrows, n_per_row, imatrix);              \
+        lc_##stem##_quantize_rows_with(ops, x, y, nrows, n_per_row, imatrix);              \
     }
 
 /* Grid `id`, built at the first call (thread-safe); NULL when its tables could not be

@@ -6,6 +6,8 @@
 
 const float lc_iq_odd_lut[8] = { 1, 3, 5, 7, 9, 11, 13, 15 };
 
+const lc_iq_ops lc_iq_ops_ref = { lc_iq_best_ref, lc_iq1s_split_ref, lc_iq1m_split_ref };
+
 int lc_iq_best_ref(const lc_iq_grid *g, const uint16_t *nb, const float *lut, const float *x,
                    const float *w, float scale) {
     const int mask = (1 << g->bits) - 1;

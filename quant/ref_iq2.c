@@ -37,7 +37,7 @@ static inline int clampi(int v, int lo, int hi) { return v < lo ? lo : v > hi ? 
  * levels. */
 static int best_neighbour(const lc_iq_grid *g, const uint16_t *nb, const float *xval,
                           const float *w, float scale, int8_t *L) {
-    int gi = g->best(g, nb, lc_iq_odd_lut, xval, w, scale);
+    int gi = g->ops->best(g, nb, lc_iq_odd_lut, xval, w, scale);
     if (gi < 0)
         gi = nb[1];                     /* NaN weights: ggml asserts */
     const int8_t *pg = g->point + gi * 8;
@@ -396,10 +396,10 @@ static void iq2_s_block(const lc_iq_grid *g, const float *xbl, const float *qwbl
 
 /* ---- the row entries ---- */
 
-/* The reference's neighbour search, or a variant's (lc_<stem>_quantize_rows_with): the
- * row entry quantizes with a copy of the grid that carries it. */
+/* The reference's searches, or a variant's (lc_<stem>_quantize_rows_with): the
+ * row entry quantizes with a copy of the grid that carries them. */
 #define ROWS(stem, grid, block_t)                                                           \
-    void lc_##stem##_quantize_rows_with(lc_iq_best_fn best, const float *restrict x,        \
+    void lc_##stem##_quantize_rows_with(const lc_iq_ops *ops, const float *restrict x,        \
                                         void *restrict vy, size_t nrows, size_t n_per_row,  \
                                         const float *restrict imatrix) {                    \
         const lc_iq_grid *shared = lc_iq_grid_get(grid);                               \
@@ -410,7 +410,7 @@ static void iq2_s_block(const lc_iq_grid *g, const float *xbl, const float *qwbl
             return;                                                                         \
         }                                                                                   \
         lc_iq_grid grid_copy = *shared;                                                     \
-        grid_copy.best = best;                                                              \
+        grid_copy.ops = ops;                                                                \
         for (size_t r = 0; r < nrows; r++)                                                  \
             for (size_t b = 0; b < nb; b++, y++)                                            \
                 stem##_block(&grid_copy, x + r * n_per_row + b * LC_QK_K,                   \
@@ -419,7 +419,7 @@ static void iq2_s_block(const lc_iq_grid *g, const float *xbl, const float *qwbl
     void lc_##stem##_quantize_rows_ref(const float *restrict x, void *restrict vy,          \
                                        size_t nrows, size_t n_per_row,                      \
                                        const float *restrict imatrix) {                     \
-        lc_##stem##_quantize_rows_with(lc_iq_best_ref,  x, vy, nrows, n_per_row, imatrix);   \
+        lc_##stem##_quantize_rows_with(&lc_iq_ops_ref, x, vy, nrows, n_per_row, imatrix);   \
     }
 ROWS(iq2_xxs, LC_IQG_IQ2_XXS, lc_block_iq2_xxs)
 ROWS(iq2_xs, LC_IQG_IQ2_XS, lc_block_iq2_xs)

@@ -10,6 +10,9 @@
 #include <immintrin.h>
 
 #include "quant/avx2/kernels.h"
+
+#define LC_IQ1_W 8
+#include "quant/iq1_split_vec.h"
 #include "quant/iq_grid_impl.h"
 
 static int best_avx2(const lc_iq_grid *g, const uint16_t *nb, const float *lut,
@@ -68,5 +71,8 @@ static int best_avx2(const lc_iq_grid *g, const uint16_t *nb, const float *lut,
     return at < 0 ? -1 : list[at];
 }
 
-#define ROWS_AVX2(T, stem) LC_IQ_ROWS_VARIANT(T, stem, avx2, best_avx2)
+/* IQ1_S/IQ1_M's split searches: quant/iq1_split_vec.h, 8 splits per vector. */
+static const lc_iq_ops OPS = { best_avx2, iq1s_split_vec, iq1m_split_vec };
+
+#define ROWS_AVX2(T, stem) LC_IQ_ROWS_VARIANT(T, stem, avx2, &OPS)
 LC_IQ_ROWS_WITH(ROWS_AVX2)

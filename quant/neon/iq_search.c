@@ -11,6 +11,9 @@
 #include "quant/iq_grid_impl.h"
 #include "quant/neon/kernels.h"
 
+#define LC_IQ1_W 4
+#include "quant/iq1_split_vec.h"
+
 static int best_neon(const lc_iq_grid *g, const uint16_t *nb, const float *lut,
                      const float *x, const float *w, float scale) {
     const int n = nb[0];
@@ -59,5 +62,8 @@ static int best_neon(const lc_iq_grid *g, const uint16_t *nb, const float *lut,
     return at < 0 ? -1 : list[at];
 }
 
-#define ROWS_NEON(T, stem) LC_IQ_ROWS_VARIANT(T, stem, neon, best_neon)
+/* IQ1_S/IQ1_M's split searches: quant/iq1_split_vec.h, 4 splits per vector. */
+static const lc_iq_ops OPS = { best_neon, iq1s_split_vec, iq1m_split_vec };
+
+#define ROWS_NEON(T, stem) LC_IQ_ROWS_VARIANT(T, stem, neon, &OPS)
 LC_IQ_ROWS_WITH(ROWS_NEON)
