@@ -1,6 +1,7 @@
 """ggml itself as the oracle of quant/: the libggml-base of this venv's llama.cpp (the pinned
 llama-cpp-python 0.3.36), called through ctypes (scripts/make_quant_goldens.py holds the
-harness), against our kernels through $LC_TEST_BIN/lc-quant-raw with LC_QUANT=ref.
+harness), against our kernels through $LC_TEST_BIN/lc-quant-raw with LC_QUANT=ref (the grid types:
+every vector variant too).
 
 - Every type we quantize: our bytes equal ggml_quantize_chunk's (no importance matrix, so
   quantize_row_<type>_ref for the types that have one, what llama-quantize writes; the
@@ -203,16 +204,22 @@ def importance(kind, n, rng):
     return v.astype(np.float32)
 
 
-def lc_rows(qtype, x, n_per_row, imatrix, tmp_path):
+def lc_rows(qtype, x, n_per_row, imatrix, tmp_path, variant="ref"):
     src, dst, im = tmp_path / "in.bin", tmp_path / "out.bin", tmp_path / "im.bin"
     x.astype("<f4").tofile(src)
     args = [str(RAW), "quantize", qtype, str(src), str(dst), str(n_per_row)]
     if imatrix is not None:
         imatrix.astype("<f4").tofile(im)
         args.append(str(im))
-    r = subprocess.run(args, env=ENV, capture_output=True, text=True)
+    r = subprocess.run(args, env=dict(ENV, LC_QUANT=variant), capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     return np.fromfile(dst, np.uint8)
+
+
+# The grid types' vector row entries (quant/<isa>/iq_search.c), each against ggml too; a
+# variant this CPU lacks runs the best one it has (quant/dispatch.c), so the test holds
+# everywhere and proves the variant where the CPU has it.
+GRID_VARIANTS = ["ref", "avx2", "avx512", "neon"]
 
 
 IMATRIX_TYPES = [t for t in mqg.IMATRIX]
@@ -298,11 +305,12 @@ def test_grid_types_match_ggml(ggml, qtype, tmp_path):
             if want is None:
                 aborted.append(f"{name}/{kind}")
                 continue
-            got = lc_rows(qtype, x, n_per_row, im, tmp_path)
-            bad = np.nonzero((got != want).reshape(-1, size).any(axis=1))[0]
-            assert bad.size == 0, (f"{qtype}, {name} in rows of {n_per_row}, {kind} imatrix: "
-                                   f"{bad.size} of {want.size // size} blocks differ from "
-                                   f"ggml, first {bad[0]}")
+            for variant in GRID_VARIANTS:
+                got = lc_rows(qtype, x, n_per_row, im, tmp_path, variant)
+                bad = np.nonzero((got != want).reshape(-1, size).any(axis=1))[0]
+                assert bad.size == 0, (f"{qtype} ({variant}), {name} in rows of {n_per_row}, "
+                                       f"{kind} imatrix: {bad.size} of {want.size // size} "
+                                       f"blocks differ from ggml, first {bad[0]}")
             compared += x.size
     assert compared >= 1_000_000, (compared, aborted)
     # ggml gives up only on data whose weights overflow or are NaN.
