@@ -148,7 +148,7 @@ static void build(lc_iqg_id id) {
     }
     b->g = (lc_iq_grid){ .ngrid = s->ngrid, .dim = s->dim, .bits = s->bits,
                          .point = b->point, .index = b->index, .map = b->map,
-                         .neighbours = b->neighbours, .ops = &lc_iq_ops_ref };
+                         .neighbours = b->neighbours, .ops = NULL };
     lc_free(d2);
     return;
 fail:

@@ -1,4 +1,6 @@
-/* quant/iq_grid_impl.h: private to quant/. The search tables the IQ quantizers need
+/* quant/iq_grid_impl.h: private to quant/. The IQ quantizers' search internals that the
+ * vector variants share (the searches' function types, the row entries split at them;
+ * IQ4_NL/IQ4_XS's scale tries at the end), and the search tables the IQ quantizers need
  * besides the codebooks: for each grid, its entries as levels, a map from every index a
  * quantizer can form (its levels packed `bits` bits each) to the grid entry with those
  * levels, and, for an index that is no entry, the list of entries nearest to it.
@@ -77,11 +79,11 @@ struct lc_iq_grid {
     const int32_t  *index;      /* ngrid: the entry's levels packed `bits` bits each */
     const int32_t  *map;        /* indices below 1 << (dim * bits) */
     const uint16_t *neighbours;
-    const lc_iq_ops *ops;       /* &lc_iq_ops_ref; a row entry's copy of the grid may
-                                 * carry a variant's (lc_<stem>_quantize_rows_with) */
+    const lc_iq_ops *ops;       /* NULL in the shared grid; a row entry's copy carries
+                                 * its searches (lc_<stem>_quantize_rows_with) */
 };
 
-/* The scalar searches (quant/iq_search.c, quant/ref_iq1.c) and their table. */
+/* The scalar searches (quant/iq_search.c) and their table. */
 int lc_iq_best_ref(const lc_iq_grid *g, const uint16_t *nb, const float *lut, const float *x,
                    const float *w, float scale);
 void lc_iq1s_split_ref(int n, const float *sumx, const float *sumw, lc_iq1_split *sp);
@@ -100,6 +102,9 @@ extern const float lc_iq_odd_lut[8];
     void lc_##stem##_quantize_rows_with(const lc_iq_ops *ops, const float *restrict x,      \
                                         void *restrict y, size_t nrows, size_t n_per_row, \
                                         const float *restrict imatrix);
+/* The types whose variants' row entries are quant/<isa>/iq4_tries.c's (below). */
+#define LC_IQ4_ROWS(X) X(IQ4_NL, iq4_nl) X(IQ4_XS, iq4_xs)
+
 LC_IQ_ROWS_WITH(LC_IQ_ROWS_WITH_DECLARE)
 #undef LC_IQ_ROWS_WITH_DECLARE
 
@@ -118,5 +123,23 @@ const lc_iq_grid *lc_iq_grid_get(lc_iqg_id id);
 
 /* lc_iq_grid_get, as an error: LC_E_NOMEM when the tables cannot be built. */
 lc_code lc_iq_grid_ready(lc_iqg_id id, lc_error *err);
+
+/* IQ4_NL's and IQ4_XS's scale tries (quant/ref_iq4.c): for one block of 32 values xb
+ * with weights `weight` and signed extreme max, try t = 0..14 (itry = t - 7) gets
+ * id = (itry + kvalues[0]) / max, every value its nearest level (ggml's best_index_int8:
+ * the lower on a tie, NaN the top) of id * xb[j], and sumqx[t], sumq2[t] the sums over
+ * j = 0..31 in order of w*q*x and w*q*q. The caller picks among them in order. A vector
+ * variant runs one try per lane with the same operations: the same sums, bit for bit. */
+enum { LC_IQ4_NTRY = 15 };
+typedef void (*lc_iq4_tries_fn)(const float *xb, const float *weight, float max,
+                                float *sumqx, float *sumq2);
+void lc_iq4_tries_ref(const float *xb, const float *weight, float max, float *sumqx,
+                      float *sumq2);
+void lc_iq4_nl_quantize_rows_with(lc_iq4_tries_fn tries, const float *restrict x,
+                                  void *restrict y, size_t nrows, size_t n_per_row,
+                                  const float *restrict imatrix);
+void lc_iq4_xs_quantize_rows_with(lc_iq4_tries_fn tries, const float *restrict x,
+                                  void *restrict y, size_t nrows, size_t n_per_row,
+                                  const float *restrict imatrix);
 
 #endif

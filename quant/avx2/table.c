@@ -15,5 +15,5 @@ const lc_qkernels lc_qk_avx2 = {
     .name = "avx2",
     .quantize = { LC_QUANT_AVX2_TYPES(QUANTIZE) },
     .dequantize = { LC_QUANT_AVX2_TYPES(DEQUANTIZE) LC_DEQUANT_AVX2_TYPES(DEQUANTIZE) },
-    .quantize_rows = { LC_IQ_ROWS_WITH(QUANTIZE_ROWS) },
+    .quantize_rows = { LC_IQ_ROWS_WITH(QUANTIZE_ROWS) LC_IQ4_ROWS(QUANTIZE_ROWS) },
 };

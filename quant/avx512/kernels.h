@@ -51,12 +51,14 @@ void lc_q6_K_quantize_avx512(const float *restrict x, void *restrict y, size_t n
 extern const lc_qkernels lc_qk_avx512;
 
 /* lc_iq2_xxs_quantize_rows_avx512 ... lc_iq1_m_quantize_rows_avx512: the grid i-quants' row
- * entries with this folder's neighbour distances (iq_search.c); the reference's bytes. */
+ * entries with this folder's searches (iq_search.c); lc_iq4_nl/xs_quantize_rows_avx512
+ * with its scale tries (iq4_tries.c). The reference's bytes. */
 #define LC_IQ_ROWS_DECLARE_AVX512(T, stem)                                                   \
     void lc_##stem##_quantize_rows_avx512(const float *restrict x, void *restrict y,        \
                                         size_t nrows, size_t n_per_row,                   \
                                         const float *restrict imatrix);
 LC_IQ_ROWS_WITH(LC_IQ_ROWS_DECLARE_AVX512)
+LC_IQ4_ROWS(LC_IQ_ROWS_DECLARE_AVX512)
 #undef LC_IQ_ROWS_DECLARE_AVX512
 
 #endif

@@ -17,5 +17,5 @@ const lc_qkernels lc_qk_avx512 = {
     .name = "avx512",
     .quantize = { LC_QUANT_AVX512_TABLE(QUANTIZE) },
     .dequantize = { LC_QUANT_AVX512_TABLE(DEQUANTIZE) LC_DEQUANT_AVX2_TYPES(DEQUANTIZE_ONLY) },
-    .quantize_rows = { LC_IQ_ROWS_WITH(QUANTIZE_ROWS) },
+    .quantize_rows = { LC_IQ_ROWS_WITH(QUANTIZE_ROWS) LC_IQ4_ROWS(QUANTIZE_ROWS) },
 };

@@ -39,12 +39,14 @@ LC_DEQUANT_NEON_TYPES(LC_DEQUANT_DECLARE_NEON)
 extern const lc_qkernels lc_qk_neon;
 
 /* lc_iq2_xxs_quantize_rows_neon ... lc_iq1_m_quantize_rows_neon: the grid i-quants' row
- * entries with this folder's neighbour distances (iq_search.c); the reference's bytes. */
+ * entries with this folder's searches (iq_search.c); lc_iq4_nl/xs_quantize_rows_neon
+ * with its scale tries (iq4_tries.c). The reference's bytes. */
 #define LC_IQ_ROWS_DECLARE_NEON(T, stem)                                                   \
     void lc_##stem##_quantize_rows_neon(const float *restrict x, void *restrict y,        \
                                         size_t nrows, size_t n_per_row,                   \
                                         const float *restrict imatrix);
 LC_IQ_ROWS_WITH(LC_IQ_ROWS_DECLARE_NEON)
+LC_IQ4_ROWS(LC_IQ_ROWS_DECLARE_NEON)
 #undef LC_IQ_ROWS_DECLARE_NEON
 
 #endif

@@ -15,5 +15,5 @@ const lc_qkernels lc_qk_neon = {
     .name = "neon",
     .quantize = { LC_QUANT_NEON_TYPES(QUANTIZE) },
     .dequantize = { LC_QUANT_NEON_TYPES(DEQUANTIZE) LC_DEQUANT_NEON_TYPES(DEQUANTIZE) },
-    .quantize_rows = { LC_IQ_ROWS_WITH(QUANTIZE_ROWS) },
+    .quantize_rows = { LC_IQ_ROWS_WITH(QUANTIZE_ROWS) LC_IQ4_ROWS(QUANTIZE_ROWS) },
 };

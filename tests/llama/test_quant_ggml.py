@@ -33,6 +33,14 @@ import make_quant_goldens as mqg  # noqa: E402
 
 RAW = Path(os.environ.get("LC_TEST_BIN", ROOT / "build" / "test-bin")) / "lc-quant-raw"
 ENV = dict(os.environ, LC_QUANT="ref")
+# The grid types' vector row entries (quant/<isa>/iq_search.c), each against ggml too, the
+# variants of this machine's architecture; one the CPU lacks runs the best it has
+# (quant/dispatch.c), so the test holds everywhere and proves a variant where it runs.
+GRID_VARIANTS = ["ref"] + {"x86_64": ["avx2", "avx512"], "aarch64": ["neon"]}.get(
+    platform.machine(), [])
+# The types whose row entries have vector variants besides the grid ones
+# (quant/<isa>/iq4_tries.c): each variant is compared with ggml too.
+ROW_VARIANTS = {t: GRID_VARIANTS for t in ("IQ4_NL", "IQ4_XS")}
 
 
 @pytest.fixture(scope="module")
@@ -40,11 +48,11 @@ def ggml():
     return mqg.Ggml()
 
 
-def lc(op, qtype, data: bytes, tmp_path) -> bytes:
+def lc(op, qtype, data: bytes, tmp_path, variant="ref") -> bytes:
     src, dst = tmp_path / "in.bin", tmp_path / "out.bin"
     src.write_bytes(data)
-    r = subprocess.run([str(RAW), op, qtype, str(src), str(dst)], env=ENV, capture_output=True,
-                       text=True)
+    r = subprocess.run([str(RAW), op, qtype, str(src), str(dst)],
+                       env=dict(ENV, LC_QUANT=variant), capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     return dst.read_bytes()
 
@@ -156,16 +164,18 @@ def inputs():
 @pytest.mark.parametrize("qtype", mqg.WRITE)
 def test_quantize_matches_ggml(ggml, inputs, qtype, tmp_path):
     want = ggml.quantize(qtype, inputs)
-    got = np.frombuffer(lc("quantize", qtype, inputs.astype("<f4").tobytes(), tmp_path),
-                        np.uint8)
-    block, size = mqg.BLOCK[qtype]
-    assert got.size == want.size == inputs.size // block * size
-    bad = np.nonzero((got != want).reshape(-1, size).any(axis=1))[0]
-    if bad.size:
-        first = bad[0] * block
-        kind = KINDS[(first // 256) % len(KINDS)]
-        pytest.fail(f"{qtype}: {bad.size} of {want.size // size} blocks differ from ggml; "
-                    f"first: block {bad[0]} ({kind}), x = {inputs[first:first + 8]}...")
+    for variant in ROW_VARIANTS.get(qtype, ["ref"]):
+        got = np.frombuffer(lc("quantize", qtype, inputs.astype("<f4").tobytes(), tmp_path,
+                               variant), np.uint8)
+        block, size = mqg.BLOCK[qtype]
+        assert got.size == want.size == inputs.size // block * size
+        bad = np.nonzero((got != want).reshape(-1, size).any(axis=1))[0]
+        if bad.size:
+            first = bad[0] * block
+            kind = KINDS[(first // 256) % len(KINDS)]
+            pytest.fail(f"{qtype} ({variant}): {bad.size} of {want.size // size} blocks "
+                        f"differ from ggml; first: block {bad[0]} ({kind}), "
+                        f"x = {inputs[first:first + 8]}...")
 
 
 def test_quantize_inputs_cover_the_edges(inputs):
@@ -217,13 +227,6 @@ def lc_rows(qtype, x, n_per_row, imatrix, tmp_path, variant="ref"):
     return np.fromfile(dst, np.uint8)
 
 
-# The grid types' vector row entries (quant/<isa>/iq_search.c), each against ggml too, the
-# variants of this machine's architecture; one the CPU lacks runs the best it has
-# (quant/dispatch.c), so the test holds everywhere and proves a variant where it runs.
-GRID_VARIANTS = ["ref"] + {"x86_64": ["avx2", "avx512"], "aarch64": ["neon"]}.get(
-    platform.machine(), [])
-
-
 IMATRIX_TYPES = [t for t in mqg.IMATRIX]
 
 
@@ -241,11 +244,13 @@ def test_quantize_with_imatrix_matches_ggml(ggml, qtype, tmp_path):
         x = x[:x.size // n_per_row * n_per_row]
         im = importance(kind, n_per_row, rng)
         want = ggml.quantize_rows(qtype, x, n_per_row, im)
-        got = lc_rows(qtype, x, n_per_row, im, tmp_path)
-        assert got.size == want.size
-        bad = np.nonzero((got != want).reshape(-1, size).any(axis=1))[0]
-        assert bad.size == 0, (f"{qtype}, rows of {n_per_row}, {kind} imatrix: {bad.size} of "
-                               f"{want.size // size} blocks differ from ggml, first {bad[0]}")
+        for variant in ROW_VARIANTS.get(qtype, ["ref"]):
+            got = lc_rows(qtype, x, n_per_row, im, tmp_path, variant)
+            assert got.size == want.size
+            bad = np.nonzero((got != want).reshape(-1, size).any(axis=1))[0]
+            assert bad.size == 0, (f"{qtype} ({variant}), rows of {n_per_row}, {kind} imatrix: "
+                                   f"{bad.size} of {want.size // size} blocks differ from "
+                                   f"ggml, first {bad[0]}")
         total += x.size
     assert total >= 2_000_000
 

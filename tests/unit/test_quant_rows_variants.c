@@ -1,5 +1,6 @@
 /* Unit tests for the vector variants' row entries (quantize_rows: the grid i-quants'
- * neighbour distances, quant/<isa>/iq_search.c): every variant this build and CPU offer
+ * searches, quant/<isa>/iq_search.c; IQ4_NL's and IQ4_XS's scale tries,
+ * quant/<isa>/iq4_tries.c): every variant this build and CPU offer
  * (avx2, avx512, neon under qemu) must write exactly the reference's bytes, with and
  * without an importance vector, on rows chosen to break a vector search: random rows at
  * many scales, zeros and signed zeros, exact ties, subnormals, huge values, all-equal
@@ -18,7 +19,7 @@
 
 static const lc_dtype grid_types[] = { LC_DT_IQ2_XXS, LC_DT_IQ2_XS, LC_DT_IQ2_S,
                                        LC_DT_IQ3_XXS, LC_DT_IQ3_S,  LC_DT_IQ1_S,
-                                       LC_DT_IQ1_M };
+                                       LC_DT_IQ1_M,   LC_DT_IQ4_NL, LC_DT_IQ4_XS };
 #define NGRID (sizeof grid_types / sizeof grid_types[0])
 
 static int variants(const lc_qkernels **out) {
@@ -113,7 +114,8 @@ static void check(uint32_t seed, size_t nblocks, size_t cols) {
     for (size_t t = 0; t < NGRID; t++) {
         const lc_dtype ty = grid_types[t];
         cr_assert_eq(lc_quant_prepare(ty, NULL), LC_OK);
-        const size_t rb = cols / 256 * lc_dtype_get(ty)->type_size;
+        const lc_dtype_info *info = lc_dtype_get(ty);
+        const size_t rb = cols / info->block_size * info->type_size;
         for (int k = 0; k < NIM; k++) {
             const float *w = fill_im(im, cols, k, &s);
             if (!w && lc_quant_imatrix_use(ty) == LC_IMATRIX_REQUIRES)
@@ -129,7 +131,7 @@ static void check(uint32_t seed, size_t nblocks, size_t cols) {
                         cr_assert_eq(got[r * rb + i], want[r * rb + i],
                                      "%s %s importance kind %d: row %zu byte %zu (block "
                                      "kind %zu)", ks[v]->name, lc_dtype_name(ty), k, r, i,
-                                     (r * cols + i / lc_dtype_get(ty)->type_size * 256) /
+                                     (r * cols + i / info->type_size * info->block_size) /
                                          256 % NKIND);
                 cr_assert_eq(got[rows * rb], 0xa5, "%s %s wrote past the rows", ks[v]->name,
                              lc_dtype_name(ty));
