@@ -1,6 +1,7 @@
-/* quant/iq_grid_impl.h: private to quant/. The IQ quantizers' search internals that the
+/* quant/iq_grid_impl.h: private to quant/. The row quantizers' search internals that the
  * vector variants share (the searches' function types, the row entries split at them;
- * IQ4_NL/IQ4_XS's scale tries at the end), and the search tables the IQ quantizers need
+ * IQ4_NL/IQ4_XS's and the weighted K/legacy types' scale tries at the end), and the
+ * search tables the IQ quantizers need
  * besides the codebooks: for each grid, its entries as levels, a map from every index a
  * quantizer can form (its levels packed `bits` bits each) to the grid entry with those
  * levels, and, for an index that is no entry, the list of entries nearest to it.
@@ -141,5 +142,35 @@ void lc_iq4_nl_quantize_rows_with(lc_iq4_tries_fn tries, const float *restrict x
 void lc_iq4_xs_quantize_rows_with(lc_iq4_tries_fn tries, const float *restrict x,
                                   void *restrict y, size_t nrows, size_t n_per_row,
                                   const float *restrict imatrix);
+
+/* ---- the weighted K searches' tries (quant/ref_w.c), split out for vector variants ----
+ * min: make_qkx3_quants' tries is0 .. is0+count-1 (count <= batch) at the current
+ * min: iscale = (-0.9 + 0.05*is + nmax) / (max - min), levels clamp(nearest_int(iscale *
+ * (x - min)), 0, nmax), then D, this_scale, this_min (0 and sum_xl/sum_l2 where it came
+ * out positive) and mad, each as the reference computes it (mad only meaningful where
+ * D > 0). sym: make_qx_quants' (rmse_type 1) 18 tries is = -9..-1, 1..9, in that order:
+ * iscale = -(nmax + 0.1*is) / max, levels clamp(nearest_int(iscale*x), -nmax, nmax-1),
+ * sumlx and suml2. ref_w.c picks among them in order, as the reference loop does; a
+ * vector variant computes one try per lane with the same operations, so the same bits. */
+enum { LC_W_BATCH = 16, LC_W_SYM_NTRY = 18 };
+typedef struct lc_w_tries {
+    int batch;          /* min's count per call, <= LC_W_BATCH: the reference 1 (a taken
+                         * try wastes the rest of a batch), a variant its lanes */
+    void (*min)(int n, int nmax, const float *x, const float *w, float min, float max,
+                float sum_w, float sum_x, int is0, int count, float *D, float *scale,
+                float *tmin, float *mad);
+    void (*sym)(int n, int nmax, const float *x, const float *qw, float max, float *sumlx,
+                float *suml2);
+} lc_w_tries;
+extern const lc_w_tries lc_w_tries_ref;
+#define LC_W_ROWS(X)                                                                        \
+    X(Q4_0, q4_0) X(Q4_1, q4_1) X(Q5_0, q5_0) X(Q5_1, q5_1) X(Q2_K, q2_K) X(Q3_K, q3_K)     \
+    X(Q4_K, q4_K) X(Q5_K, q5_K) X(Q6_K, q6_K)
+#define LC_W_ROWS_WITH_DECLARE(T, stem)                                                     \
+    void lc_##stem##_quantize_rows_with(const lc_w_tries *tries, const float *restrict x,   \
+                                        void *restrict y, size_t nrows, size_t n_per_row,   \
+                                        const float *restrict imatrix);
+LC_W_ROWS(LC_W_ROWS_WITH_DECLARE)
+#undef LC_W_ROWS_WITH_DECLARE
 
 #endif

@@ -10,10 +10,12 @@
 #define DEQUANTIZE(T, stem) [LC_DT_##T] = lc_##stem##_dequantize_avx2,
 
 #define QUANTIZE_ROWS(T, stem) [LC_DT_##T] = lc_##stem##_quantize_rows_avx2,
+#define QUANTIZE_ROWS_W(T, stem) [LC_DT_##T] = lc_##stem##_quantize_rows_wavx2,
 
 const lc_qkernels lc_qk_avx2 = {
     .name = "avx2",
     .quantize = { LC_QUANT_AVX2_TYPES(QUANTIZE) },
     .dequantize = { LC_QUANT_AVX2_TYPES(DEQUANTIZE) LC_DEQUANT_AVX2_TYPES(DEQUANTIZE) },
-    .quantize_rows = { LC_IQ_ROWS_WITH(QUANTIZE_ROWS) LC_IQ4_ROWS(QUANTIZE_ROWS) },
+    .quantize_rows = { LC_IQ_ROWS_WITH(QUANTIZE_ROWS) LC_IQ4_ROWS(QUANTIZE_ROWS)
+                       LC_W_ROWS(QUANTIZE_ROWS_W) },
 };

@@ -61,4 +61,15 @@ LC_IQ_ROWS_WITH(LC_IQ_ROWS_DECLARE_AVX512)
 LC_IQ4_ROWS(LC_IQ_ROWS_DECLARE_AVX512)
 #undef LC_IQ_ROWS_DECLARE_AVX512
 
+/* lc_q4_0_quantize_rows_wavx512 ... lc_q6_K_quantize_rows_wavx512: the weighted row entries
+ * of the K and legacy types with this folder's scale tries (w_tries.c); the reference's
+ * bytes. The row entry runs only with an importance matrix (dispatch.c: without one the
+ * block kernels run). */
+#define LC_W_ROWS_DECLARE_AVX512(T, stem)                                                   \
+    void lc_##stem##_quantize_rows_wavx512(const float *restrict x, void *restrict y,      \
+                                         size_t nrows, size_t n_per_row,                 \
+                                         const float *restrict imatrix);
+LC_W_ROWS(LC_W_ROWS_DECLARE_AVX512)
+#undef LC_W_ROWS_DECLARE_AVX512
+
 #endif

@@ -12,10 +12,12 @@
 #define DEQUANTIZE_ONLY(T, stem)  [LC_DT_##T] = lc_##stem##_dequantize_avx2,
 
 #define QUANTIZE_ROWS(T, stem) [LC_DT_##T] = lc_##stem##_quantize_rows_avx512,
+#define QUANTIZE_ROWS_W(T, stem) [LC_DT_##T] = lc_##stem##_quantize_rows_wavx512,
 
 const lc_qkernels lc_qk_avx512 = {
     .name = "avx512",
     .quantize = { LC_QUANT_AVX512_TABLE(QUANTIZE) },
     .dequantize = { LC_QUANT_AVX512_TABLE(DEQUANTIZE) LC_DEQUANT_AVX2_TYPES(DEQUANTIZE_ONLY) },
-    .quantize_rows = { LC_IQ_ROWS_WITH(QUANTIZE_ROWS) LC_IQ4_ROWS(QUANTIZE_ROWS) },
+    .quantize_rows = { LC_IQ_ROWS_WITH(QUANTIZE_ROWS) LC_IQ4_ROWS(QUANTIZE_ROWS)
+                       LC_W_ROWS(QUANTIZE_ROWS_W) },
 };

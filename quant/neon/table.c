@@ -10,10 +10,12 @@
 #define DEQUANTIZE(T, stem) [LC_DT_##T] = lc_##stem##_dequantize_neon,
 
 #define QUANTIZE_ROWS(T, stem) [LC_DT_##T] = lc_##stem##_quantize_rows_neon,
+#define QUANTIZE_ROWS_W(T, stem) [LC_DT_##T] = lc_##stem##_quantize_rows_wneon,
 
 const lc_qkernels lc_qk_neon = {
     .name = "neon",
     .quantize = { LC_QUANT_NEON_TYPES(QUANTIZE) },
     .dequantize = { LC_QUANT_NEON_TYPES(DEQUANTIZE) LC_DEQUANT_NEON_TYPES(DEQUANTIZE) },
-    .quantize_rows = { LC_IQ_ROWS_WITH(QUANTIZE_ROWS) LC_IQ4_ROWS(QUANTIZE_ROWS) },
+    .quantize_rows = { LC_IQ_ROWS_WITH(QUANTIZE_ROWS) LC_IQ4_ROWS(QUANTIZE_ROWS)
+                       LC_W_ROWS(QUANTIZE_ROWS_W) },
 };

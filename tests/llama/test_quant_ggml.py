@@ -39,8 +39,11 @@ ENV = dict(os.environ, LC_QUANT="ref")
 GRID_VARIANTS = ["ref"] + {"x86_64": ["avx2", "avx512"], "aarch64": ["neon"]}.get(
     platform.machine(), [])
 # The types whose row entries have vector variants besides the grid ones
-# (quant/<isa>/iq4_tries.c): each variant is compared with ggml too.
-ROW_VARIANTS = {t: GRID_VARIANTS for t in ("IQ4_NL", "IQ4_XS")}
+# (quant/<isa>/iq4_tries.c, w_tries.c: the K and legacy types' weighted path): each
+# variant is compared with ggml too (without an imatrix those run their block kernels,
+# which LC_QUANT=ref compares here and tests/unit/test_quant_variants.c per variant).
+ROW_VARIANTS = {t: GRID_VARIANTS for t in ("IQ4_NL", "IQ4_XS", "Q4_0", "Q4_1", "Q5_0", "Q5_1",
+                                           "Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K")}
 
 
 @pytest.fixture(scope="module")

@@ -1,6 +1,7 @@
 /* Unit tests for the vector variants' row entries (quantize_rows: the grid i-quants'
  * searches, quant/<isa>/iq_search.c; IQ4_NL's and IQ4_XS's scale tries,
- * quant/<isa>/iq4_tries.c): every variant this build and CPU offer
+ * quant/<isa>/iq4_tries.c; the K and legacy types' weighted tries, quant/<isa>/w_tries.c):
+ * every variant this build and CPU offer
  * (avx2, avx512, neon under qemu) must write exactly the reference's bytes, with and
  * without an importance vector, on rows chosen to break a vector search: random rows at
  * many scales, zeros and signed zeros, exact ties, subnormals, huge values, all-equal
@@ -19,7 +20,10 @@
 
 static const lc_dtype grid_types[] = { LC_DT_IQ2_XXS, LC_DT_IQ2_XS, LC_DT_IQ2_S,
                                        LC_DT_IQ3_XXS, LC_DT_IQ3_S,  LC_DT_IQ1_S,
-                                       LC_DT_IQ1_M,   LC_DT_IQ4_NL, LC_DT_IQ4_XS };
+                                       LC_DT_IQ1_M,   LC_DT_IQ4_NL, LC_DT_IQ4_XS,
+                                       LC_DT_Q4_0,    LC_DT_Q4_1,   LC_DT_Q5_0,
+                                       LC_DT_Q5_1,    LC_DT_Q2_K,   LC_DT_Q3_K,
+                                       LC_DT_Q4_K,    LC_DT_Q5_K,   LC_DT_Q6_K };
 #define NGRID (sizeof grid_types / sizeof grid_types[0])
 
 static int variants(const lc_qkernels **out) {
