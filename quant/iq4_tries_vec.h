@@ -34,12 +34,13 @@ typedef int iq4_vi __attribute__((vector_size(4 * LC_IQ4_W)));
 
 static void iq4_tries_vec(const float *xb, const float *weight, float max, float *sumqx,
                           float *sumq2) {
-    enum { NT = (LC_IQ4_NTRY + LC_IQ4_W - 1) / LC_IQ4_W * LC_IQ4_W };
+    enum { NT = LC_IQ4_NTRY + 1 };     /* 16: the 15 tries, then the first fit */
     const int8_t *values = lc_kvalues_iq4nl;
     float idf[NT];
-    for (int t = 0; t < NT; t++)        /* spare lanes repeat try 14: computed, not stored */
-        idf[t] = (float)((t < LC_IQ4_NTRY ? t : LC_IQ4_NTRY - 1) - (LC_IQ4_NTRY - 1) / 2 +
-                         values[0]) / max;
+    for (int t = 0; t < LC_IQ4_NTRY; t++)
+        idf[t] = (float)(t - (LC_IQ4_NTRY - 1) / 2 + values[0]) / max;
+    const float d0 = -max / values[0];
+    idf[LC_IQ4_NTRY] = 1 / d0;
     float val[16];
     for (int k = 0; k < 16; k++)
         val[k] = values[k];
@@ -61,7 +62,7 @@ static void iq4_tries_vec(const float *xb, const float *weight, float max, float
             qx = qx + wq * xb[j];
             q2 = q2 + wq * q;
         }
-        for (int l = 0; l < LC_IQ4_W && t0 + l < LC_IQ4_NTRY; l++) {
+        for (int l = 0; l < LC_IQ4_W; l++) {
             sumqx[t0 + l] = qx[l];
             sumq2[t0 + l] = q2[l];
         }

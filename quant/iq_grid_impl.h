@@ -127,10 +127,11 @@ lc_code lc_iq_grid_ready(lc_iqg_id id, lc_error *err);
 
 /* IQ4_NL's and IQ4_XS's scale tries (quant/ref_iq4.c): for one block of 32 values xb
  * with weights `weight` and signed extreme max, try t = 0..14 (itry = t - 7) gets
- * id = (itry + kvalues[0]) / max, every value its nearest level (ggml's best_index_int8:
- * the lower on a tie, NaN the top) of id * xb[j], and sumqx[t], sumq2[t] the sums over
- * j = 0..31 in order of w*q*x and w*q*q. The caller picks among them in order. A vector
- * variant runs one try per lane with the same operations: the same sums, bit for bit. */
+ * id = (itry + kvalues[0]) / max, and entry 15 (the first fit) id = 1 / (-max /
+ * kvalues[0]); every value its nearest level (ggml's best_index_int8: the lower on a tie,
+ * NaN the top) of id * xb[j], and sumqx[t], sumq2[t] the sums over j = 0..31 in order of
+ * w*q*x and w*q*q. The caller picks among them in order. A vector variant runs one try
+ * per lane with the same operations: the same sums, bit for bit. */
 enum { LC_IQ4_NTRY = 15 };
 typedef void (*lc_iq4_tries_fn)(const float *xb, const float *weight, float max,
                                 float *sumqx, float *sumq2);

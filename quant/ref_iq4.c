@@ -48,9 +48,15 @@ static inline int best_index(const int8_t *val, float x) {
 void lc_iq4_tries_ref(const float *xb, const float *weight, float max, float *sumqx,
                       float *sumq2) {
     const int8_t *values = lc_kvalues_iq4nl;
-    for (int t = 0; t < LC_IQ4_NTRY; t++) {
-        const int itry = t - (LC_IQ4_NTRY - 1) / 2;
-        const float id = (itry + values[0]) / max;
+    for (int t = 0; t <= LC_IQ4_NTRY; t++) {
+        float id;
+        if (t < LC_IQ4_NTRY) {
+            const int itry = t - (LC_IQ4_NTRY - 1) / 2;
+            id = (itry + values[0]) / max;
+        } else {                        /* the first fit */
+            const float d = -max / values[0];
+            id = 1 / d;
+        }
         float qx = 0, q2 = 0;
         for (int j = 0; j < 32; j++) {
             const int l = best_index(values, id * xb[j]);
@@ -78,7 +84,6 @@ static void iq4_superblock(lc_iq4_tries_fn tries, int sbs, const float *x, uint1
     float max_scale = 0, amax_scale = 0;
     for (int ib = 0; ib < sbs / 32; ib++) {
         const float *xb = x + ib * 32;
-        uint8_t *Lb = L + ib * 32;
         if (qw)
             for (int j = 0; j < 32; j++)
                 weight[j] = qw[ib * 32 + j] * sqrtf(sigma2 + xb[j] * xb[j]);
@@ -95,22 +100,14 @@ static void iq4_superblock(lc_iq4_tries_fn tries, int sbs, const float *x, uint1
         }
         if (amax < GROUP_MAX_EPS) {
             scales[ib] = 0;
-            continue;                   /* Lb is set below (IQ4_NL: id 0; IQ4_XS: dl 0) */
+            continue;                   /* its levels are set below (IQ4_NL: id 0; IQ4_XS: dl 0) */
         }
-        float d = -max / values[0];
-        float id = 1 / d;
-        float sumqx = 0, sumq2 = 0;
-        for (int j = 0; j < 32; j++) {
-            const int l = best_index(values, id * xb[j]);
-            Lb[j] = (uint8_t)l;
-            const float q = values[l], w = weight[j];
-            sumqx += w * q * xb[j];
-            sumq2 += w * q * q;
-        }
-        d = sumq2 > 0 ? sumqx / sumq2 : 0.f;
-        float best = d * sumqx;
-        float try_qx[LC_IQ4_NTRY], try_q2[LC_IQ4_NTRY];
+        /* The first fit (from -max / kvalues[0]) is entry LC_IQ4_NTRY of the tries; its
+         * levels are not kept (every level is re-picked below against the stored scale). */
+        float try_qx[LC_IQ4_NTRY + 1], try_q2[LC_IQ4_NTRY + 1];
         tries(xb, weight, max, try_qx, try_q2);
+        float d = try_q2[LC_IQ4_NTRY] > 0 ? try_qx[LC_IQ4_NTRY] / try_q2[LC_IQ4_NTRY] : 0.f;
+        float best = d * try_qx[LC_IQ4_NTRY];
         for (int t = 0; t < LC_IQ4_NTRY; t++) {
             if (try_q2[t] > 0 && try_qx[t] * try_qx[t] > best * try_q2[t]) {
                 d = try_qx[t] / try_q2[t];
