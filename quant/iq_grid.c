@@ -29,6 +29,7 @@ static const spec SPECS[LC_IQG_COUNT] = {
 typedef struct built {
     lc_iq_grid g;
     int8_t *point;
+    int32_t *index;
     int32_t *map;
     uint16_t *neighbours;
 } built;
@@ -96,9 +97,10 @@ static void build(lc_iqg_id id) {
     built *b = &g_built[id];
     int *d2 = lc_malloc((size_t)s->ngrid * sizeof *d2);
     b->point = lc_malloc((size_t)s->ngrid * (size_t)s->dim);
+    b->index = lc_malloc((size_t)s->ngrid * sizeof *b->index);
     b->map = lc_malloc((size_t)s->kmap * sizeof *b->map);
     size_t len = 0, cap = 0;
-    if (!d2 || !b->point || !b->map)
+    if (!d2 || !b->point || !b->index || !b->map)
         goto fail;
     /* The grid's distinct values, ascending: a value's rank is its level. */
     int levels[16], nlev = 0;
@@ -130,6 +132,7 @@ static void build(lc_iqg_id id) {
         if (index >= s->kmap)
             goto fail;
         b->map[index] = k;
+        b->index[k] = index;
     }
     /* The lists in index order, each at the offset ggml gives it. */
     const int mask = (1 << s->bits) - 1;
@@ -143,13 +146,15 @@ static void build(lc_iqg_id id) {
         if (nearest(b, s, pt, d2, &b->neighbours, &len, &cap) < 0)
             goto fail;
     }
-    b->g = (lc_iq_grid){ .ngrid = s->ngrid, .dim = s->dim, .point = b->point, .map = b->map,
-                         .neighbours = b->neighbours };
+    b->g = (lc_iq_grid){ .ngrid = s->ngrid, .dim = s->dim, .bits = s->bits,
+                         .point = b->point, .index = b->index, .map = b->map,
+                         .neighbours = b->neighbours, .ops = NULL };
     lc_free(d2);
     return;
 fail:
     lc_free(d2);
     lc_free(b->point);
+    lc_free(b->index);
     lc_free(b->map);
     lc_free(b->neighbours);
     b->point = NULL;

@@ -27,7 +27,7 @@
 
 #define GROUP_MAX_EPS_IQ1_M 1e-7f
 #define GROUP_MAX_EPS_IQ1_S 1e-12f
-#define IQ1_DELTA 0.125f
+#define IQ1_DELTA LC_IQ1_DELTA
 #define nearest_int lc_q_nearest_int
 
 static inline float maxf(float a, float b) { return a > b ? a : b; }
@@ -59,24 +59,11 @@ static void merge_sort(pair *b, int n, pair *tmp) {
     memcpy(b, tmp, (size_t)(n - (n2 - i2)) * sizeof *b);
 }
 
-/* iq1_find_best_neighbour2: the neighbour of least sum w*(scale*xx[l] - x)^2. */
+/* iq1_find_best_neighbour2: the neighbour of least sum w*(scale*xx[l] - x)^2 (xx: 8
+ * values, the 3 levels' then padding, as the neighbour search's lut). */
 static int best_neighbour(const lc_iq_grid *g, const uint16_t *nb, const float *xval,
                           const float *w, float scale, const float *xx, int8_t *L) {
-    float best = FLT_MAX;
-    int gi = -1;
-    for (int j = 1; j <= nb[0]; j++) {
-        const int8_t *pg = g->point + nb[j] * 8;
-        float d2 = 0;
-        for (int i = 0; i < 8; i++) {
-            const float q = xx[(pg[i] - 1) / 2];
-            const float diff = scale * q - xval[i];
-            d2 += w[i] * diff * diff;
-        }
-        if (d2 < best) {
-            best = d2;
-            gi = nb[j];
-        }
-    }
+    int gi = g->ops->best(g, nb, xx, xval, w, scale);
     if (gi < 0)
         gi = 0;                         /* NaN: ggml reads past its arrays, then asserts */
     const int8_t *pg = g->point + gi * 8;
@@ -117,8 +104,8 @@ static float sum_sq(const float *x) {
 static void iq1_s_block(const lc_iq_grid *g, const float *xbl, const float *qwbl,
                         lc_block_iq1_s *y) {
     enum { BS = 32 };
-    const float x_p[3] = { -1 + IQ1_DELTA, IQ1_DELTA, 1 + IQ1_DELTA };
-    const float x_m[3] = { -1 - IQ1_DELTA, -IQ1_DELTA, 1 - IQ1_DELTA };
+    const float x_p[8] = { -1 + IQ1_DELTA, IQ1_DELTA, 1 + IQ1_DELTA };
+    const float x_m[8] = { -1 - IQ1_DELTA, -IQ1_DELTA, 1 - IQ1_DELTA };
     float scales[8], weight[BS], sumx[BS + 1], sumw[BS + 1];
     int8_t L[BS], shifts[8];
     uint16_t index[4], qh[8];
@@ -147,32 +134,11 @@ static void iq1_s_block(const lc_iq_grid *g, const float *xbl, const float *qwbl
             sumx[j + 1] = sumx[j] + weight[i] * xb[i];
             sumw[j + 1] = sumw[j] + weight[i];
         }
-        float best_score = -FLT_MAX, scale = max;
-        int besti1 = -1, besti2 = -1, best_shift = 0;
-        for (int i1 = 0; i1 <= BS; i1++) {
-            for (int i2 = i1; i2 <= BS; i2++) {
-                float sumqx = (sumx[i1] - sumx[0]) * x_p[0] + (sumx[i2] - sumx[i1]) * x_p[1] +
-                              (sumx[BS] - sumx[i2]) * x_p[2];
-                float sumq2 = (sumw[i1] - sumw[0]) * x_p[0] * x_p[0] +
-                              (sumw[i2] - sumw[i1]) * x_p[1] * x_p[1] +
-                              (sumw[BS] - sumw[i2]) * x_p[2] * x_p[2];
-                if (sumq2 > 0 && sumqx * sumqx > best_score * sumq2) {
-                    scale = sumqx / sumq2;
-                    best_score = scale * sumqx;
-                    besti1 = i1, besti2 = i2, best_shift = 1;
-                }
-                sumqx = (sumx[i1] - sumx[0]) * x_m[0] + (sumx[i2] - sumx[i1]) * x_m[1] +
-                        (sumx[BS] - sumx[i2]) * x_m[2];
-                sumq2 = (sumw[i1] - sumw[0]) * x_m[0] * x_m[0] +
-                        (sumw[i2] - sumw[i1]) * x_m[1] * x_m[1] +
-                        (sumw[BS] - sumw[i2]) * x_m[2] * x_m[2];
-                if (sumq2 > 0 && sumqx * sumqx > best_score * sumq2) {
-                    scale = sumqx / sumq2;
-                    best_score = scale * sumqx;
-                    besti1 = i1, besti2 = i2, best_shift = -1;
-                }
-            }
-        }
+        lc_iq1_split sp = { .best_score = -FLT_MAX, .scale = max, .i1 = -1, .i2 = -1, .k = 0 };
+        g->ops->split_s(BS, sumx, sumw, &sp);
+        float scale = sp.scale;
+        const int besti1 = sp.i1, besti2 = sp.i2;
+        int best_shift = sp.k;
         if (besti1 < 0 || besti2 < 0 || best_shift == 0) {
             scales[ib] = 0;
             shifts[ib] = 1;
@@ -235,10 +201,10 @@ static void iq1_s_block(const lc_iq_grid *g, const float *xbl, const float *qwbl
 static void iq1_m_block(const lc_iq_grid *g, const float *xbl, const float *qwbl,
                         lc_block_iq1_m *y) {
     enum { BS = 16 };
-    const float x_p[3] = { -1 + IQ1_DELTA, IQ1_DELTA, 1 + IQ1_DELTA };
-    const float x_m[3] = { -1 - IQ1_DELTA, -IQ1_DELTA, 1 - IQ1_DELTA };
+    const float x_p[8] = { -1 + IQ1_DELTA, IQ1_DELTA, 1 + IQ1_DELTA };
+    const float x_m[8] = { -1 - IQ1_DELTA, -IQ1_DELTA, 1 - IQ1_DELTA };
     static const uint8_t masks[4] = { 0x00, 0x80, 0x08, 0x88 };
-    float scales[16], weight[BS], sumqx[4], sumq2[4];
+    float scales[16], weight[BS];
     int8_t L[BS], shifts[16];
     uint16_t index[2], sc[4] = { 0, 0, 0, 0 };
     pair pairs[BS];
@@ -264,8 +230,6 @@ static void iq1_m_block(const lc_iq_grid *g, const float *xbl, const float *qwbl
             continue;
         }
         sort_values(xb, BS, pairs);
-        float best_score = -FLT_MAX, scale = max;
-        int besti1 = -1, besti2 = -1, best_k = -1;
         /* Prefix sums per half (each half has its own shift sign); v[0] - v[1] =
          * v[1] - v[2] = -1 for either shift, so a split's sum is T*v[2] - px[i1] - px[i2]. */
         float px[2][BS + 1], pw[2][BS + 1];
@@ -279,40 +243,11 @@ static void iq1_m_block(const lc_iq_grid *g, const float *xbl, const float *qwbl
             pw[h][j + 1] = pw[h][j] + weight[i];
             pw[1 - h][j + 1] = pw[1 - h][j];
         }
-        const float txs[2] = { px[0][BS], px[1][BS] };
-        const float tws[2] = { pw[0][BS], pw[1][BS] };
-        const float p2 = x_p[2], m2 = x_m[2];
-        const float cp1 = x_p[0] * x_p[0] - x_p[1] * x_p[1];
-        const float cp2 = x_p[1] * x_p[1] - x_p[2] * x_p[2];
-        const float cm1 = x_m[0] * x_m[0] - x_m[1] * x_m[1];
-        const float cm2 = x_m[1] * x_m[1] - x_m[2] * x_m[2];
-        for (int i1 = 0; i1 <= BS; i1++) {
-            for (int i2 = i1; i2 <= BS; i2++) {
-                float qx_p[2], qx_m[2], q2_p[2], q2_m[2];
-                for (int h = 0; h < 2; h++) {
-                    const float sx = px[h][i1] + px[h][i2];
-                    qx_p[h] = txs[h] * p2 - sx;
-                    qx_m[h] = txs[h] * m2 - sx;
-                    q2_p[h] = tws[h] * p2 * p2 + pw[h][i1] * cp1 + pw[h][i2] * cp2;
-                    q2_m[h] = tws[h] * m2 * m2 + pw[h][i1] * cm1 + pw[h][i2] * cm2;
-                }
-                sumqx[0] = qx_p[0] + qx_p[1];
-                sumqx[1] = qx_p[0] + qx_m[1];
-                sumqx[2] = qx_m[0] + qx_p[1];
-                sumqx[3] = qx_m[0] + qx_m[1];
-                sumq2[0] = q2_p[0] + q2_p[1];
-                sumq2[1] = q2_p[0] + q2_m[1];
-                sumq2[2] = q2_m[0] + q2_p[1];
-                sumq2[3] = q2_m[0] + q2_m[1];
-                for (int k = 0; k < 4; k++) {
-                    if (sumq2[k] > 0 && sumqx[k] * sumqx[k] > best_score * sumq2[k]) {
-                        scale = sumqx[k] / sumq2[k];
-                        best_score = scale * sumqx[k];
-                        besti1 = i1, besti2 = i2, best_k = k;
-                    }
-                }
-            }
-        }
+        lc_iq1_split sp = { .best_score = -FLT_MAX, .scale = max, .i1 = -1, .i2 = -1, .k = -1 };
+        g->ops->split_m(BS, &px[0][0], &pw[0][0], &sp);
+        float scale = sp.scale;
+        const int besti1 = sp.i1, besti2 = sp.i2;
+        int best_k = sp.k;
         if (besti1 < 0 || besti2 < 0 || best_k < 0) {
             scales[ib] = 0;
             shifts[ib] = 0;
@@ -395,21 +330,30 @@ static void iq1_m_block(const lc_iq_grid *g, const float *xbl, const float *qwbl
 
 /* ---- the row entries ---- */
 
-#define ROWS(stem, block_t)                                                                 \
-    void lc_##stem##_quantize_rows_ref(const float *restrict x, void *restrict vy,          \
-                                       size_t nrows, size_t n_per_row,                      \
-                                       const float *restrict imatrix) {                     \
-        const lc_iq_grid *g = lc_iq_grid_get(LC_IQG_IQ1);                                   \
+/* The reference's searches, or a variant's (lc_<stem>_quantize_rows_with): the
+ * row entry quantizes with a copy of the grid that carries them. */
+#define ROWS(stem, block_t)                                                           \
+    void lc_##stem##_quantize_rows_with(const lc_iq_ops *ops, const float *restrict x,        \
+                                        void *restrict vy, size_t nrows, size_t n_per_row,  \
+                                        const float *restrict imatrix) {                    \
+        const lc_iq_grid *shared = lc_iq_grid_get(LC_IQG_IQ1);                               \
         block_t *y = vy;                                                                    \
         const size_t nb = n_per_row / LC_QK_K;                                              \
-        if (!g) {                                                                           \
+        if (!shared) {          /* no tables (out of memory): lc_quant_prepare said so */   \
             memset(vy, 0, nrows * nb * sizeof *y);                                          \
             return;                                                                         \
         }                                                                                   \
+        lc_iq_grid grid_copy = *shared;                                                     \
+        grid_copy.ops = ops;                                                                \
         for (size_t r = 0; r < nrows; r++)                                                  \
             for (size_t b = 0; b < nb; b++, y++)                                            \
-                stem##_block(g, x + r * n_per_row + b * LC_QK_K,                            \
+                stem##_block(&grid_copy, x + r * n_per_row + b * LC_QK_K,                   \
                              imatrix ? imatrix + b * LC_QK_K : NULL, y);                    \
+    }                                                                                       \
+    void lc_##stem##_quantize_rows_ref(const float *restrict x, void *restrict vy,          \
+                                       size_t nrows, size_t n_per_row,                      \
+                                       const float *restrict imatrix) {                     \
+        lc_##stem##_quantize_rows_with(&lc_iq_ops_ref, x, vy, nrows, n_per_row, imatrix);   \
     }
 ROWS(iq1_s, lc_block_iq1_s)
 ROWS(iq1_m, lc_block_iq1_m)

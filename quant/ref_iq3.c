@@ -33,21 +33,7 @@ enum { KMAXQ = 8 };
 /* iq3_find_best_neighbour over groups of 4. */
 static int best_neighbour(const lc_iq_grid *g, const uint16_t *nb, const float *xval,
                           const float *w, float scale, int8_t *L) {
-    float best = FLT_MAX;
-    int gi = -1;
-    for (int j = 1; j <= nb[0]; j++) {
-        const int8_t *pg = g->point + nb[j] * 4;
-        float d2 = 0;
-        for (int i = 0; i < 4; i++) {
-            const float q = pg[i];
-            const float diff = scale * q - xval[i];
-            d2 += w[i] * diff * diff;
-        }
-        if (d2 < best) {
-            best = d2;
-            gi = nb[j];
-        }
-    }
+    int gi = g->ops->best(g, nb, lc_iq_odd_lut, xval, w, scale);
     if (gi < 0)
         gi = nb[1];                     /* NaN weights: ggml asserts */
     const int8_t *pg = g->point + gi * 4;
@@ -309,21 +295,30 @@ static void iq3_s_block(const lc_iq_grid *g, const float *xbl, const float *qwbl
 
 /* ---- the row entries ---- */
 
+/* The reference's searches, or a variant's (lc_<stem>_quantize_rows_with): the
+ * row entry quantizes with a copy of the grid that carries them. */
 #define ROWS(stem, grid, block_t)                                                           \
-    void lc_##stem##_quantize_rows_ref(const float *restrict x, void *restrict vy,          \
-                                       size_t nrows, size_t n_per_row,                      \
-                                       const float *restrict imatrix) {                     \
-        const lc_iq_grid *g = lc_iq_grid_get(grid);                                         \
+    void lc_##stem##_quantize_rows_with(const lc_iq_ops *ops, const float *restrict x,        \
+                                        void *restrict vy, size_t nrows, size_t n_per_row,  \
+                                        const float *restrict imatrix) {                    \
+        const lc_iq_grid *shared = lc_iq_grid_get(grid);                               \
         block_t *y = vy;                                                                    \
         const size_t nb = n_per_row / LC_QK_K;                                              \
-        if (!g) {                                                                           \
+        if (!shared) {          /* no tables (out of memory): lc_quant_prepare said so */   \
             memset(vy, 0, nrows * nb * sizeof *y);                                          \
             return;                                                                         \
         }                                                                                   \
+        lc_iq_grid grid_copy = *shared;                                                     \
+        grid_copy.ops = ops;                                                                \
         for (size_t r = 0; r < nrows; r++)                                                  \
             for (size_t b = 0; b < nb; b++, y++)                                            \
-                stem##_block(g, x + r * n_per_row + b * LC_QK_K,                            \
+                stem##_block(&grid_copy, x + r * n_per_row + b * LC_QK_K,                   \
                              imatrix ? imatrix + b * LC_QK_K : NULL, y);                    \
+    }                                                                                       \
+    void lc_##stem##_quantize_rows_ref(const float *restrict x, void *restrict vy,          \
+                                       size_t nrows, size_t n_per_row,                      \
+                                       const float *restrict imatrix) {                     \
+        lc_##stem##_quantize_rows_with(&lc_iq_ops_ref, x, vy, nrows, n_per_row, imatrix);   \
     }
 ROWS(iq3_xxs, LC_IQG_IQ3_XXS, lc_block_iq3_xxs)
 ROWS(iq3_s, LC_IQG_IQ3_S, lc_block_iq3_s)

@@ -16,6 +16,7 @@
 
 #include "libconvert/bytes.h"
 #include "quant/blocks.h"
+#include "quant/iq_grid_impl.h"
 #include "quant/iq_tables.h"
 #include "quant/quant.h"
 #include "quant/quant_impl.h"
@@ -44,10 +45,34 @@ static inline int best_index(const int8_t *val, float x) {
  * (32 for IQ4_NL, 256 for IQ4_XS), blocks of 32. Stores d and the packed levels; for
  * IQ4_XS (sbs 256) also the 6-bit scales (scales_h as a little-endian u16). qw: sbs
  * weights or NULL. */
-static void iq4_superblock(int sbs, const float *x, uint16_t *dh, uint8_t *q4,
-                           uint8_t *scales_h, uint8_t *scales_l, const float *qw) {
+void lc_iq4_tries_ref(const float *xb, const float *weight, float max, float *sumqx,
+                      float *sumq2) {
     const int8_t *values = lc_kvalues_iq4nl;
-    const int ntry = 7;
+    for (int t = 0; t <= LC_IQ4_NTRY; t++) {
+        float id;
+        if (t < LC_IQ4_NTRY) {
+            const int itry = t - (LC_IQ4_NTRY - 1) / 2;
+            id = (itry + values[0]) / max;
+        } else {                        /* the first fit */
+            const float d = -max / values[0];
+            id = 1 / d;
+        }
+        float qx = 0, q2 = 0;
+        for (int j = 0; j < 32; j++) {
+            const int l = best_index(values, id * xb[j]);
+            const float q = values[l], w = weight[j];
+            qx += w * q * xb[j];
+            q2 += w * q * q;
+        }
+        sumqx[t] = qx;
+        sumq2[t] = q2;
+    }
+}
+
+static void iq4_superblock(lc_iq4_tries_fn tries, int sbs, const float *x, uint16_t *dh,
+                           uint8_t *q4, uint8_t *scales_h, uint8_t *scales_l,
+                           const float *qw) {
+    const int8_t *values = lc_kvalues_iq4nl;
     uint8_t L[LC_QK_K];
     float scales[LC_QK_K / 32], weight[32];
     float sigma2 = 0;
@@ -59,7 +84,6 @@ static void iq4_superblock(int sbs, const float *x, uint16_t *dh, uint8_t *q4,
     float max_scale = 0, amax_scale = 0;
     for (int ib = 0; ib < sbs / 32; ib++) {
         const float *xb = x + ib * 32;
-        uint8_t *Lb = L + ib * 32;
         if (qw)
             for (int j = 0; j < 32; j++)
                 weight[j] = qw[ib * 32 + j] * sqrtf(sigma2 + xb[j] * xb[j]);
@@ -76,32 +100,18 @@ static void iq4_superblock(int sbs, const float *x, uint16_t *dh, uint8_t *q4,
         }
         if (amax < GROUP_MAX_EPS) {
             scales[ib] = 0;
-            continue;                   /* Lb is set below (IQ4_NL: id 0; IQ4_XS: dl 0) */
+            continue;                   /* its levels are set below (IQ4_NL: id 0; IQ4_XS: dl 0) */
         }
-        float d = -max / values[0];
-        float id = 1 / d;
-        float sumqx = 0, sumq2 = 0;
-        for (int j = 0; j < 32; j++) {
-            const int l = best_index(values, id * xb[j]);
-            Lb[j] = (uint8_t)l;
-            const float q = values[l], w = weight[j];
-            sumqx += w * q * xb[j];
-            sumq2 += w * q * q;
-        }
-        d = sumq2 > 0 ? sumqx / sumq2 : 0.f;
-        float best = d * sumqx;
-        for (int itry = -ntry; itry <= ntry; itry++) {
-            id = (itry + values[0]) / max;
-            sumqx = sumq2 = 0;
-            for (int j = 0; j < 32; j++) {
-                const int l = best_index(values, id * xb[j]);
-                const float q = values[l], w = weight[j];
-                sumqx += w * q * xb[j];
-                sumq2 += w * q * q;
-            }
-            if (sumq2 > 0 && sumqx * sumqx > best * sumq2) {
-                d = sumqx / sumq2;
-                best = d * sumqx;
+        /* The first fit (from -max / kvalues[0]) is entry LC_IQ4_NTRY of the tries; its
+         * levels are not kept (every level is re-picked below against the stored scale). */
+        float try_qx[LC_IQ4_NTRY + 1], try_q2[LC_IQ4_NTRY + 1];
+        tries(xb, weight, max, try_qx, try_q2);
+        float d = try_q2[LC_IQ4_NTRY] > 0 ? try_qx[LC_IQ4_NTRY] / try_q2[LC_IQ4_NTRY] : 0.f;
+        float best = d * try_qx[LC_IQ4_NTRY];
+        for (int t = 0; t < LC_IQ4_NTRY; t++) {
+            if (try_q2[t] > 0 && try_qx[t] * try_qx[t] > best * try_q2[t]) {
+                d = try_qx[t] / try_q2[t];
+                best = d * try_qx[t];
             }
         }
         scales[ib] = d;
@@ -143,20 +153,34 @@ static void iq4_superblock(int sbs, const float *x, uint16_t *dh, uint8_t *q4,
             q4[16 * i + j] = (uint8_t)(L[32 * i + j] | L[32 * i + 16 + j] << 4);
 }
 
-void lc_iq4_nl_quantize_rows_ref(const float *restrict x, void *restrict vy, size_t nrows,
-                                 size_t n_per_row, const float *restrict imatrix) {
+/* The row entries with the scale tries of `tries` (the references: lc_iq4_tries_ref; a
+ * variant its own, quant/<isa>/iq4_tries.c). */
+void lc_iq4_nl_quantize_rows_with(lc_iq4_tries_fn tries, const float *restrict x,
+                                  void *restrict vy, size_t nrows, size_t n_per_row,
+                                  const float *restrict imatrix) {
     lc_block_iq4_nl *y = vy;
     for (size_t r = 0; r < nrows; r++, x += n_per_row)
         for (size_t b = 0; b < n_per_row / LC_QK4_NL; b++, y++)
-            iq4_superblock(LC_QK4_NL, x + b * LC_QK4_NL, &y->d, y->qs, NULL, NULL,
+            iq4_superblock(tries, LC_QK4_NL, x + b * LC_QK4_NL, &y->d, y->qs, NULL, NULL,
                            imatrix ? imatrix + b * LC_QK4_NL : NULL);
+}
+
+void lc_iq4_xs_quantize_rows_with(lc_iq4_tries_fn tries, const float *restrict x,
+                                  void *restrict vy, size_t nrows, size_t n_per_row,
+                                  const float *restrict imatrix) {
+    lc_block_iq4_xs *y = vy;
+    for (size_t r = 0; r < nrows; r++, x += n_per_row)
+        for (size_t b = 0; b < n_per_row / LC_QK_K; b++, y++)
+            iq4_superblock(tries, LC_QK_K, x + b * LC_QK_K, &y->d, y->qs, y->scales_h,
+                           y->scales_l, imatrix ? imatrix + b * LC_QK_K : NULL);
+}
+
+void lc_iq4_nl_quantize_rows_ref(const float *restrict x, void *restrict vy, size_t nrows,
+                                 size_t n_per_row, const float *restrict imatrix) {
+    lc_iq4_nl_quantize_rows_with(lc_iq4_tries_ref, x, vy, nrows, n_per_row, imatrix);
 }
 
 void lc_iq4_xs_quantize_rows_ref(const float *restrict x, void *restrict vy, size_t nrows,
                                  size_t n_per_row, const float *restrict imatrix) {
-    lc_block_iq4_xs *y = vy;
-    for (size_t r = 0; r < nrows; r++, x += n_per_row)
-        for (size_t b = 0; b < n_per_row / LC_QK_K; b++, y++)
-            iq4_superblock(LC_QK_K, x + b * LC_QK_K, &y->d, y->qs, y->scales_h, y->scales_l,
-                           imatrix ? imatrix + b * LC_QK_K : NULL);
+    lc_iq4_xs_quantize_rows_with(lc_iq4_tries_ref, x, vy, nrows, n_per_row, imatrix);
 }

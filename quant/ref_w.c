@@ -11,10 +11,13 @@
  * K types (twice that for Q3_K, Q4_K, Q5_K); Q6_K weighs by the imatrix alone.
  * Where ggml stores an int in a narrower integer we keep the low byte, as gcc does. */
 #include <math.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include "libconvert/bytes.h"
+#include "libconvert/dtype.h"
 #include "quant/blocks.h"
+#include "quant/iq_grid_impl.h"
 #include "quant/quant.h"
 #include "quant/quant_impl.h"
 #include "quant/ref_impl.h"
@@ -29,7 +32,8 @@ static inline int clampi(int v, int lo, int hi) { return v < lo ? lo : v > hi ? 
 /* ggml's make_qx_quants with rmse_type 1 and weights qw: levels -nmax..nmax-1 from the
  * signed extreme, then 18 more inverse scales -(nmax + 0.1*is)/max, keeping the largest
  * sumlx^2/suml2. L gets levels + nmax; returns the scale (0 for an all-zero group). */
-static float fit_sym_w(int n, int nmax, const float *x, int8_t *L, const float *qw) {
+static float fit_sym_w(const lc_w_tries *tries, int n, int nmax, const float *x, int8_t *L,
+                       const float *qw) {
     float max = 0, amax = 0;
     for (int i = 0; i < n; i++) {
         const float ax = fabsf(x[i]);
@@ -53,35 +57,48 @@ static float fit_sym_w(int n, int nmax, const float *x, int8_t *L, const float *
     }
     float scale = suml2 != 0.0f ? sumlx / suml2 : 0.0f;
     float best = scale * sumlx;
-    for (int is = -9; is <= 9; is++) {
-        if (is == 0)
-            continue;
-        iscale = -(nmax + 0.1f * is) / max;
-        sumlx = suml2 = 0;
+    float try_lx[LC_W_SYM_NTRY], try_l2[LC_W_SYM_NTRY];
+    tries->sym(n, nmax, x, qw, max, try_lx, try_l2);
+    int last = 0;                       /* the last try taken (is), 0: none */
+    for (int t = 0; t < LC_W_SYM_NTRY; t++) {
+        if (try_l2[t] > 0 && try_lx[t] * try_lx[t] > best * try_l2[t]) {
+            scale = try_lx[t] / try_l2[t];
+            best = scale * try_lx[t];
+            last = t < 9 ? t - 9 : t - 8;
+        }
+    }
+    if (last != 0) {                    /* its levels, as the reference took them */
+        iscale = -(nmax + 0.1f * last) / max;
+        for (int i = 0; i < n; i++)
+            L[i] = (int8_t)(nmax + clampi(nearest_int(iscale * x[i]), -nmax, nmax - 1));
+    }
+    return scale;
+}
+
+static void sym_tries_ref(int n, int nmax, const float *x, const float *qw, float max,
+                          float *try_lx, float *try_l2) {
+    for (int t = 0; t < LC_W_SYM_NTRY; t++) {
+        const int is = t < 9 ? t - 9 : t - 8;
+        const float iscale = -(nmax + 0.1f * is) / max;
+        float sumlx = 0, suml2 = 0;
         for (int i = 0; i < n; i++) {
             const int l = clampi(nearest_int(iscale * x[i]), -nmax, nmax - 1);
             const float w = qw[i];
             sumlx += w * x[i] * l;
             suml2 += w * l * l;
         }
-        if (suml2 > 0 && sumlx * sumlx > best * suml2) {
-            for (int i = 0; i < n; i++)
-                L[i] = (int8_t)(nmax + clampi(nearest_int(iscale * x[i]), -nmax, nmax - 1));
-            scale = sumlx / suml2;
-            best = scale * sumlx;
-        }
+        try_lx[t] = sumlx;
+        try_l2[t] = suml2;
     }
-    return scale;
 }
 
 /* ggml's make_qkx3_quants with weights, rmin -0.9, rdelta 0.05, 37 steps, squared error
  * (the only way the imatrix paths call it): x ~= scale*L - the_min, levels 0..nmax
  * (n <= 32). Unlike make_qkx2 (ref_k.c) a group with max <= min is "flat". */
-static float fit_min_w(int n, int nmax, const float *x, const float *w, uint8_t *L,
-                       float *the_min) {
+static float fit_min_w(const lc_w_tries *tries, int n, int nmax, const float *x,
+                       const float *w, uint8_t *L, float *the_min) {
     const float rmin = -0.9f, rdelta = 0.05f;
     const int nstep = 36;
-    uint8_t Laux[32];
     float min = x[0], max = x[0];
     float sum_w = w[0];
     float sum_x = sum_w * x[0];
@@ -106,9 +123,44 @@ static float fit_min_w(int n, int nmax, const float *x, const float *w, uint8_t 
         const float diff = scale * L[i] + min - x[i];
         best_mad += w[i] * (diff * diff);
     }
-    for (int is = 0; is <= nstep; is++) {
-        iscale = (rmin + rdelta * is + nmax) / (max - min);
+    /* The tries in batches at the current min; a taken try changes min, which every
+     * later try's levels depend on, so the batch restarts after it. */
+    float taken_iscale = 0, taken_min = 0;
+    bool taken = false;
+    for (int is = 0; is <= nstep;) {
+        float D[LC_W_BATCH], ts[LC_W_BATCH], tm[LC_W_BATCH], mad[LC_W_BATCH];
+        const int count = nstep + 1 - is < tries->batch ? nstep + 1 - is : tries->batch;
+        tries->min(n, nmax, x, w, min, max, sum_w, sum_x, is, count, D, ts, tm, mad);
+        int next = is + count;
+        for (int k = 0; k < count; k++) {
+            if (D[k] > 0 && mad[k] < best_mad) {
+                taken_iscale = (rmin + rdelta * (is + k) + nmax) / (max - min);
+                taken_min = min;
+                taken = true;
+                best_mad = mad[k];
+                scale = ts[k];
+                min = tm[k];
+                next = is + k + 1;
+                break;
+            }
+        }
+        is = next;
+    }
+    if (taken)                          /* the levels of the last try taken */
+        for (int i = 0; i < n; i++)
+            L[i] = (uint8_t)clampi(nearest_int(taken_iscale * (x[i] - taken_min)), 0, nmax);
+    *the_min = -min;
+    return scale;
+}
+
+static void min_tries_ref(int n, int nmax, const float *x, const float *w, float min,
+                          float max, float sum_w, float sum_x, int is0, int count, float *D,
+                          float *ts, float *tm, float *mad) {
+    const float rmin = -0.9f, rdelta = 0.05f;
+    for (int k = 0; k < count; k++) {
+        const float iscale = (rmin + rdelta * (is0 + k) + nmax) / (max - min);
         float sum_l = 0, sum_l2 = 0, sum_xl = 0;
+        uint8_t Laux[32];
         for (int i = 0; i < n; i++) {
             const int l = clampi(nearest_int(iscale * (x[i] - min)), 0, nmax);
             Laux[i] = (uint8_t)l;
@@ -116,30 +168,29 @@ static float fit_min_w(int n, int nmax, const float *x, const float *w, uint8_t 
             sum_l2 += w[i] * l * l;
             sum_xl += w[i] * l * x[i];
         }
-        const float D = sum_w * sum_l2 - sum_l * sum_l;
-        if (D > 0) {
-            float this_scale = (sum_w * sum_xl - sum_x * sum_l) / D;
-            float this_min = (sum_l2 * sum_x - sum_l * sum_xl) / D;
+        D[k] = sum_w * sum_l2 - sum_l * sum_l;
+        if (D[k] > 0) {
+            float this_scale = (sum_w * sum_xl - sum_x * sum_l) / D[k];
+            float this_min = (sum_l2 * sum_x - sum_l * sum_xl) / D[k];
             if (this_min > 0) {
                 this_min = 0;
                 this_scale = sum_xl / sum_l2;
             }
-            float mad = 0;
+            float m = 0;
             for (int i = 0; i < n; i++) {
                 const float diff = this_scale * Laux[i] + this_min - x[i];
-                mad += w[i] * (diff * diff);
+                m += w[i] * (diff * diff);
             }
-            if (mad < best_mad) {
-                memcpy(L, Laux, (size_t)n);
-                best_mad = mad;
-                scale = this_scale;
-                min = this_min;
-            }
+            ts[k] = this_scale;
+            tm[k] = this_min;
+            mad[k] = m;
+        } else {
+            ts[k] = tm[k] = mad[k] = 0;
         }
     }
-    *the_min = -min;
-    return scale;
 }
+
+const lc_w_tries lc_w_tries_ref = { 1, min_tries_ref, sym_tries_ref };
 
 /* ggml's make_qp_quants: non-negative x (the sub-block scales or mins of a K block) ~=
  * scale * L, L in 0..nmax, weighted by qw: 8 perturbed inverse scales, then up to 5
@@ -230,25 +281,25 @@ static void weigh(const float *x, const float *qw, float sigma2, int n, float *w
 
 /* ---- Q4_0, Q4_1, Q5_0, Q5_1 ---- */
 
-static void q4_0_row(const float *x, lc_block_q4_0 *y, size_t n, const float *qw) {
+static void q4_0_row(const lc_w_tries *tries, const float *x, lc_block_q4_0 *y, size_t n, const float *qw) {
     const float sigma2 = row_sigma2(x, n);
     for (size_t b = 0; b < n / LC_QK4_0; b++, x += LC_QK4_0, qw += LC_QK4_0) {
         float weight[LC_QK4_0];
         int8_t L[LC_QK4_0];
         weigh(x, qw, sigma2, LC_QK4_0, weight);
-        y[b].d = lc_q_scale_f16(fit_sym_w(LC_QK4_0, 8, x, L, weight));
+        y[b].d = lc_q_scale_f16(fit_sym_w(tries, LC_QK4_0, 8, x, L, weight));
         for (int j = 0; j < 16; j++)
             y[b].qs[j] = (uint8_t)(L[j] | L[j + 16] << 4);
     }
 }
 
-static void q5_0_row(const float *x, lc_block_q5_0 *y, size_t n, const float *qw) {
+static void q5_0_row(const lc_w_tries *tries, const float *x, lc_block_q5_0 *y, size_t n, const float *qw) {
     const float sigma2 = row_sigma2(x, n);
     for (size_t b = 0; b < n / LC_QK5_0; b++, x += LC_QK5_0, qw += LC_QK5_0) {
         float weight[LC_QK5_0];
         int8_t L[LC_QK5_0];
         weigh(x, qw, sigma2, LC_QK5_0, weight);
-        y[b].d = lc_q_scale_f16(fit_sym_w(LC_QK5_0, 16, x, L, weight));
+        y[b].d = lc_q_scale_f16(fit_sym_w(tries, LC_QK5_0, 16, x, L, weight));
         uint32_t qh = 0;
         for (int j = 0; j < 16; j++) {
             const uint8_t u0 = (uint8_t)L[j], u1 = (uint8_t)L[j + 16];
@@ -260,13 +311,13 @@ static void q5_0_row(const float *x, lc_block_q5_0 *y, size_t n, const float *qw
     }
 }
 
-static void q4_1_row(const float *x, lc_block_q4_1 *y, size_t n, const float *qw) {
+static void q4_1_row(const lc_w_tries *tries, const float *x, lc_block_q4_1 *y, size_t n, const float *qw) {
     const float sigma2 = row_sigma2(x, n);
     for (size_t b = 0; b < n / LC_QK4_1; b++, x += LC_QK4_1, qw += LC_QK4_1) {
         float weight[LC_QK4_1], min;
         uint8_t L[LC_QK4_1];
         weigh(x, qw, sigma2, LC_QK4_1, weight);
-        const float d = fit_min_w(LC_QK4_1, 15, x, weight, L, &min);
+        const float d = fit_min_w(tries, LC_QK4_1, 15, x, weight, L, &min);
         y[b].d = lc_q_scale_f16(d);
         y[b].m = lc_q_scale_f16(-min);
         for (int j = 0; j < 16; j++)
@@ -274,13 +325,13 @@ static void q4_1_row(const float *x, lc_block_q4_1 *y, size_t n, const float *qw
     }
 }
 
-static void q5_1_row(const float *x, lc_block_q5_1 *y, size_t n, const float *qw) {
+static void q5_1_row(const lc_w_tries *tries, const float *x, lc_block_q5_1 *y, size_t n, const float *qw) {
     const float sigma2 = row_sigma2(x, n);
     for (size_t b = 0; b < n / LC_QK5_1; b++, x += LC_QK5_1, qw += LC_QK5_1) {
         float weight[LC_QK5_1], min;
         uint8_t L[LC_QK5_1];
         weigh(x, qw, sigma2, LC_QK5_1, weight);
-        const float d = fit_min_w(LC_QK5_1, 31, x, weight, L, &min);
+        const float d = fit_min_w(tries, LC_QK5_1, 31, x, weight, L, &min);
         y[b].d = lc_q_scale_f16(d);
         y[b].m = lc_q_scale_f16(-min);
         uint32_t qh = 0;
@@ -311,7 +362,7 @@ static void pack_2bit(const uint8_t *L, uint8_t *qs) {
                               L[j + l + 96] << 6);
 }
 
-static void q2_K_row(const float *x, lc_block_q2_K *y, size_t n, const float *qw) {
+static void q2_K_row(const lc_w_tries *tries, const float *x, lc_block_q2_K *y, size_t n, const float *qw) {
     for (size_t b = 0; b < n / LC_QK_K; b++, x += LC_QK_K, qw += LC_QK_K) {
         uint8_t L[LC_QK_K], Ls[16], Lm[16];
         float mins[16], scales[16], sw[16], weight[16];
@@ -321,7 +372,7 @@ static void q2_K_row(const float *x, lc_block_q2_K *y, size_t n, const float *qw
             sw[j] = 0;
             for (int l = 0; l < 16; l++)
                 sw[j] += weight[l];
-            scales[j] = fit_min_w(16, 3, x + 16 * j, weight, L + 16 * j, &mins[j]);
+            scales[j] = fit_min_w(tries, 16, 3, x + 16 * j, weight, L + 16 * j, &mins[j]);
         }
         const float dm0 = lc_q_fit_scales_w(16, 15, scales, Ls, sw);
         const float mm0 = lc_q_fit_scales_w(16, 15, mins, Lm, sw);
@@ -342,7 +393,7 @@ static void q2_K_row(const float *x, lc_block_q2_K *y, size_t n, const float *qw
     }
 }
 
-static void q3_K_row(const float *x, lc_block_q3_K *y, size_t n, const float *qw) {
+static void q3_K_row(const lc_w_tries *tries, const float *x, lc_block_q3_K *y, size_t n, const float *qw) {
     for (size_t b = 0; b < n / LC_QK_K; b++, x += LC_QK_K, qw += LC_QK_K) {
         int8_t L[LC_QK_K], Ls[16];
         float scales[16], weight[16], sw[16];
@@ -353,10 +404,10 @@ static void q3_K_row(const float *x, lc_block_q3_K *y, size_t n, const float *qw
             for (int l = 0; l < 16; l++)
                 sumw += weight[l];
             sw[j] = sumw;
-            scales[j] = fit_sym_w(16, 4, x + 16 * j, L + 16 * j, weight);
+            scales[j] = fit_sym_w(tries, 16, 4, x + 16 * j, L + 16 * j, weight);
         }
         memset(y[b].scales, 0, sizeof y[b].scales);
-        const float d_block = fit_sym_w(16, 32, scales, Ls, sw);
+        const float d_block = fit_sym_w(tries, 16, 32, scales, Ls, sw);
         for (int j = 0; j < 16; j++) {
             const int l = Ls[j];
             if (j < 8)
@@ -402,7 +453,7 @@ static inline void scale_min_k4(int j, const uint8_t *q, uint8_t *sc, uint8_t *m
 
 /* Q4_K's and Q5_K's impl up to the levels (nmax 15 or 31; Q5_K clamps the packed
  * scales to 63, Q4_K does not). */
-static void k4_scales_w(const float *x, const float *qw, int nmax, bool clamp63,
+static void k4_scales_w(const lc_w_tries *tries, const float *x, const float *qw, int nmax, bool clamp63,
                         uint16_t *dd, uint16_t *dmin, uint8_t *packed, uint8_t *L) {
     uint8_t Ls[8], Lm[8];
     float weights[32], sw[8], mins[8], scales[8];
@@ -413,7 +464,7 @@ static void k4_scales_w(const float *x, const float *qw, int nmax, bool clamp63,
         for (int l = 0; l < 32; l++)
             sumw += weights[l];
         sw[j] = sumw;
-        scales[j] = fit_min_w(32, nmax, x + 32 * j, weights, L + 32 * j, &mins[j]);
+        scales[j] = fit_min_w(tries, 32, nmax, x + 32 * j, weights, L + 32 * j, &mins[j]);
     }
     const float d_block = lc_q_fit_scales_w(8, 63, scales, Ls, sw);
     const float m_block = lc_q_fit_scales_w(8, 63, mins, Lm, sw);
@@ -446,10 +497,10 @@ static void k4_scales_w(const float *x, const float *qw, int nmax, bool clamp63,
     }
 }
 
-static void q4_K_row(const float *x, lc_block_q4_K *y, size_t n, const float *qw) {
+static void q4_K_row(const lc_w_tries *tries, const float *x, lc_block_q4_K *y, size_t n, const float *qw) {
     for (size_t b = 0; b < n / LC_QK_K; b++, x += LC_QK_K, qw += LC_QK_K) {
         uint8_t L[LC_QK_K];
-        k4_scales_w(x, qw, 15, false, &y[b].d, &y[b].dmin, y[b].scales, L);
+        k4_scales_w(tries, x, qw, 15, false, &y[b].d, &y[b].dmin, y[b].scales, L);
         uint8_t *q = y[b].qs;
         for (int j = 0; j < LC_QK_K; j += 64, q += 32)
             for (int l = 0; l < 32; l++)
@@ -457,10 +508,10 @@ static void q4_K_row(const float *x, lc_block_q4_K *y, size_t n, const float *qw
     }
 }
 
-static void q5_K_row(const float *x, lc_block_q5_K *y, size_t n, const float *qw) {
+static void q5_K_row(const lc_w_tries *tries, const float *x, lc_block_q5_K *y, size_t n, const float *qw) {
     for (size_t b = 0; b < n / LC_QK_K; b++, x += LC_QK_K, qw += LC_QK_K) {
         uint8_t L[LC_QK_K];
-        k4_scales_w(x, qw, 31, true, &y[b].d, &y[b].dmin, y[b].scales, L);
+        k4_scales_w(tries, x, qw, 31, true, &y[b].d, &y[b].dmin, y[b].scales, L);
         uint8_t *ql = y[b].qs, *qh = y[b].qh;
         memset(qh, 0, sizeof y[b].qh);
         uint8_t m1 = 1, m2 = 2;
@@ -481,13 +532,13 @@ static void q5_K_row(const float *x, lc_block_q5_K *y, size_t n, const float *qw
     }
 }
 
-static void q6_K_row(const float *x, lc_block_q6_K *y, size_t n, const float *qw) {
+static void q6_K_row(const lc_w_tries *tries, const float *x, lc_block_q6_K *y, size_t n, const float *qw) {
     for (size_t b = 0; b < n / LC_QK_K; b++, x += LC_QK_K, qw += LC_QK_K) {
         int8_t L[LC_QK_K];
         float scales[16];
         float max_scale = 0, max_abs_scale = 0;
         for (int s = 0; s < 16; s++) {
-            scales[s] = fit_sym_w(16, 32, x + 16 * s, L + 16 * s, qw + 16 * s);
+            scales[s] = fit_sym_w(tries, 16, 32, x + 16 * s, L + 16 * s, qw + 16 * s);
             const float abs_scale = fabsf(scales[s]);
             if (abs_scale > max_abs_scale) {
                 max_abs_scale = abs_scale;
@@ -532,25 +583,24 @@ void lc_q8_0_quantize_rows_ref(const float *restrict x, void *restrict y, size_t
 }
 
 /* No imatrix: the block reference over every row at once (ggml's quantize_<type>);
- * with one, the impl row by row. */
-#define ROWS_WEIGHTED(stem, QK)                                                             \
-    void lc_##stem##_quantize_rows_ref(const float *restrict x, void *restrict y,           \
-                                       size_t nrows, size_t n_per_row,                      \
-                                       const float *restrict imatrix) {                     \
+ * with one, the impl row by row, its tries by `tries` (the reference's, or a vector
+ * variant's: quant/<isa>/w_tries.c). */
+#define ROWS_WEIGHTED(T, stem)                                                              \
+    void lc_##stem##_quantize_rows_with(const lc_w_tries *tries, const float *restrict x,   \
+                                        void *restrict y, size_t nrows, size_t n_per_row,   \
+                                        const float *restrict imatrix) {                    \
         if (!imatrix) {                                                                     \
             lc_##stem##_quantize_ref(x, y, nrows * n_per_row);                              \
             return;                                                                         \
         }                                                                                   \
+        const size_t qk = lc_dtype_get(LC_DT_##T)->block_size;                              \
         lc_block_##stem *out = y;                                                           \
-        for (size_t r = 0; r < nrows; r++, x += n_per_row, out += n_per_row / (QK))         \
-            stem##_row(x, out, n_per_row, imatrix);                                         \
+        for (size_t r = 0; r < nrows; r++, x += n_per_row, out += n_per_row / qk)           \
+            stem##_row(tries, x, out, n_per_row, imatrix);                                  \
+    }                                                                                       \
+    void lc_##stem##_quantize_rows_ref(const float *restrict x, void *restrict y,           \
+                                       size_t nrows, size_t n_per_row,                      \
+                                       const float *restrict imatrix) {                     \
+        lc_##stem##_quantize_rows_with(&lc_w_tries_ref, x, y, nrows, n_per_row, imatrix);  \
     }
-ROWS_WEIGHTED(q4_0, LC_QK4_0)
-ROWS_WEIGHTED(q4_1, LC_QK4_1)
-ROWS_WEIGHTED(q5_0, LC_QK5_0)
-ROWS_WEIGHTED(q5_1, LC_QK5_1)
-ROWS_WEIGHTED(q2_K, LC_QK_K)
-ROWS_WEIGHTED(q3_K, LC_QK_K)
-ROWS_WEIGHTED(q4_K, LC_QK_K)
-ROWS_WEIGHTED(q5_K, LC_QK_K)
-ROWS_WEIGHTED(q6_K, LC_QK_K)
+LC_W_ROWS(ROWS_WEIGHTED)

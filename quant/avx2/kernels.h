@@ -13,6 +13,7 @@
 #include <stddef.h>
 
 #include "libconvert/cpu.h"
+#include "quant/iq_grid_impl.h"
 #include "quant/quant.h"
 #include "quant/types.h"
 
@@ -41,5 +42,27 @@ LC_DEQUANT_AVX2_TYPES(LC_DEQUANT_DECLARE_AVX2)
 #undef LC_DEQUANT_DECLARE_AVX2
 
 extern const lc_qkernels lc_qk_avx2;
+
+/* lc_iq2_xxs_quantize_rows_avx2 ... lc_iq1_m_quantize_rows_avx2: the grid i-quants' row
+ * entries with this folder's searches (iq_search.c); lc_iq4_nl/xs_quantize_rows_avx2
+ * with its scale tries (iq4_tries.c). The reference's bytes. */
+#define LC_IQ_ROWS_DECLARE_AVX2(T, stem)                                                   \
+    void lc_##stem##_quantize_rows_avx2(const float *restrict x, void *restrict y,        \
+                                        size_t nrows, size_t n_per_row,                   \
+                                        const float *restrict imatrix);
+LC_IQ_ROWS_WITH(LC_IQ_ROWS_DECLARE_AVX2)
+LC_IQ4_ROWS(LC_IQ_ROWS_DECLARE_AVX2)
+#undef LC_IQ_ROWS_DECLARE_AVX2
+
+/* lc_q4_0_quantize_rows_wavx2 ... lc_q6_K_quantize_rows_wavx2: the weighted row entries
+ * of the K and legacy types with this folder's scale tries (w_tries.c); the reference's
+ * bytes. The row entry runs only with an importance matrix (dispatch.c: without one the
+ * block kernels run). */
+#define LC_W_ROWS_DECLARE_AVX2(T, stem)                                                   \
+    void lc_##stem##_quantize_rows_wavx2(const float *restrict x, void *restrict y,      \
+                                         size_t nrows, size_t n_per_row,                 \
+                                         const float *restrict imatrix);
+LC_W_ROWS(LC_W_ROWS_DECLARE_AVX2)
+#undef LC_W_ROWS_DECLARE_AVX2
 
 #endif

@@ -19,6 +19,7 @@
 
 #include "libconvert/cpu.h"
 #include "quant/avx2/kernels.h"
+#include "quant/iq_grid_impl.h"
 #include "quant/quant.h"
 
 /* The kernel that serves each type in the AVX-512 variant:
@@ -52,5 +53,27 @@ void lc_q5_K_quantize_avx512(const float *restrict x, void *restrict y, size_t n
 void lc_q6_K_quantize_avx512(const float *restrict x, void *restrict y, size_t n);
 
 extern const lc_qkernels lc_qk_avx512;
+
+/* lc_iq2_xxs_quantize_rows_avx512 ... lc_iq1_m_quantize_rows_avx512: the grid i-quants' row
+ * entries with this folder's searches (iq_search.c); lc_iq4_nl/xs_quantize_rows_avx512
+ * with its scale tries (iq4_tries.c). The reference's bytes. */
+#define LC_IQ_ROWS_DECLARE_AVX512(T, stem)                                                   \
+    void lc_##stem##_quantize_rows_avx512(const float *restrict x, void *restrict y,        \
+                                        size_t nrows, size_t n_per_row,                   \
+                                        const float *restrict imatrix);
+LC_IQ_ROWS_WITH(LC_IQ_ROWS_DECLARE_AVX512)
+LC_IQ4_ROWS(LC_IQ_ROWS_DECLARE_AVX512)
+#undef LC_IQ_ROWS_DECLARE_AVX512
+
+/* lc_q4_0_quantize_rows_wavx512 ... lc_q6_K_quantize_rows_wavx512: the weighted row entries
+ * of the K and legacy types with this folder's scale tries (w_tries.c); the reference's
+ * bytes. The row entry runs only with an importance matrix (dispatch.c: without one the
+ * block kernels run). */
+#define LC_W_ROWS_DECLARE_AVX512(T, stem)                                                   \
+    void lc_##stem##_quantize_rows_wavx512(const float *restrict x, void *restrict y,      \
+                                         size_t nrows, size_t n_per_row,                 \
+                                         const float *restrict imatrix);
+LC_W_ROWS(LC_W_ROWS_DECLARE_AVX512)
+#undef LC_W_ROWS_DECLARE_AVX512
 
 #endif

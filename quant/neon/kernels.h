@@ -12,6 +12,7 @@
 #include <stddef.h>
 
 #include "libconvert/cpu.h"
+#include "quant/iq_grid_impl.h"
 #include "quant/quant.h"
 #include "quant/types.h"
 
@@ -36,5 +37,27 @@ LC_DEQUANT_NEON_TYPES(LC_DEQUANT_DECLARE_NEON)
 #undef LC_DEQUANT_DECLARE_NEON
 
 extern const lc_qkernels lc_qk_neon;
+
+/* lc_iq2_xxs_quantize_rows_neon ... lc_iq1_m_quantize_rows_neon: the grid i-quants' row
+ * entries with this folder's searches (iq_search.c); lc_iq4_nl/xs_quantize_rows_neon
+ * with its scale tries (iq4_tries.c). The reference's bytes. */
+#define LC_IQ_ROWS_DECLARE_NEON(T, stem)                                                   \
+    void lc_##stem##_quantize_rows_neon(const float *restrict x, void *restrict y,        \
+                                        size_t nrows, size_t n_per_row,                   \
+                                        const float *restrict imatrix);
+LC_IQ_ROWS_WITH(LC_IQ_ROWS_DECLARE_NEON)
+LC_IQ4_ROWS(LC_IQ_ROWS_DECLARE_NEON)
+#undef LC_IQ_ROWS_DECLARE_NEON
+
+/* lc_q4_0_quantize_rows_wneon ... lc_q6_K_quantize_rows_wneon: the weighted row entries
+ * of the K and legacy types with this folder's scale tries (w_tries.c); the reference's
+ * bytes. The row entry runs only with an importance matrix (dispatch.c: without one the
+ * block kernels run). */
+#define LC_W_ROWS_DECLARE_NEON(T, stem)                                                   \
+    void lc_##stem##_quantize_rows_wneon(const float *restrict x, void *restrict y,      \
+                                         size_t nrows, size_t n_per_row,                 \
+                                         const float *restrict imatrix);
+LC_W_ROWS(LC_W_ROWS_DECLARE_NEON)
+#undef LC_W_ROWS_DECLARE_NEON
 
 #endif

@@ -1,6 +1,7 @@
 """ggml itself as the oracle of quant/: the libggml-base of this venv's llama.cpp (the pinned
 llama-cpp-python 0.3.36), called through ctypes (scripts/make_quant_goldens.py holds the
-harness), against our kernels through $LC_TEST_BIN/lc-quant-raw with LC_QUANT=ref.
+harness), against our kernels through $LC_TEST_BIN/lc-quant-raw with LC_QUANT=ref (the grid types:
+every vector variant too).
 
 - Every type we quantize: our bytes equal ggml_quantize_chunk's (no importance matrix, so
   quantize_row_<type>_ref for the types that have one, what llama-quantize writes; the
@@ -17,6 +18,7 @@ harness), against our kernels through $LC_TEST_BIN/lc-quant-raw with LC_QUANT=re
 - The goldens in fixtures/quant/ are what this ggml makes.
 Nothing here skips: without ggml's library the tests fail."""
 import os
+import platform
 import subprocess
 import sys
 from pathlib import Path
@@ -31,6 +33,17 @@ import make_quant_goldens as mqg  # noqa: E402
 
 RAW = Path(os.environ.get("LC_TEST_BIN", ROOT / "build" / "test-bin")) / "lc-quant-raw"
 ENV = dict(os.environ, LC_QUANT="ref")
+# The grid types' vector row entries (quant/<isa>/iq_search.c), each against ggml too, the
+# variants of this machine's architecture; one the CPU lacks runs the best it has
+# (quant/dispatch.c), so the test holds everywhere and proves a variant where it runs.
+GRID_VARIANTS = ["ref"] + {"x86_64": ["avx2", "avx512"], "aarch64": ["neon"]}.get(
+    platform.machine(), [])
+# The types whose row entries have vector variants besides the grid ones
+# (quant/<isa>/iq4_tries.c, w_tries.c: the K and legacy types' weighted path): each
+# variant is compared with ggml too (without an imatrix those run their block kernels,
+# which LC_QUANT=ref compares here and tests/unit/test_quant_variants.c per variant).
+ROW_VARIANTS = {t: GRID_VARIANTS for t in ("IQ4_NL", "IQ4_XS", "Q4_0", "Q4_1", "Q5_0", "Q5_1",
+                                           "Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K")}
 
 
 @pytest.fixture(scope="module")
@@ -38,11 +51,11 @@ def ggml():
     return mqg.Ggml()
 
 
-def lc(op, qtype, data: bytes, tmp_path) -> bytes:
+def lc(op, qtype, data: bytes, tmp_path, variant="ref") -> bytes:
     src, dst = tmp_path / "in.bin", tmp_path / "out.bin"
     src.write_bytes(data)
-    r = subprocess.run([str(RAW), op, qtype, str(src), str(dst)], env=ENV, capture_output=True,
-                       text=True)
+    r = subprocess.run([str(RAW), op, qtype, str(src), str(dst)],
+                       env=dict(ENV, LC_QUANT=variant), capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     return dst.read_bytes()
 
@@ -154,16 +167,18 @@ def inputs():
 @pytest.mark.parametrize("qtype", mqg.WRITE)
 def test_quantize_matches_ggml(ggml, inputs, qtype, tmp_path):
     want = ggml.quantize(qtype, inputs)
-    got = np.frombuffer(lc("quantize", qtype, inputs.astype("<f4").tobytes(), tmp_path),
-                        np.uint8)
-    block, size = mqg.BLOCK[qtype]
-    assert got.size == want.size == inputs.size // block * size
-    bad = np.nonzero((got != want).reshape(-1, size).any(axis=1))[0]
-    if bad.size:
-        first = bad[0] * block
-        kind = KINDS[(first // 256) % len(KINDS)]
-        pytest.fail(f"{qtype}: {bad.size} of {want.size // size} blocks differ from ggml; "
-                    f"first: block {bad[0]} ({kind}), x = {inputs[first:first + 8]}...")
+    for variant in ROW_VARIANTS.get(qtype, ["ref"]):
+        got = np.frombuffer(lc("quantize", qtype, inputs.astype("<f4").tobytes(), tmp_path,
+                               variant), np.uint8)
+        block, size = mqg.BLOCK[qtype]
+        assert got.size == want.size == inputs.size // block * size
+        bad = np.nonzero((got != want).reshape(-1, size).any(axis=1))[0]
+        if bad.size:
+            first = bad[0] * block
+            kind = KINDS[(first // 256) % len(KINDS)]
+            pytest.fail(f"{qtype} ({variant}): {bad.size} of {want.size // size} blocks "
+                        f"differ from ggml; first: block {bad[0]} ({kind}), "
+                        f"x = {inputs[first:first + 8]}...")
 
 
 def test_quantize_inputs_cover_the_edges(inputs):
@@ -203,14 +218,14 @@ def importance(kind, n, rng):
     return v.astype(np.float32)
 
 
-def lc_rows(qtype, x, n_per_row, imatrix, tmp_path):
+def lc_rows(qtype, x, n_per_row, imatrix, tmp_path, variant="ref"):
     src, dst, im = tmp_path / "in.bin", tmp_path / "out.bin", tmp_path / "im.bin"
     x.astype("<f4").tofile(src)
     args = [str(RAW), "quantize", qtype, str(src), str(dst), str(n_per_row)]
     if imatrix is not None:
         imatrix.astype("<f4").tofile(im)
         args.append(str(im))
-    r = subprocess.run(args, env=ENV, capture_output=True, text=True)
+    r = subprocess.run(args, env=dict(ENV, LC_QUANT=variant), capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     return np.fromfile(dst, np.uint8)
 
@@ -232,11 +247,13 @@ def test_quantize_with_imatrix_matches_ggml(ggml, qtype, tmp_path):
         x = x[:x.size // n_per_row * n_per_row]
         im = importance(kind, n_per_row, rng)
         want = ggml.quantize_rows(qtype, x, n_per_row, im)
-        got = lc_rows(qtype, x, n_per_row, im, tmp_path)
-        assert got.size == want.size
-        bad = np.nonzero((got != want).reshape(-1, size).any(axis=1))[0]
-        assert bad.size == 0, (f"{qtype}, rows of {n_per_row}, {kind} imatrix: {bad.size} of "
-                               f"{want.size // size} blocks differ from ggml, first {bad[0]}")
+        for variant in ROW_VARIANTS.get(qtype, ["ref"]):
+            got = lc_rows(qtype, x, n_per_row, im, tmp_path, variant)
+            assert got.size == want.size
+            bad = np.nonzero((got != want).reshape(-1, size).any(axis=1))[0]
+            assert bad.size == 0, (f"{qtype} ({variant}), rows of {n_per_row}, {kind} imatrix: "
+                                   f"{bad.size} of {want.size // size} blocks differ from "
+                                   f"ggml, first {bad[0]}")
         total += x.size
     assert total >= 2_000_000
 
@@ -298,11 +315,12 @@ def test_grid_types_match_ggml(ggml, qtype, tmp_path):
             if want is None:
                 aborted.append(f"{name}/{kind}")
                 continue
-            got = lc_rows(qtype, x, n_per_row, im, tmp_path)
-            bad = np.nonzero((got != want).reshape(-1, size).any(axis=1))[0]
-            assert bad.size == 0, (f"{qtype}, {name} in rows of {n_per_row}, {kind} imatrix: "
-                                   f"{bad.size} of {want.size // size} blocks differ from "
-                                   f"ggml, first {bad[0]}")
+            for variant in GRID_VARIANTS:
+                got = lc_rows(qtype, x, n_per_row, im, tmp_path, variant)
+                bad = np.nonzero((got != want).reshape(-1, size).any(axis=1))[0]
+                assert bad.size == 0, (f"{qtype} ({variant}), {name} in rows of {n_per_row}, "
+                                       f"{kind} imatrix: {bad.size} of {want.size // size} "
+                                       f"blocks differ from ggml, first {bad[0]}")
             compared += x.size
     assert compared >= 1_000_000, (compared, aborted)
     # ggml gives up only on data whose weights overflow or are NaN.
