@@ -28,7 +28,7 @@ typedef int iq1_vi __attribute__((vector_size(4 * LC_IQ1_W)));
 enum { IQ1_MAXN = 32 };                 /* IQ1_S's sub-blocks; IQ1_M's are 16 */
 
 static inline iq1_vf iq1_splat(float s) {
-    iq1_vf v;
+    iq1_vf v = { 0 };   /* zeroed first: gcc -O1 (make tsan) calls the lane loop maybe-uninitialized */
     for (int l = 0; l < LC_IQ1_W; l++)
         v[l] = s;
     return v;
